@@ -1,0 +1,11 @@
+// Jest runs native ESM (node --experimental-vm-modules); .ts files are type-stripped like Node does.
+/** @type {import('jest').Config} */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+  transform: { '\\.ts$': '<rootDir>/test/support/strip-types-transform.cjs' },
+  testMatch: ['<rootDir>/test/{unit,integration,external,e2e,cluster}/**/*.test.ts'],
+  testTimeout: 30000,
+  setupFiles: ['<rootDir>/test/support/env.ts'],
+};

@@ -1,0 +1,12 @@
+// The product's brand, spelled once. Header names, env prefixes and the webhook User-Agent derive from it.
+import { readFileSync } from 'node:fs';
+
+export const BRAND = 'Plumb';
+export const BRAND_ENV_PREFIX = 'PLUMB_';
+export const BRAND_HEADER_PREFIX = 'X-Plumb-';
+/** The webhook contract line (spec: Versioning). */
+export const WEBHOOK_API_VERSION = '2.11';
+export const WEBHOOK_USER_AGENT = `${BRAND}-Webhook/${WEBHOOK_API_VERSION}`;
+
+const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+export const VERSION: string = packageJson.version;

@@ -1,0 +1,229 @@
+// The one config loader: every setting is declared once in SETTINGS below, read from flags
+// (Go style: -name value, -name=value, --name value, --name=value), then env, then its default.
+// `plumb --help` and the README table are generated from the same list.
+import { hostname } from 'node:os';
+import { ConfigError } from './errors.ts';
+
+type SettingType = 'string' | 'int' | 'bool' | 'url' | 'enum' | 'list';
+
+interface SettingSpec {
+  /** Flag name without dashes; the camelCase of it is the config key. */
+  flag: string;
+  /** Env names, first wins. */
+  env: string[];
+  type: SettingType;
+  default: string | number | boolean | string[] | undefined;
+  description: string;
+  min?: number;
+  max?: number;
+  values?: readonly string[];
+  /** URL schemes accepted for type 'url'. */
+  schemes?: readonly string[];
+  secret?: boolean;
+}
+
+export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+
+export const SETTINGS = [
+  // Node
+  { flag: 'data-dir', env: ['PLUMB_DATA_DIR'], type: 'string', default: './data', description: 'Directory for the embedded stores, the ingest journal and the generated JWT secret.' },
+  { flag: 'port', env: ['PLUMB_PORT', 'PORT'], type: 'int', default: 8080, min: 0, max: 65535, description: 'HTTP port (0 picks a free port).' },
+  { flag: 'host', env: ['PLUMB_HOST'], type: 'string', default: '0.0.0.0', description: 'Address the HTTP server binds to.' },
+  { flag: 'public-url', env: ['PLUMB_PUBLIC_URL'], type: 'url', default: undefined, schemes: ['http:', 'https:'], description: 'Public base URL as users reach it (default http://localhost:<port>). Secure cookies when https.' },
+  { flag: 'log-level', env: ['PLUMB_LOG_LEVEL'], type: 'enum', default: 'info', values: LOG_LEVELS, description: 'Log level (JSON logs; pretty on a TTY).' },
+  { flag: 'node-id', env: ['PLUMB_NODE_ID'], type: 'string', default: undefined, description: 'Moleculer node id (default <hostname>-<pid>).' },
+  { flag: 'namespace', env: ['PLUMB_NAMESPACE'], type: 'string', default: 'plumb', description: 'Moleculer namespace; nodes of one cluster share it.' },
+  { flag: 'request-timeout-ms', env: ['PLUMB_REQUEST_TIMEOUT_MS'], type: 'int', default: 30000, min: 100, max: 600000, description: 'Timeout of one action call between services, in milliseconds.' },
+  { flag: 'shutdown-timeout-ms', env: ['PLUMB_SHUTDOWN_TIMEOUT_MS'], type: 'int', default: 8000, min: 100, max: 60000, description: 'How long a SIGTERM waits for in-flight requests before closing stores.' },
+  { flag: 'api-body-limit-bytes', env: ['PLUMB_API_BODY_LIMIT_BYTES'], type: 'int', default: 1048576, min: 1024, max: 104857600, description: 'Largest JSON body accepted on /api routes (413 beyond it).' },
+  { flag: 'plugins', env: ['PLUMB_PLUGINS'], type: 'list', default: [], description: 'Comma-separated optional plugins to enable.' },
+  { flag: 'tracker-script-path', env: ['PLUMB_TRACKER_SCRIPT_PATH'], type: 'string', default: '/plumb.js', description: 'Path the tracking script is served at.' },
+  // Stores and cluster
+  { flag: 'database-url', env: ['PLUMB_DATABASE_URL'], type: 'url', default: undefined, schemes: ['postgres:', 'postgresql:'], secret: true, description: 'PostgreSQL URL for metadata. Unset: embedded PGlite in <data-dir>/meta.' },
+  { flag: 'clickhouse-url', env: ['PLUMB_CLICKHOUSE_URL'], type: 'url', default: undefined, schemes: ['http:', 'https:'], secret: true, description: 'ClickHouse HTTP URL for analytics. Unset: embedded chDB in <data-dir>/analytics.' },
+  { flag: 'redis-url', env: ['PLUMB_REDIS_URL'], type: 'url', default: undefined, schemes: ['redis:', 'rediss:'], secret: true, description: 'Redis URL for leader election (and shared rate limits). Unset: this node is always leader.' },
+  { flag: 'transporter', env: ['PLUMB_TRANSPORTER'], type: 'url', default: undefined, schemes: ['nats:'], secret: true, description: 'Moleculer transporter (nats://host:4222). Unset: single node, no transporter.' },
+  { flag: 'leader-lease-ms', env: ['PLUMB_LEADER_LEASE_MS'], type: 'int', default: 10000, min: 1000, max: 300000, description: 'Leader lease TTL in Redis; renewed every third of it.' },
+  // Auth (spec: Authentication)
+  { flag: 'jwt-secret', env: ['PLUMB_JWT_SECRET'], type: 'string', default: undefined, secret: true, description: 'HMAC-SHA256 key for session tokens (32+ bytes). Unset: generated once and kept in <data-dir>/jwt-secret.' },
+  { flag: 'auth-session-minutes', env: ['PLUMB_AUTH_SESSION_MINUTES'], type: 'int', default: 15, min: 1, max: 10080, description: 'Session lifetime in minutes.' },
+  { flag: 'auth-session-warning-seconds', env: ['PLUMB_AUTH_SESSION_WARNING_SECONDS'], type: 'int', default: 60, min: 0, max: 86400, description: 'How long before expiry the dashboard warns.' },
+  { flag: 'auth-remember-me-days', env: ['PLUMB_AUTH_REMEMBER_ME_DAYS'], type: 'int', default: 30, min: 1, max: 365, description: 'Remember-me lifetime in days.' },
+] as const satisfies readonly SettingSpec[];
+
+type Spec = (typeof SETTINGS)[number];
+type CamelCase<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
+type ValueOf<S extends Spec> = S['type'] extends 'int'
+  ? number
+  : S['type'] extends 'bool'
+    ? boolean
+    : S['type'] extends 'list'
+      ? string[]
+      : S['default'] extends undefined
+        ? string | undefined
+        : string;
+
+export type Config = { [S in Spec as CamelCase<S['flag']>]: ValueOf<S> } & {
+  /** Absolute data dir. */
+  dataDir: string;
+  /** Always set after loading: the default is derived from the port. */
+  publicUrl: string;
+  nodeId: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  /** True when a transporter is set: several nodes share external stores. */
+  clusterMode: boolean;
+};
+
+const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+const bySpecFlag = new Map<string, SettingSpec>(SETTINGS.map((s) => [s.flag, s as SettingSpec]));
+
+export interface ParsedArgs {
+  command: string | undefined;
+  flags: Map<string, string>;
+  help: boolean;
+}
+
+/** Splits argv into a command and Go-style flags. Unknown flags are refused by name. */
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  const flags = new Map<string, string>();
+  let command: string | undefined;
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('-') || arg === '-' || arg === '--') {
+      if (command === undefined && !arg.startsWith('-')) command = arg;
+      else throw new ConfigError(arg, 'unexpected argument');
+      continue;
+    }
+    const body = arg.replace(/^--?/, '');
+    const eq = body.indexOf('=');
+    const name = eq === -1 ? body : body.slice(0, eq);
+    if (name === 'help' || name === 'h') {
+      help = true;
+      continue;
+    }
+    const spec = bySpecFlag.get(name);
+    if (!spec) throw new ConfigError(`-${name}`, 'unknown flag (see plumb --help)');
+    if (eq !== -1) {
+      flags.set(name, body.slice(eq + 1));
+    } else if (spec.type === 'bool' && (argv[i + 1] === undefined || argv[i + 1].startsWith('-'))) {
+      flags.set(name, 'true');
+    } else {
+      const value = argv[i + 1];
+      if (value === undefined) throw new ConfigError(`-${name}`, 'needs a value');
+      flags.set(name, value);
+      i++;
+    }
+  }
+  return { command, flags, help };
+}
+
+function coerce(spec: SettingSpec, raw: string, source: string): string | number | boolean | string[] {
+  const fail = (why: string): never => {
+    throw new ConfigError(source, `${why} (got ${spec.secret ? 'a hidden value' : JSON.stringify(raw)})`);
+  };
+  switch (spec.type) {
+    case 'int': {
+      if (!/^-?\d+$/.test(raw.trim())) fail('must be an integer');
+      const n = Number(raw);
+      if (spec.min !== undefined && n < spec.min) fail(`must be at least ${spec.min}`);
+      if (spec.max !== undefined && n > spec.max) fail(`must be at most ${spec.max}`);
+      return n;
+    }
+    case 'bool': {
+      const v = raw.trim().toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(v)) return true;
+      if (['false', '0', 'no', 'off'].includes(v)) return false;
+      return fail('must be true or false');
+    }
+    case 'enum':
+      if (!spec.values!.includes(raw)) fail(`must be one of ${spec.values!.join(', ')}`);
+      return raw;
+    case 'url': {
+      let url: URL;
+      try {
+        url = new URL(raw);
+      } catch {
+        return fail('must be an absolute URL');
+      }
+      if (spec.schemes && !spec.schemes.includes(url.protocol)) fail(`must use ${spec.schemes.join(' or ')}`);
+      return raw;
+    }
+    case 'list':
+      return raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+    default:
+      if (raw === '') fail('must not be empty');
+      return raw;
+  }
+}
+
+export interface LoadOptions {
+  argv?: readonly string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** Builds the typed config from flags, env and defaults; throws ConfigError naming the bad setting. */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const { flags } = parseArgs(options.argv ?? []);
+  const values: Record<string, unknown> = {};
+  for (const spec of SETTINGS as readonly SettingSpec[]) {
+    const key = camel(spec.flag);
+    const flagValue = flags.get(spec.flag);
+    const envName = spec.env.find((name) => env[name] !== undefined && env[name] !== '');
+    if (flagValue !== undefined) values[key] = coerce(spec, flagValue, `-${spec.flag}`);
+    else if (envName) values[key] = coerce(spec, env[envName]!, envName);
+    else values[key] = spec.default;
+  }
+  const cwd = options.cwd ?? process.cwd();
+  const dataDir = String(values.dataDir);
+  values.dataDir = dataDir.startsWith('/') ? dataDir : `${cwd.replace(/\/$/, '')}/${dataDir.replace(/^\.\//, '')}`;
+  values.publicUrl = String(values.publicUrl ?? `http://localhost:${values.port === 0 ? 8080 : values.port}`).replace(/\/+$/, '');
+  values.nodeId ??= `${hostname()}-${process.pid}`;
+  values.clusterMode = values.transporter !== undefined;
+  if (values.clusterMode && (!values.databaseUrl || !values.clickhouseUrl)) {
+    throw new ConfigError(
+      'PLUMB_TRANSPORTER',
+      'cluster mode needs PLUMB_DATABASE_URL and PLUMB_CLICKHOUSE_URL: the embedded stores (PGlite, chDB) belong to one process and cannot be shared by several nodes',
+    );
+  }
+  return values as Config;
+}
+
+/** The config with secrets masked, for the debug log line at start. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...config };
+  for (const spec of SETTINGS as readonly SettingSpec[]) {
+    const key = camel(spec.flag);
+    if (spec.secret && out[key] !== undefined) out[key] = maskSecret(spec, String(out[key]));
+  }
+  return out;
+}
+
+function maskSecret(spec: SettingSpec, value: string): string {
+  if (spec.type !== 'url') return '********';
+  const url = new URL(value);
+  if (url.password) url.password = '****';
+  return url.toString();
+}
+
+/** `plumb --help`: every setting with its flag, env names and default. */
+export function helpText(): string {
+  const lines = [
+    'Usage: plumb <command> [flags]',
+    '',
+    'Commands:',
+    '  serve     run the Plumb node (HTTP gateway, ingest, dashboard)',
+    '',
+    'Settings (flag, then env, then default; flags accept -name value, -name=value, --name value, --name=value):',
+  ];
+  for (const spec of SETTINGS as readonly SettingSpec[]) {
+    const def = spec.default === undefined || (Array.isArray(spec.default) && spec.default.length === 0) ? '(unset)' : String(spec.default);
+    lines.push(`  -${spec.flag} <${spec.type}>`, `      env ${spec.env.join(', ')}; default ${def}`, `      ${spec.description}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,61 @@
+// The one error type of Plumb. Every failure that reaches a client is a PlumbError rendered as
+// JSON `{ message, code }` with its HTTP status (see services/api.service.ts).
+import { Errors } from 'moleculer';
+
+export type ErrorCode =
+  | 'bad_request'
+  | 'validation_failed'
+  | 'invalid_json'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'cross_origin_rejected'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'not_ready'
+  | 'unavailable'
+  | 'internal_error';
+
+export interface FieldError {
+  field: string;
+  message: string;
+  type?: string;
+}
+
+/**
+ * Extends MoleculerError so a PlumbError thrown inside an action on another node crosses the
+ * transporter intact (code, type and data are serialised by Moleculer).
+ */
+export class PlumbError extends Errors.MoleculerError {
+  constructor(status: number, code: ErrorCode, message: string, data?: Record<string, unknown>) {
+    super(message, status, code, data);
+    this.name = 'PlumbError';
+  }
+}
+
+export const badRequest = (message: string, data?: Record<string, unknown>) => new PlumbError(400, 'bad_request', message, data);
+export const validationFailed = (fields: FieldError[]) =>
+  new PlumbError(400, 'validation_failed', `Invalid ${fields.map((f) => f.field).join(', ')}: ${fields.map((f) => f.message).join('; ')}`, { fields });
+export const unauthorized = (message = 'Authentication required') => new PlumbError(401, 'unauthorized', message);
+export const forbidden = (message = 'You do not have access to this resource') => new PlumbError(403, 'forbidden', message);
+export const notFound = (message = 'Not found') => new PlumbError(404, 'not_found', message);
+export const conflict = (message: string) => new PlumbError(409, 'conflict', message);
+export const payloadTooLarge = (limitBytes: number) =>
+  new PlumbError(413, 'payload_too_large', `Request body exceeds the limit of ${limitBytes} bytes`, { limit_bytes: limitBytes });
+export const rateLimited = (retryAfterSeconds: number) =>
+  new PlumbError(429, 'rate_limited', 'Too many requests; retry later', { retry_after: retryAfterSeconds });
+export const unavailable = (message: string, retryAfterSeconds?: number) =>
+  new PlumbError(503, 'unavailable', message, retryAfterSeconds === undefined ? undefined : { retry_after: retryAfterSeconds });
+
+/** Raised at start-up for a bad setting; the CLI prints it and exits non-zero. */
+export class ConfigError extends Error {
+  readonly setting: string;
+  constructor(setting: string, message: string) {
+    super(`${setting}: ${message}`);
+    this.name = 'ConfigError';
+    this.setting = setting;
+  }
+}
