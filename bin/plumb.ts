@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// The `plumb` command: `plumb serve` runs a node; `plumb --help` lists every setting.
+import { helpText, loadConfig, parseArgs } from '../lib/config.ts';
+import { ConfigError } from '../lib/errors.ts';
+import { startNode } from '../lib/node.ts';
+
+const HARD_EXIT_MS = 10_000;
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs(argv);
+  } catch (err) {
+    return fail(err);
+  }
+  if (parsed.help || parsed.command === undefined || parsed.command === 'help') {
+    process.stdout.write(helpText());
+    return parsed.help || parsed.command === 'help' ? 0 : 2;
+  }
+  if (parsed.command !== 'serve') return fail(new ConfigError(parsed.command, 'unknown command (see plumb --help)'));
+
+  let node: Awaited<ReturnType<typeof startNode>>;
+  try {
+    node = await startNode(loadConfig({ argv }));
+  } catch (err) {
+    return fail(err);
+  }
+  return new Promise<number>((resolve) => {
+    const shutdown = (signal: string) => {
+      process.stderr.write(`plumb: ${signal} received, shutting down\n`);
+      // A second signal, or a drain that overruns the budget, ends the process at once.
+      process.once('SIGTERM', () => process.exit(1));
+      process.once('SIGINT', () => process.exit(1));
+      setTimeout(() => {
+        process.stderr.write('plumb: shutdown took too long; exiting\n');
+        process.exit(1);
+      }, HARD_EXIT_MS).unref();
+      node.stop().then(
+        () => resolve(0),
+        (err) => {
+          process.stderr.write(`plumb: error during shutdown: ${(err as Error).stack}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+}
+
+function fail(err: unknown): number {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`plumb: invalid setting ${err.message}\n`);
+    return 2;
+  }
+  process.stderr.write(`plumb: failed to start: ${(err as Error)?.stack ?? String(err)}\n`);
+  return 1;
+}
+
+process.exitCode = await main(process.argv.slice(2));
+// Stray handles (a slow socket) must not keep a stopped node alive.
+setTimeout(() => process.exit(), 200).unref();

@@ -1,0 +1,58 @@
+// Maps any error (ours, Moleculer's, moleculer-web's, or a bug) to the one wire format:
+// JSON { message, code } with the right status. Unknown errors never leak their text.
+import { PlumbError } from '../errors.ts';
+
+export interface RenderedError {
+  status: number;
+  body: { message: string; code: string; fields?: unknown };
+  headers: Record<string, string>;
+}
+
+interface MoleculerLikeError extends Error {
+  code?: number | string;
+  type?: string;
+  data?: unknown;
+}
+
+interface ValidatorIssue {
+  field?: string;
+  message?: string;
+  type?: string;
+}
+
+export function renderError(error: Error): RenderedError {
+  const err = error as MoleculerLikeError;
+  const headers: Record<string, string> = {};
+  if (err instanceof PlumbError) {
+    const data = (err.data ?? {}) as Record<string, unknown>;
+    if (typeof data.retry_after === 'number') headers['Retry-After'] = String(data.retry_after);
+    const body: RenderedError['body'] = { message: err.message, code: String(err.type) };
+    if (data.fields) body.fields = data.fields;
+    return { status: Number(err.code), body, headers };
+  }
+  switch (err.type) {
+    case 'VALIDATION_ERROR': {
+      const issues = (Array.isArray(err.data) ? err.data : []) as ValidatorIssue[];
+      const fields = issues.map((i) => ({ field: String(i.field ?? ''), message: String(i.message ?? 'is invalid'), type: i.type }));
+      const message = fields.length > 0 ? `Invalid request: ${fields.map((f) => f.message).join('; ')}` : 'Invalid request';
+      return { status: 400, body: { message, code: 'validation_failed', fields }, headers };
+    }
+    case 'NOT_FOUND':
+    case 'SERVICE_NOT_FOUND':
+      return { status: 404, body: { message: 'Not found', code: 'not_found' }, headers };
+    case 'SERVICE_NOT_AVAILABLE':
+    case 'NO_ALIAS_HANDLER':
+      headers['Retry-After'] = '1';
+      return { status: 503, body: { message: 'Service temporarily unavailable', code: 'unavailable' }, headers };
+    case 'REQUEST_TIMEOUT':
+      return { status: 504, body: { message: 'The request timed out', code: 'timeout' }, headers };
+    case 'RATE_LIMIT_EXCEEDED':
+      return { status: 429, body: { message: 'Too many requests; retry later', code: 'rate_limited' }, headers };
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return { status: 415, body: { message: err.message, code: 'unsupported_media_type' }, headers };
+    case 'PAYLOAD_TOO_LARGE':
+      return { status: 413, body: { message: err.message, code: 'payload_too_large' }, headers };
+    default:
+      return { status: 500, body: { message: 'Internal server error', code: 'internal_error' }, headers };
+  }
+}

@@ -1,0 +1,97 @@
+// Starts and stops one Plumb node: broker and gateway first (so /healthz answers at once), then
+// the stores (so /readyz turns 200), then leadership. Stopping runs the same steps backwards.
+import { ServiceBroker } from 'moleculer';
+import { createLocalElector } from '../cluster/election/local.ts';
+import { createRedisElector } from '../cluster/election/redis.ts';
+import { createLeaderJobs } from '../cluster/leader-jobs.ts';
+import { brokerOptions } from '../moleculer.config.ts';
+import { resolvePlugins } from '../plugins/index.ts';
+import { gatewayOf } from '../services/api.service.ts';
+import { SERVICE_FACTORIES } from '../services/index.ts';
+import { resolveJwtSecret } from './auth/jwt-secret.ts';
+import { type Config, describeConfig } from './config.ts';
+import { createLog } from './log.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
+import { type AnalyticsStore, openAnalyticsStore } from './stores/analytics/index.ts';
+import { type MetadataStore, openMetadataStore } from './stores/metadata/index.ts';
+
+export interface PlumbNode {
+  runtime: Runtime;
+  broker: ServiceBroker;
+  /** Base URL the node listens on (actual port when 0 was asked for). */
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function startNode(config: Config, options: StartOptions = {}): Promise<PlumbNode> {
+  const started = performance.now();
+  const log = createLog(config.logLevel);
+  log.debug({ config: describeConfig(config) }, 'configuration');
+  const plugins = resolvePlugins(config.plugins, options.env ?? process.env);
+  const jwtSecret = resolveJwtSecret(config.jwtSecret, config.dataDir, log);
+  const elector = config.redisUrl
+    ? createRedisElector({ redisUrl: config.redisUrl, nodeId: config.nodeId, leaseMs: config.leaderLeaseMs, log })
+    : createLocalElector(config.nodeId);
+  const leaderJobs = createLeaderJobs(elector, log);
+  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs });
+
+  const broker = new ServiceBroker(brokerOptions(config));
+  for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));
+  for (const { manifest, settings } of plugins) {
+    for (const schema of manifest.services(runtime, settings)) broker.createService(schema);
+    for (const job of manifest.leaderJobs?.(runtime, settings) ?? []) leaderJobs.register(`${manifest.name}.${job.name}`, job);
+  }
+  elector.onChange((state) => broker.broadcast('cluster.leader.changed', state));
+
+  await broker.start();
+  const gateway = gatewayOf(broker);
+  gateway.refreshRoutes();
+  const server = gateway.server;
+  const address = server.address();
+  const port = address && typeof address === 'object' ? address.port : config.port;
+
+  let metadata: MetadataStore | undefined;
+  let analytics: AnalyticsStore | undefined;
+  try {
+    [metadata, analytics] = await Promise.all([
+      openMetadataStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, log }),
+      openAnalyticsStore({ dataDir: config.dataDir, clickhouseUrl: config.clickhouseUrl, log }),
+    ]);
+    runtime.attachStores({ metadata, analytics });
+    runtime.setReady(true);
+    await elector.start();
+  } catch (err) {
+    await broker.stop().catch(() => undefined);
+    await Promise.all([metadata?.close(), analytics?.close()]).catch(() => undefined);
+    throw err;
+  }
+  log.info({ ms: Math.round(performance.now() - started), leader: elector.isLeader(), nodeId: config.nodeId }, `Plumb ready at ${config.publicUrl}`);
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      runtime.setStopping();
+      // Past the drain budget, idle and stuck connections are cut so the process can exit in time.
+      const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+      deadline.unref();
+      try {
+        await leaderJobs.close();
+        await elector.stop();
+        await broker.stop();
+      } finally {
+        clearTimeout(deadline);
+        runtime.detachStores();
+        await Promise.all([metadata?.close(), analytics?.close()]);
+        log.info('Plumb stopped');
+      }
+    })();
+    return stopping;
+  };
+
+  return { runtime, broker, url: `http://127.0.0.1:${port}`, port, stop };
+}

@@ -1,0 +1,65 @@
+// What a running Plumb node holds: config, stores, leadership. Services receive it from their
+// factory; a store asked for before start-up opened it answers 503, so /readyz and the API agree.
+import type { LeaderElector } from '../cluster/election/elector.ts';
+import type { LeaderJobs } from '../cluster/leader-jobs.ts';
+import type { Config } from './config.ts';
+import { unavailable } from './errors.ts';
+import type { Log } from './log.ts';
+import type { AnalyticsStore } from './stores/analytics/index.ts';
+import type { MetadataStore } from './stores/metadata/index.ts';
+
+export interface Runtime {
+  readonly config: Config;
+  readonly log: Log;
+  /** HMAC key for session tokens (configured or generated into the data dir). */
+  readonly jwtSecret: Uint8Array;
+  readonly elector: LeaderElector;
+  readonly leaderJobs: LeaderJobs;
+  metadata(): MetadataStore;
+  analytics(): AnalyticsStore;
+  /** True once both stores are open and migrated; false again as soon as shutdown begins. */
+  isReady(): boolean;
+}
+
+export interface MutableRuntime extends Runtime {
+  attachStores(stores: { metadata: MetadataStore; analytics: AnalyticsStore }): void;
+  setReady(ready: boolean): void;
+  /** Shutdown began: /readyz turns 503 so balancers drain us, while in-flight work keeps its stores. */
+  setStopping(): void;
+  detachStores(): void;
+}
+
+export function createRuntime(parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs'>): MutableRuntime {
+  let metadata: MetadataStore | undefined;
+  let analytics: AnalyticsStore | undefined;
+  let ready = false;
+  let stopping = false;
+  const notReady = () => unavailable('Plumb is starting or stopping; the stores are not ready', 1);
+  return {
+    ...parts,
+    metadata() {
+      if (!metadata || !ready) throw notReady();
+      return metadata;
+    },
+    analytics() {
+      if (!analytics || !ready) throw notReady();
+      return analytics;
+    },
+    isReady: () => ready && !stopping,
+    attachStores(stores) {
+      metadata = stores.metadata;
+      analytics = stores.analytics;
+    },
+    setReady(value) {
+      ready = value;
+    },
+    setStopping() {
+      stopping = true;
+    },
+    detachStores() {
+      ready = false;
+      metadata = undefined;
+      analytics = undefined;
+    },
+  };
+}

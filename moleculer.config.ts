@@ -1,0 +1,24 @@
+// Broker options for a Plumb node: transporter (cluster) or none, pino logger, fastest-validator,
+// explicit namespace/nodeID, request timeout and context tracking so shutdown drains in-flight calls.
+import type { BrokerOptions } from 'moleculer';
+import type { Config } from './lib/config.ts';
+
+export function brokerOptions(config: Config): BrokerOptions {
+  return {
+    namespace: config.namespace,
+    nodeID: config.nodeId,
+    transporter: config.transporter ?? null,
+    logger: config.logLevel === 'silent' ? false : { type: 'Pino', options: { level: config.logLevel, pino: { options: { base: { pid: process.pid, node: config.nodeId } } } } },
+    requestTimeout: config.requestTimeoutMs,
+    disableBalancer: false,
+    validator: true,
+    tracking: { enabled: true, shutdownTimeout: config.shutdownTimeoutMs },
+    registry: { strategy: 'RoundRobin', preferLocal: true },
+    heartbeatInterval: 5,
+    heartbeatTimeout: 15,
+    // Moleculer's own banner and metrics would print on every start; Plumb logs its own line.
+    metrics: false,
+    tracing: false,
+    skipProcessEventRegistration: true,
+  };
+}

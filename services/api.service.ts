@@ -1,0 +1,187 @@
+// The HTTP gateway: every route is an action's explicit `rest` alias (mappingPolicy "restrict"),
+// bodies are read here with per-action limits, errors leave as JSON { message, code }, and the
+// built dashboard and tracker are served from the instance itself.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { ActionSchema, Context, ServiceBroker, ServiceSchema } from 'moleculer';
+import ApiGateway from 'moleculer-web';
+import { PlumbError } from '../lib/errors.ts';
+import { readJsonBody } from '../lib/http/body.ts';
+import { judgeCrossOrigin } from '../lib/http/cross-origin.ts';
+import { renderError } from '../lib/http/error-response.ts';
+import { type StaticAssets, loadStaticAssets } from '../lib/http/static-assets.ts';
+import { buildOpenApiDocument, type RouteEntry } from '../lib/openapi/document.ts';
+import type { Runtime } from '../lib/runtime.ts';
+
+type GatewayRequest = IncomingMessage & {
+  $action?: ActionSchema;
+  $params: Record<string, unknown>;
+  $ctx: Context;
+  originalUrl?: string;
+  parsedUrl?: string;
+};
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const OPENAPI_PATH = '/api/docs/v1/openapi.json';
+
+interface GatewayAlias {
+  method: string;
+  fullPath: string;
+  action: string | null;
+}
+
+export default function createApiService(runtime: Runtime): ServiceSchema {
+  const { config, log } = runtime;
+  const assets: StaticAssets = loadStaticAssets(log);
+  const trackerPath = config.trackerScriptPath.startsWith('/') ? config.trackerScriptPath : `/${config.trackerScriptPath}`;
+
+  return {
+    name: 'api',
+    mixins: [ApiGateway],
+    settings: {
+      port: config.port,
+      ip: config.host,
+      log4XXResponses: false,
+      logRequest: null,
+      logResponse: null,
+      logRouteRegistration: 'debug',
+      httpServerTimeout: 120_000,
+      // Remote nodes' routes appear this long after they join the cluster.
+      debounceTime: 100,
+      routes: [
+        {
+          name: 'plumb',
+          path: '/',
+          autoAliases: true,
+          mappingPolicy: 'restrict',
+          bodyParsers: false,
+          mergeParams: true,
+          aliases: {
+            [`GET ${OPENAPI_PATH}`](this: GatewayThis, _req: IncomingMessage, res: ServerResponse) {
+              sendJson(res, 200, this.openApiDocument());
+            },
+            [`GET ${trackerPath}`](req: IncomingMessage, res: ServerResponse) {
+              assets.sendTracker(req, res);
+            },
+          },
+          onBeforeCall: prepareRequest(runtime),
+          onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: Error) {
+            sendError(this, req, res, err);
+          },
+        },
+      ],
+      onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: Error) {
+        sendError(this, req, res, err);
+      },
+    },
+
+    // The gateway's own helper actions (list-aliases, add/remove route) must never be reachable.
+    actions: {
+      listAliases: false,
+      addRoute: false,
+      removeRoute: false,
+    },
+
+    methods: {
+      async httpHandler(this: GatewayThis, req: GatewayRequest, res: ServerResponse, next?: unknown) {
+        const started = process.hrtime.bigint();
+        const incoming = req.headers['x-request-id'];
+        const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+        req.headers['x-request-id'] = requestId;
+        delete req.headers['x-correlation-id'];
+        res.setHeader('X-Request-ID', requestId);
+        res.setHeader('X-Content-Type-Options', 'nosniff');
+        res.once('finish', () => {
+          const ms = Number(process.hrtime.bigint() - started) / 1e6;
+          log.debug({ reqId: requestId, method: req.method, url: req.url, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+        });
+        return ApiGateway.methods!.httpHandler.call(this, req, res, next);
+      },
+
+      /** Not routed: the built dashboard's files, then the SPA shell for dashboard URLs, then JSON 404. */
+      send404(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
+        if (assets.sendDashboard(req, res)) return;
+        sendError(this, req, res, new PlumbError(404, 'not_found', `No route for ${req.method} ${(req.url ?? '').split('?')[0]}`));
+      },
+
+      /** Rebuilds the aliases from every registered action's `rest` now, instead of after the debounce. */
+      refreshRoutes(this: GatewayThis) {
+        for (const route of this.routes) if (route.opts.autoAliases) this.regenerateAutoAliases(route);
+      },
+
+      /** Every route the gateway answers, for the OpenAPI document. */
+      routeEntries(this: GatewayThis): RouteEntry[] {
+        const actions = new Map<string, ActionSchema>(
+          this.broker.registry.getActionList({}).map((item: { name: string; action: ActionSchema }) => [item.name, item.action]),
+        );
+        return this.aliases.map((alias) => ({
+          method: alias.method === '*' ? 'GET' : alias.method,
+          path: alias.fullPath,
+          action: alias.action ? (actions.get(alias.action) ?? { name: alias.action }) : undefined,
+          summary: alias.fullPath === OPENAPI_PATH ? 'This document: the OpenAPI 3.1 contract of the running instance' : 'The tracking script',
+          responseType: alias.fullPath === trackerPath ? 'text/javascript' : undefined,
+        }));
+      },
+
+      openApiDocument(this: GatewayThis) {
+        return buildOpenApiDocument(this.routeEntries(), config.publicUrl);
+      },
+    },
+
+    started(this: GatewayThis) {
+      const address = this.server.address();
+      if (address && typeof address === 'object') log.info({ port: address.port, host: address.address }, `listening on ${config.publicUrl}`);
+    },
+  };
+}
+
+type GatewayThis = {
+  routes: { opts: { autoAliases?: boolean } }[];
+  regenerateAutoAliases(route: unknown): void;
+  broker: { registry: { getActionList(opts: object): { name: string; action: ActionSchema }[] } };
+  aliases: GatewayAlias[];
+  server: { address(): { port: number; address: string } | string | null };
+  routeEntries(): RouteEntry[];
+  openApiDocument(): Record<string, unknown>;
+};
+
+/** Cross-origin protection, then the body with this action's limit, merged under path/query params. */
+function prepareRequest(runtime: Runtime) {
+  return async (_ctx: Context, _route: unknown, req: GatewayRequest) => {
+    const action = req.$action;
+    const method = (req.method ?? 'GET').toUpperCase();
+    if (!action?.crossOrigin) {
+      const verdict = judgeCrossOrigin(method, req.headers, runtime.config.publicUrl);
+      if (!verdict.allowed) throw new PlumbError(403, 'cross_origin_rejected', `Cross-origin request rejected: ${verdict.reason}`);
+    }
+    if (!BODY_METHODS.has(method)) return;
+    const body = await readJsonBody(req, {
+      limitBytes: action?.bodyLimit ?? runtime.config.apiBodyLimitBytes,
+      acceptTextPlain: action?.textBody === true,
+    });
+    if (body) req.$params = { ...body, ...req.$params };
+  };
+}
+
+function sendError(gateway: GatewayThis, req: GatewayRequest, res: ServerResponse, err: Error) {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const { status, body, headers } = renderError(err);
+  if (status >= 500) (gateway as unknown as { logger: { error(...a: unknown[]): void } }).logger.error({ err, url: req.url }, 'request failed');
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  sendJson(res, status, body);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** The started gateway of a broker: its HTTP server, and a way to publish newly started services' routes. */
+export function gatewayOf(broker: ServiceBroker): { server: Server; refreshRoutes(): void } {
+  return broker.getLocalService('api') as unknown as { server: Server; refreshRoutes(): void };
+}

@@ -1,0 +1,7 @@
+// The services every Plumb node runs, in one list so the node and the tests start the same set.
+import type { ServiceSchema } from 'moleculer';
+import type { Runtime } from '../lib/runtime.ts';
+import createApiService from './api.service.ts';
+import createNodeService from './node.service.ts';
+
+export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[] = [createApiService, createNodeService];

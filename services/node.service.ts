@@ -1,0 +1,33 @@
+// Health of this node: liveness, readiness (503 until the stores are open), and instance status.
+import type { ServiceSchema } from 'moleculer';
+import { VERSION } from '../lib/brand.ts';
+import { unavailable } from '../lib/errors.ts';
+import type { Runtime } from '../lib/runtime.ts';
+
+export default function createNodeService(runtime: Runtime): ServiceSchema {
+  return {
+    name: 'node',
+    settings: { rest: '/' },
+    actions: {
+      health: {
+        rest: 'GET /healthz',
+        openapi: { summary: 'Liveness: the process answers', tags: ['node'] },
+        handler: () => ({ status: 'ok' }),
+      },
+      ready: {
+        rest: 'GET /readyz',
+        openapi: { summary: 'Readiness: 200 once the metadata and analytics stores are open, 503 before and while stopping', tags: ['node'] },
+        async handler() {
+          if (!runtime.isReady()) throw unavailable('Stores are not ready', 1);
+          await Promise.all([runtime.metadata().ping(), runtime.analytics().ping()]);
+          return { status: 'ready', leader: runtime.elector.isLeader() };
+        },
+      },
+      status: {
+        rest: 'GET /api/status',
+        openapi: { summary: 'Instance status for the dashboard: version and readiness', tags: ['node'] },
+        handler: () => ({ version: VERSION, ready: runtime.isReady() }),
+      },
+    },
+  };
+}

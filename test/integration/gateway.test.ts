@@ -1,0 +1,227 @@
+// The gateway's contract with every route: explicit aliases only, JSON errors with the right
+// status, per-action body limits, request ids, cross-origin protection, OpenAPI from the routes.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ServiceBroker } from 'moleculer';
+import { loadConfig } from '../../lib/config.ts';
+import { silentLog } from '../../lib/log.ts';
+import type { Runtime } from '../../lib/runtime.ts';
+import createApiService, { gatewayOf } from '../../services/api.service.ts';
+import { request } from '../support/instance.ts';
+
+const config = loadConfig({ env: { PLUMB_PORT: '0', PLUMB_HOST: '127.0.0.1', PLUMB_PUBLIC_URL: 'https://stats.example.com', PLUMB_LOG_LEVEL: 'silent' } });
+const runtime = { config, log: silentLog } as unknown as Runtime;
+
+const echoService = {
+  name: 'echo',
+  settings: { rest: '/' },
+  actions: {
+    create: {
+      rest: 'POST /api/echo/:id',
+      params: { id: 'uuid', name: 'string|min:1|max:20', count: 'number|integer|min:0|optional' },
+      openapi: { summary: 'Echo a thing' },
+      handler: (ctx: { params: unknown }) => ({ received: ctx.params }),
+    },
+    small: {
+      rest: 'POST /api/echo-small',
+      bodyLimit: 64,
+      params: { text: 'string' },
+      handler: () => ({ ok: true }),
+    },
+    beacon: {
+      rest: 'POST /collect',
+      crossOrigin: true,
+      textBody: true,
+      params: { url: 'string' },
+      handler: () => ({ ok: true }),
+    },
+    list: {
+      rest: 'GET /api/echo',
+      params: { limit: { type: 'number', integer: true, min: 1, max: 200, default: 25, convert: true } },
+      handler: (ctx: { params: unknown }) => ctx.params,
+    },
+    boom: {
+      rest: 'GET /api/echo-boom',
+      handler: () => {
+        throw new Error('database password is hunter2');
+      },
+    },
+    internal: { handler: () => ({ secret: true }) },
+  },
+};
+
+let broker: ServiceBroker;
+let base: string;
+const id = '0b6f2c1e-8a55-4f55-9a3c-6e0d7b1f4a21';
+const json = (body: unknown, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json', ...headers },
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+});
+
+beforeAll(async () => {
+  broker = new ServiceBroker({ logger: false, nodeID: 'gateway-test', validator: true });
+  broker.createService(createApiService(runtime));
+  broker.createService(echoService as never);
+  await broker.start();
+  const gateway = gatewayOf(broker);
+  gateway.refreshRoutes();
+  const server = gateway.server;
+  const address = server.address();
+  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+});
+
+afterAll(() => broker.stop());
+
+describe('routing', () => {
+  it('answers a declared alias with path, body and query merged into params', async () => {
+    const res = await request(`${base}/api/echo/${id}`, json({ name: 'x', count: 3 }));
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ received: { id, name: 'x', count: 3 } });
+  });
+
+  it('does not let the body override a path parameter', async () => {
+    const res = await request(`${base}/api/echo/${id}`, json({ id: '11111111-1111-4111-8111-111111111111', name: 'x' }));
+    expect(res.body).toEqual({ received: { id, name: 'x' } });
+  });
+
+  it('never reaches an action without a rest alias', async () => {
+    for (const path of ['/echo/internal', '/api/echo/internal', '/echo.internal', '/$node/list', '/api/list-aliases', '/api/api/list-aliases']) {
+      const res = await request(`${base}${path}`);
+      expect({ path, status: res.status, code: res.body.code }).toEqual({ path, status: 404, code: 'not_found' });
+    }
+  });
+
+  it('answers an unknown API path with a JSON 404', async () => {
+    const res = await request(`${base}/api/nothing-here`, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ message: 'No route for GET /api/nothing-here', code: 'not_found' });
+  });
+});
+
+describe('errors', () => {
+  it('turns a validation failure into 400 with the failing fields', async () => {
+    const res = await request(`${base}/api/echo/not-a-uuid`, json({ name: '', count: -1 }));
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('validation_failed');
+    expect((res.body.fields as { field: string }[]).map((f) => f.field).sort()).toEqual(['count', 'id', 'name']);
+  });
+
+  it('converts and defaults query parameters', async () => {
+    expect((await request(`${base}/api/echo?limit=50`)).body).toEqual({ limit: 50 });
+    expect((await request(`${base}/api/echo`)).body).toEqual({ limit: 25 });
+    expect((await request(`${base}/api/echo?limit=500`)).status).toBe(400);
+  });
+
+  it('refuses invalid JSON with 400 invalid_json', async () => {
+    const res = await request(`${base}/api/echo/${id}`, json('{"name": "x",'));
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_json');
+  });
+
+  it('refuses a JSON array or scalar body', async () => {
+    expect((await request(`${base}/api/echo/${id}`, json('[1,2]'))).body.code).toBe('invalid_json');
+    expect((await request(`${base}/api/echo/${id}`, json('"x"'))).body.code).toBe('invalid_json');
+  });
+
+  it('refuses a non-JSON content type with 415', async () => {
+    const res = await request(`${base}/api/echo/${id}`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{"name":"x"}' });
+    expect(res.status).toBe(415);
+    expect(res.body.code).toBe('unsupported_media_type');
+  });
+
+  it('hides the text of an unexpected error behind a generic 500', async () => {
+    const res = await request(`${base}/api/echo-boom`);
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ message: 'Internal server error', code: 'internal_error' });
+    expect(res.text).not.toContain('hunter2');
+  });
+});
+
+describe('body limits', () => {
+  it('answers 413 past the action limit, declared or streamed', async () => {
+    const big = JSON.stringify({ text: 'x'.repeat(100) });
+    const res = await request(`${base}/api/echo-small`, json(big));
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe('payload_too_large');
+    const streamed = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(big));
+        controller.close();
+      },
+    });
+    const chunked = await request(`${base}/api/echo-small`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: streamed, duplex: 'half' } as RequestInit);
+    expect(chunked.status).toBe(413);
+  });
+
+  it('applies the API default limit elsewhere', async () => {
+    const res = await request(`${base}/api/echo/${id}`, json({ name: 'x', pad: 'y'.repeat(config.apiBodyLimitBytes) }));
+    expect(res.status).toBe(413);
+  });
+
+  it('accepts text/plain JSON only where the action allows it', async () => {
+    const res = await request(`${base}/collect`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{"url":"https://a.example/"}' });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('request id', () => {
+  it('echoes a well-formed X-Request-ID and replaces a hostile one', async () => {
+    expect((await request(`${base}/api/echo`, { headers: { 'X-Request-ID': 'abc-123' } })).headers.get('x-request-id')).toBe('abc-123');
+    const replaced = (await request(`${base}/api/echo`, { headers: { 'X-Request-ID': 'bad id\twith spaces' } })).headers.get('x-request-id');
+    expect(replaced).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('cross-origin request protection', () => {
+  it('rejects an unsafe cross-site request with 403', async () => {
+    const res = await request(`${base}/api/echo/${id}`, json({ name: 'x' }, { 'Sec-Fetch-Site': 'cross-site', Cookie: 'plumb_session=x' }));
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('cross_origin_rejected');
+  });
+
+  it('rejects a same-site (sibling subdomain) request', async () => {
+    expect((await request(`${base}/api/echo/${id}`, json({ name: 'x' }, { 'Sec-Fetch-Site': 'same-site' }))).status).toBe(403);
+  });
+
+  it('falls back to Origin against Host when Fetch Metadata is absent', async () => {
+    expect((await request(`${base}/api/echo/${id}`, json({ name: 'x' }, { Origin: 'https://evil.example' }))).status).toBe(403);
+    expect((await request(`${base}/api/echo/${id}`, json({ name: 'x' }, { Origin: base }))).status).toBe(200);
+    expect((await request(`${base}/api/echo/${id}`, json({ name: 'x' }, { Origin: 'https://stats.example.com' }))).status).toBe(200);
+  });
+
+  it('lets same-origin and non-browser requests through', async () => {
+    expect((await request(`${base}/api/echo/${id}`, json({ name: 'x' }, { 'Sec-Fetch-Site': 'same-origin' }))).status).toBe(200);
+    expect((await request(`${base}/api/echo/${id}`, json({ name: 'x' }))).status).toBe(200);
+  });
+
+  it('keeps safe methods allowed cross-site', async () => {
+    expect((await request(`${base}/api/echo`, { headers: { 'Sec-Fetch-Site': 'cross-site' } })).status).toBe(200);
+  });
+
+  it('exempts routes declared crossOrigin (the tracker ingest)', async () => {
+    const res = await request(`${base}/collect`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain', 'Sec-Fetch-Site': 'cross-site', Origin: 'https://customer.example' },
+      body: '{"url":"https://customer.example/"}',
+    });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('GET /api/docs/v1/openapi.json', () => {
+  it('documents every alias with its parameters', async () => {
+    const res = await request(`${base}/api/docs/v1/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    const paths = res.body.paths as Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, { schema: Record<string, unknown> }> } }>>;
+    expect(Object.keys(paths).sort()).toEqual(['/api/docs/v1/openapi.json', '/api/echo', '/api/echo-boom', '/api/echo-small', '/api/echo/{id}', '/collect', '/plumb.js']);
+    const create = paths['/api/echo/{id}'].post;
+    expect(create.parameters).toEqual([{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }]);
+    expect(create.requestBody!.content['application/json'].schema).toEqual({
+      type: 'object',
+      properties: { name: { type: 'string', minLength: 1, maxLength: 20 }, count: { type: 'integer', minimum: 0 } },
+      required: ['name'],
+    });
+    expect(paths['/api/echo'].get.parameters).toEqual([{ name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 25 } }]);
+  });
+});

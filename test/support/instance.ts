@@ -1,0 +1,128 @@
+// Test harness: runs a real `plumb serve` child process on a free port with its own data dir,
+// and a tiny HTTP client for it. Tests talk to Plumb only through HTTP, as users do.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const ROOT = new URL('../../', import.meta.url).pathname;
+export const NODE_BIN = process.execPath;
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export function tempDataDir(prefix = 'plumb-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface Instance {
+  url: string;
+  port: number;
+  dataDir: string;
+  child: ChildProcess;
+  output(): string;
+  /** SIGTERM and wait; resolves with the exit code and how long the exit took. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number }>;
+  /** Removes the data dir too. */
+  destroy(): Promise<void>;
+}
+
+export interface StartOptions {
+  dataDir?: string;
+  env?: Record<string, string>;
+  args?: string[];
+  /** How long to wait for /readyz. */
+  timeoutMs?: number;
+}
+
+export async function startInstance(options: StartOptions = {}): Promise<Instance> {
+  const port = await freePort();
+  const dataDir = options.dataDir ?? tempDataDir();
+  const child = spawn(NODE_BIN, [join(ROOT, 'bin/plumb.ts'), 'serve', '-port', String(port), '-host', '127.0.0.1', ...(options.args ?? [])], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PLUMB_DATA_DIR: dataDir, PLUMB_LOG_LEVEL: 'info', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`plumb exited with ${child.exitCode} during start:\n${output}`);
+      const res = await fetch(`${url}/readyz`).catch(() => undefined);
+      return res?.status === 200;
+    },
+    options.timeoutMs ?? 20_000,
+    () => `plumb did not become ready:\n${output}`,
+  );
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    const started = performance.now();
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    const code = await exited;
+    return { code, ms: performance.now() - started };
+  };
+  return {
+    url,
+    port,
+    dataDir,
+    child,
+    output: () => output,
+    stop,
+    async destroy() {
+      await stop('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, describe: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(describe());
+}
+
+/** Runs `plumb` with arguments to completion (for --help and bad-config checks). */
+export function runPlumb(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(NODE_BIN, [join(ROOT, 'bin/plumb.ts'), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, PLUMB_LOG_LEVEL: 'warn', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr, ms: performance.now() - started }));
+  });
+}
+
+export interface JsonResponse {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+  text: string;
+}
+
+/** fetch() that parses JSON when the response is JSON. */
+export async function request(url: string, init: RequestInit = {}): Promise<JsonResponse> {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  let body: Record<string, unknown> = {};
+  if ((res.headers.get('content-type') ?? '').includes('json') && text) body = JSON.parse(text);
+  return { status: res.status, headers: res.headers, body, text };
+}

@@ -1,0 +1,23 @@
+// Plumb's own action properties, declared once; the gateway (services/api.service.ts) reads them.
+import 'moleculer';
+
+declare module 'moleculer' {
+  interface ActionSchema {
+    /** Largest accepted request body in bytes (default: PLUMB_API_BODY_LIMIT_BYTES). 413 beyond it. */
+    bodyLimit?: number;
+    /** Also accept a JSON body sent as text/plain (navigator.sendBeacon cannot set application/json). */
+    textBody?: boolean;
+    /** Public cross-origin route (the tracker ingest): skips the cross-origin request protection. */
+    crossOrigin?: boolean;
+    /** Documentation for /api/docs/v1/openapi.json. */
+    openapi?: {
+      summary: string;
+      description?: string;
+      tags?: string[];
+      /** Status code of success when not 200. */
+      successStatus?: number;
+      /** Response content type when not JSON. */
+      responseType?: string;
+    };
+  }
+}

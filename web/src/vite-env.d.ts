@@ -1,0 +1,2 @@
+// Lets TypeScript accept CSS imports handled by Vite.
+declare module '*.css';
