@@ -39,8 +39,10 @@ export function resolvePlugins(names: readonly string[], env: NodeJS.ProcessEnv,
     const check = validator.compile({ $$strict: true, ...manifest.settingsSchema });
     const result = check(settings);
     if (result !== true) {
-      const issues = result as { field: string; message: string }[];
-      throw new ConfigError(`${prefix}${issues[0].field.toUpperCase()}`, issues.map((i) => i.message).join('; '));
+      // An unknown key ($$strict) names itself in `actual`, a bad value in `field`.
+      const issues = result as { field?: string; actual?: unknown; message: string }[];
+      const key = issues[0].field || String(issues[0].actual ?? '').split(',')[0];
+      throw new ConfigError(`${prefix}${key.toUpperCase()}`, issues.map((i) => i.message).join('; '));
     }
     return { manifest, settings };
   });

@@ -1,0 +1,24 @@
+// `npm run bench [-- suite…]`: runs the benchmark suites and prints their figures. Benchmarks are
+// measurements, not tests: they never fail on a number, they report it.
+import startup from './startup.bench.ts';
+
+export interface BenchSuite {
+  name: string;
+  description: string;
+  run(args: string[]): Promise<Record<string, string | number>>;
+}
+
+const SUITES: readonly BenchSuite[] = [startup];
+
+const args = process.argv.slice(2);
+const chosen = args.filter((a) => !a.startsWith('-'));
+const suites = chosen.length > 0 ? SUITES.filter((s) => chosen.includes(s.name)) : SUITES;
+if (suites.length === 0) {
+  console.error(`unknown suite; available: ${SUITES.map((s) => s.name).join(', ')}`);
+  process.exit(2);
+}
+for (const suite of suites) {
+  console.log(`\n## ${suite.name}: ${suite.description}`);
+  const figures = await suite.run(args);
+  for (const [name, value] of Object.entries(figures)) console.log(`${name.padEnd(40)} ${value}`);
+}

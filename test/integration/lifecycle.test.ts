@@ -1,0 +1,152 @@
+// `plumb serve` as an operator runs it: start on a fresh data dir, serve the dashboard and
+// tracker, restart without losing anything, stop cleanly on a signal, refuse bad settings.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Instance, request, runPlumb, startInstance, tempDataDir } from '../support/instance.ts';
+
+describe('plumb serve on a fresh data dir', () => {
+  let instance: Instance;
+  let startMs: number;
+
+  beforeAll(async () => {
+    const started = performance.now();
+    instance = await startInstance();
+    startMs = performance.now() - started;
+  });
+
+  afterAll(() => instance.destroy());
+
+  it('is healthy and ready well within 10 s', async () => {
+    expect(startMs).toBeLessThan(10_000);
+    expect((await request(`${instance.url}/healthz`)).body).toEqual({ status: 'ok' });
+    expect((await request(`${instance.url}/readyz`)).body).toEqual({ status: 'ready', leader: true });
+  });
+
+  it('reports its version at /api/status', async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect((await request(`${instance.url}/api/status`)).body).toEqual({ version: pkg.version, ready: true });
+  });
+
+  it('generates a JWT secret of at least 32 bytes in the data dir', () => {
+    expect(readFileSync(join(instance.dataDir, 'jwt-secret'), 'utf8').length).toBeGreaterThanOrEqual(32);
+  });
+
+  it('serves the dashboard shell for dashboard URLs', async () => {
+    for (const path of ['/', '/login', '/sites/abc']) {
+      const res = await request(`${instance.url}${path}`, { headers: { accept: 'text/html' } });
+      expect({ path, status: res.status, type: res.headers.get('content-type') }).toEqual({ path, status: 200, type: 'text/html; charset=utf-8' });
+      expect(res.text).toContain('<div id="root"></div>');
+    }
+  });
+
+  it('serves built dashboard assets with long caching and only from its own origin', async () => {
+    const shell = await request(`${instance.url}/`, { headers: { accept: 'text/html' } });
+    const scripts = [...shell.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const src of scripts) expect(src.startsWith('/')).toBe(true);
+    const js = scripts.find((s) => s.endsWith('.js'))!;
+    const asset = await request(`${instance.url}${js}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+  });
+
+  it('answers a missing asset with a JSON 404, not the shell', async () => {
+    const res = await request(`${instance.url}/assets/missing.js`, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('not_found');
+  });
+
+  it('serves the tracking script with caching headers, ETag and 304', async () => {
+    const res = await request(`${instance.url}/plumb.js`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(res.headers.get('cache-control')).toContain('max-age=');
+    const etag = res.headers.get('etag')!;
+    expect(etag).toMatch(/^".+"$/);
+    expect((await fetch(`${instance.url}/plumb.js`, { headers: { 'If-None-Match': etag } })).status).toBe(304);
+  });
+
+  it('publishes an OpenAPI document naming every route the node serves', async () => {
+    const res = await request(`${instance.url}/api/docs/v1/openapi.json`);
+    const paths = Object.keys(res.body.paths as object);
+    for (const path of ['/healthz', '/readyz', '/api/status', '/api/docs/v1/openapi.json', '/plumb.js']) expect(paths).toContain(path);
+  });
+});
+
+describe('restart on an existing data dir', () => {
+  const dataDir = tempDataDir();
+
+  it('keeps the JWT secret and the stores, and applies no migration twice', async () => {
+    const first = await startInstance({ dataDir });
+    const secret = readFileSync(join(dataDir, 'jwt-secret'), 'utf8');
+    expect((await first.stop()).code).toBe(0);
+    const second = await startInstance({ dataDir });
+    expect(readFileSync(join(dataDir, 'jwt-secret'), 'utf8')).toBe(secret);
+    expect((await request(`${second.url}/readyz`)).status).toBe(200);
+    expect(second.output()).not.toMatch(/"msg":"applied (metadata|analytics) migration/);
+    await second.destroy();
+  });
+});
+
+describe('graceful shutdown', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('exits 0 within 10 s on %s', async (signal) => {
+    const instance = await startInstance();
+    const { code, ms } = await instance.stop(signal);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(10_000);
+    expect(instance.output()).toContain('Plumb stopped');
+    await instance.destroy();
+  });
+
+  it('finishes a request that is in flight when the signal arrives', async () => {
+    const instance = await startInstance();
+    // A slow upload keeps the request open across the signal; it must still be answered.
+    const body = new ReadableStream({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"x":'));
+        await new Promise((r) => setTimeout(r, 300));
+        controller.enqueue(new TextEncoder().encode('1}'));
+        controller.close();
+      },
+    });
+    const pending = fetch(`${instance.url}/api/status`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    await new Promise((r) => setTimeout(r, 100));
+    const stopped = instance.stop('SIGTERM');
+    const res = await pending;
+    expect(res.status).toBe(404);
+    expect((await stopped).code).toBe(0);
+    await instance.destroy();
+  });
+});
+
+describe('start-up refuses bad settings, naming them', () => {
+  it.each([
+    [['serve', '-port', 'eighty'], {}, '-port: must be an integer'],
+    [['serve', '--no-such-flag=1'], {}, '-no-such-flag: unknown flag'],
+    [['serve'], { PLUMB_LOG_LEVEL: 'chatty' }, 'PLUMB_LOG_LEVEL: must be one of'],
+    [['serve'], { PLUMB_PLUGINS: 'teleport' }, 'PLUMB_PLUGINS: unknown plugin "teleport"'],
+    [['serve'], { PLUMB_TRANSPORTER: 'nats://127.0.0.1:4222' }, 'cluster mode needs PLUMB_DATABASE_URL'],
+    [['launch'], {}, 'launch: unknown command'],
+  ])('plumb %j with %j', async (args, env, message) => {
+    const result = await runPlumb(args, { PLUMB_DATA_DIR: tempDataDir(), ...env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+  });
+
+  it('warns when PLUMB_JWT_SECRET is shorter than 32 bytes', async () => {
+    const instance = await startInstance({ env: { PLUMB_JWT_SECRET: 'too-short' } });
+    expect(instance.output()).toContain('PLUMB_JWT_SECRET is shorter than 32 bytes');
+    await instance.destroy();
+  });
+});
+
+describe('plumb --help', () => {
+  it('lists every setting with its default and exits 0', async () => {
+    const result = await runPlumb(['--help']);
+    expect(result.code).toBe(0);
+    for (const text of ['-data-dir', 'PLUMB_DATA_DIR', 'default ./data', '-port', 'PLUMB_PORT, PORT', 'default 8080', '-auth-session-minutes', 'default 15']) {
+      expect(result.stdout).toContain(text);
+    }
+  });
+});
