@@ -7,7 +7,8 @@ export function brokerOptions(config: Config): BrokerOptions {
   return {
     namespace: config.namespace,
     nodeID: config.nodeId,
-    transporter: config.transporter ?? null,
+    // A transporter URL string (nats://…) is resolved by Moleculer at start.
+    transporter: (config.transporter ?? null) as BrokerOptions['transporter'],
     logger: config.logLevel === 'silent' ? false : { type: 'Pino', options: { level: config.logLevel, pino: { options: { base: { pid: process.pid, node: config.nodeId } } } } },
     requestTimeout: config.requestTimeoutMs,
     disableBalancer: false,

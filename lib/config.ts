@@ -191,6 +191,9 @@ export function loadConfig(options: LoadOptions = {}): Config {
       'cluster mode needs PLUMB_DATABASE_URL and PLUMB_CLICKHOUSE_URL: the embedded stores (PGlite, chDB) belong to one process and cannot be shared by several nodes',
     );
   }
+  if (values.clusterMode && !values.jwtSecret) {
+    throw new ConfigError('PLUMB_JWT_SECRET', 'cluster mode needs one secret shared by all nodes; a generated one would differ per node and sessions would not cross them');
+  }
   return values as Config;
 }
 

@@ -3,7 +3,8 @@
 // built dashboard and tracker are served from the instance itself.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { ActionSchema, Context, ServiceBroker, ServiceSchema } from 'moleculer';
+import type { ActionSchema, Context, ServiceBroker, ServiceSchema, ServiceSettingSchema } from 'moleculer';
+import type { ApiSettingsSchema } from 'moleculer-web';
 import ApiGateway from 'moleculer-web';
 import { PlumbError } from '../lib/errors.ts';
 import { readJsonBody } from '../lib/http/body.ts';
@@ -74,7 +75,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
       onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: Error) {
         sendError(this, req, res, err);
       },
-    },
+    } satisfies ApiSettingsSchema as ServiceSettingSchema,
 
     // The gateway's own helper actions (list-aliases, add/remove route) must never be reachable.
     actions: {
@@ -129,8 +130,8 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
       },
     },
 
-    started(this: GatewayThis) {
-      const address = this.server.address();
+    started() {
+      const address = (this as unknown as GatewayThis).server.address();
       if (address && typeof address === 'object') log.info({ port: address.port, host: address.address }, `listening on ${config.publicUrl}`);
     },
   };

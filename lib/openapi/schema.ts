@@ -119,6 +119,7 @@ export function objectSchema(params: Record<string, Rule>): JsonSchema {
   const schema: JsonSchema = { type: 'object', properties: Object.fromEntries(fields.map((f) => [f.name, f.schema])) };
   const required = fields.filter((f) => !f.optional).map((f) => f.name);
   if (required.length > 0) schema.required = required;
-  if (params.$$strict === true || params.$$strict === 'remove') schema.additionalProperties = false;
+  const strict = (params as Record<string, unknown>).$$strict;
+  if (strict === true || strict === 'remove') schema.additionalProperties = false;
   return schema;
 }

@@ -58,6 +58,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { PLUMB_REDIS_URL: 'http://user:hunter2@x' } })).toThrow(/hidden value/);
   });
 
+  it('refuses cluster mode without a shared JWT secret', () => {
+    const env = { PLUMB_TRANSPORTER: 'nats://127.0.0.1:4222', PLUMB_DATABASE_URL: 'postgres://db/plumb', PLUMB_CLICKHOUSE_URL: 'http://ch:8123' };
+    expect(() => loadConfig({ env })).toThrow('PLUMB_JWT_SECRET: cluster mode needs one secret shared by all nodes');
+    expect(loadConfig({ env: { ...env, PLUMB_JWT_SECRET: 'k'.repeat(40) } }).clusterMode).toBe(true);
+  });
+
   it('refuses cluster mode on embedded stores and says why', () => {
     expect(() => loadConfig({ env: { PLUMB_TRANSPORTER: 'nats://127.0.0.1:4222' } })).toThrow(/embedded stores .* cannot be shared/);
   });

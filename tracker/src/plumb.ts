@@ -12,7 +12,7 @@ interface PlumbWindow extends Window {
   const send = (path: string, payload: Record<string, unknown>) => {
     const body = JSON.stringify(payload);
     const url = endpoint(path);
-    if (!(navigator.sendBeacon && navigator.sendBeacon(url, new Blob([body], { type: 'text/plain' })))) {
+    if (!navigator.sendBeacon?.(url, new Blob([body], { type: 'text/plain' }))) {
       fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', headers: { 'Content-Type': 'text/plain' } }).catch(() => undefined);
     }
   };
