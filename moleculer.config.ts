@@ -2,6 +2,7 @@
 // explicit namespace/nodeID, request timeout and context tracking so shutdown drains in-flight calls.
 import type { BrokerOptions } from 'moleculer';
 import type { Config } from './lib/config.ts';
+import { logDestination } from './lib/log.ts';
 
 export function brokerOptions(config: Config): BrokerOptions {
   return {
@@ -9,7 +10,7 @@ export function brokerOptions(config: Config): BrokerOptions {
     nodeID: config.nodeId,
     // A transporter URL string (nats://…) is resolved by Moleculer at start.
     transporter: (config.transporter ?? null) as BrokerOptions['transporter'],
-    logger: config.logLevel === 'silent' ? false : { type: 'Pino', options: { level: config.logLevel, pino: { options: { base: { pid: process.pid, node: config.nodeId } } } } },
+    logger: config.logLevel === 'silent' ? false : { type: 'Pino', options: { level: config.logLevel, pino: { options: { base: { pid: process.pid, node: config.nodeId } }, destination: logDestination() } } },
     requestTimeout: config.requestTimeoutMs,
     disableBalancer: false,
     validator: true,

@@ -26,11 +26,11 @@ export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 
 
 export const SETTINGS = [
   // Node
-  { flag: 'data-dir', env: ['PLUMB_DATA_DIR'], type: 'string', default: './data', description: 'Directory for the embedded stores, the ingest journal and the generated JWT secret.' },
+  { flag: 'data-dir', env: ['PLUMB_DATA_DIR'], type: 'string', default: './data', description: 'Directory for the embedded stores and the generated JWT secret.' },
   { flag: 'port', env: ['PLUMB_PORT', 'PORT'], type: 'int', default: 8080, min: 0, max: 65535, description: 'HTTP port (0 picks a free port).' },
   { flag: 'host', env: ['PLUMB_HOST'], type: 'string', default: '0.0.0.0', description: 'Address the HTTP server binds to.' },
   { flag: 'public-url', env: ['PLUMB_PUBLIC_URL'], type: 'url', default: undefined, schemes: ['http:', 'https:'], description: 'Public base URL as users reach it (default http://localhost:<port>). Secure cookies when https.' },
-  { flag: 'log-level', env: ['PLUMB_LOG_LEVEL'], type: 'enum', default: 'info', values: LOG_LEVELS, description: 'Log level (JSON logs; pretty on a TTY).' },
+  { flag: 'log-level', env: ['PLUMB_LOG_LEVEL'], type: 'enum', default: 'info', values: LOG_LEVELS, description: 'Log level; JSON lines on stdout, human-readable on a terminal.' },
   { flag: 'node-id', env: ['PLUMB_NODE_ID'], type: 'string', default: undefined, description: 'Moleculer node id (default <hostname>-<pid>).' },
   { flag: 'namespace', env: ['PLUMB_NAMESPACE'], type: 'string', default: 'plumb', description: 'Moleculer namespace; nodes of one cluster share it.' },
   { flag: 'request-timeout-ms', env: ['PLUMB_REQUEST_TIMEOUT_MS'], type: 'int', default: 30000, min: 100, max: 600000, description: 'Timeout of one action call between services, in milliseconds.' },
@@ -41,7 +41,7 @@ export const SETTINGS = [
   // Stores and cluster
   { flag: 'database-url', env: ['PLUMB_DATABASE_URL'], type: 'url', default: undefined, schemes: ['postgres:', 'postgresql:'], secret: true, description: 'PostgreSQL URL for metadata. Unset: embedded PGlite in <data-dir>/meta.' },
   { flag: 'clickhouse-url', env: ['PLUMB_CLICKHOUSE_URL'], type: 'url', default: undefined, schemes: ['http:', 'https:'], secret: true, description: 'ClickHouse HTTP URL for analytics. Unset: embedded chDB in <data-dir>/analytics.' },
-  { flag: 'redis-url', env: ['PLUMB_REDIS_URL'], type: 'url', default: undefined, schemes: ['redis:', 'rediss:'], secret: true, description: 'Redis URL for leader election (and shared rate limits). Unset: this node is always leader.' },
+  { flag: 'redis-url', env: ['PLUMB_REDIS_URL'], type: 'url', default: undefined, schemes: ['redis:', 'rediss:'], secret: true, description: 'Redis URL for leader election. Unset: this node is always leader.' },
   { flag: 'transporter', env: ['PLUMB_TRANSPORTER'], type: 'url', default: undefined, schemes: ['nats:'], secret: true, description: 'Moleculer transporter (nats://host:4222). Unset: single node, no transporter.' },
   { flag: 'leader-lease-ms', env: ['PLUMB_LEADER_LEASE_MS'], type: 'int', default: 10000, min: 1000, max: 300000, description: 'Leader lease TTL in Redis; renewed every third of it.' },
   // Auth (spec: Authentication)

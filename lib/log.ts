@@ -1,6 +1,7 @@
-// Logging: pino, JSON lines; pretty-ish only when stdout is a TTY. Everything outside Moleculer
-// (stores, CLI, elector) logs through a Log so tests can pass a silent one.
+// Logging: pino JSON lines on stdout; human-readable only when stdout is a terminal. Everything
+// outside Moleculer (stores, CLI, elector) logs through a Log so tests can pass a silent one.
 import pino from 'pino';
+import pinoPretty from 'pino-pretty';
 import type { Config } from './config.ts';
 
 export interface Log {
@@ -11,8 +12,15 @@ export interface Log {
   error(obj: object | string, msg?: string): void;
 }
 
+/** Where log lines go: a pretty printer on a TTY, plain stdout otherwise (collectors parse JSON). */
+export function logDestination(): pino.DestinationStream | undefined {
+  return process.stdout.isTTY ? pinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : undefined;
+}
+
 export function createLog(level: Config['logLevel'], name = 'plumb'): pino.Logger {
-  return pino({ name, level, base: { pid: process.pid } });
+  const destination = logDestination();
+  const options = { name, level, base: { pid: process.pid } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export const silentLog: Log = pino({ level: 'silent' });
