@@ -10,6 +10,7 @@ import { gatewayOf } from '../services/api.service.ts';
 import { SERVICE_FACTORIES } from '../services/index.ts';
 import { resolveJwtSecret } from './auth/jwt-secret.ts';
 import { type Config, describeConfig } from './config.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 import { createLog } from './log.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { type AnalyticsStore, openAnalyticsStore } from './stores/analytics/index.ts';
@@ -33,6 +34,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   const log = createLog(config.logLevel);
   log.debug({ config: describeConfig(config) }, 'configuration');
   const plugins = resolvePlugins(config.plugins, options.env ?? process.env);
+  const dataDirLock = lockDataDir(config.dataDir);
   const jwtSecret = resolveJwtSecret(config.jwtSecret, config.dataDir, log);
   const elector = config.redisUrl
     ? createRedisElector({ redisUrl: config.redisUrl, nodeId: config.nodeId, leaseMs: config.leaderLeaseMs, log })
@@ -68,6 +70,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   } catch (err) {
     await broker.stop().catch(() => undefined);
     await Promise.all([metadata?.close(), analytics?.close()]).catch(() => undefined);
+    dataDirLock.release();
     throw err;
   }
   log.info({ ms: Math.round(performance.now() - started), leader: elector.isLeader(), nodeId: config.nodeId }, `Plumb ready at ${config.publicUrl}`);
@@ -87,6 +90,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
         clearTimeout(deadline);
         runtime.detachStores();
         await Promise.all([metadata?.close(), analytics?.close()]);
+        dataDirLock.release();
         log.info('Plumb stopped');
       }
     })();

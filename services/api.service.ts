@@ -100,6 +100,11 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
         return ApiGateway.methods!.httpHandler.call(this, req, res, next);
       },
 
+      /** moleculer-web logs every non-4xx itself; sendError logs what deserves it, once. */
+      errorHandler(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: Error) {
+        sendError(this, req, res, err);
+      },
+
       /** Not routed: the built dashboard's files, then the SPA shell for dashboard URLs, then JSON 404. */
       send404(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
         if (assets.sendDashboard(req, res)) return;
@@ -171,7 +176,8 @@ function sendError(gateway: GatewayThis, req: GatewayRequest, res: ServerRespons
     return;
   }
   const { status, body, headers } = renderError(err);
-  if (status >= 500) (gateway as unknown as { logger: { error(...a: unknown[]): void } }).logger.error({ err, url: req.url }, 'request failed');
+  // 503 is an expected state (starting, stopping, leader away), not a failure worth an error line.
+  if (status >= 500 && status !== 503) (gateway as unknown as { logger: { error(...a: unknown[]): void } }).logger.error({ err, url: req.url }, 'request failed');
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   sendJson(res, status, body);
 }

@@ -67,6 +67,13 @@ describe('plumb serve on a fresh data dir', () => {
     expect((await fetch(`${instance.url}/plumb.js`, { headers: { 'If-None-Match': etag } })).status).toBe(304);
   });
 
+  it('refuses a second process on the same data dir, leaving the first untouched', async () => {
+    const second = await runPlumb(['serve', '-port', '0'], { PLUMB_DATA_DIR: instance.dataDir });
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(`PLUMB_DATA_DIR: ${instance.dataDir} is in use by another Plumb process (pid ${instance.child.pid})`);
+    expect((await request(`${instance.url}/readyz`)).status).toBe(200);
+  });
+
   it('publishes an OpenAPI document naming every route the node serves', async () => {
     const res = await request(`${instance.url}/api/docs/v1/openapi.json`);
     const paths = Object.keys(res.body.paths as object);

@@ -1,0 +1,101 @@
+// Metadata migrations: numbered SQL files applied in order at start, each in its own transaction
+// with its schema_migrations row, under an advisory lock so nodes starting together do not race.
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Log } from '../../log.ts';
+import type { MetadataSession } from './index.ts';
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+
+/**
+ * The advisory lock every Plumb node takes while migrating the metadata database. Fixed forever:
+ * two versions of Plumb must contend on the same key. Passed as text because it does not fit in a
+ * JS number exactly.
+ */
+export const MIGRATION_LOCK_KEY = '5794220148316040193';
+
+export interface Migration {
+  version: number;
+  name: string;
+  file: string;
+  sql: string;
+}
+
+const FILE_NAME = /^(\d{4,})_([a-z0-9_]+)\.sql$/;
+// The runner owns the transaction; a script that commits on its own would break the
+// "migration and its record land together" guarantee.
+const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|START\s+TRANSACTION|END)\b/im;
+
+/** Reads `NNNN_name.sql` files from dir in numeric order; refuses misnamed files and duplicate versions. */
+export async function loadMigrations(dir: string): Promise<Migration[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql'));
+  const migrations: Migration[] = [];
+  const byVersion = new Map<number, string>();
+  for (const file of files) {
+    const match = FILE_NAME.exec(file);
+    if (!match) throw new Error(`metadata migration ${file}: name must look like 0001_snake_case_name.sql`);
+    const version = Number(match[1]);
+    const clash = byVersion.get(version);
+    if (clash) throw new Error(`metadata migrations ${clash} and ${file} share version ${match[1]}: each version must be unique`);
+    byVersion.set(version, file);
+    const sql = await readFile(join(dir, file), 'utf8');
+    if (TRANSACTION_CONTROL.test(sql)) throw new Error(`metadata migration ${file}: must not contain BEGIN/COMMIT/ROLLBACK; the runner wraps each file in a transaction`);
+    migrations.push({ version, name: match[2], file, sql });
+  }
+  return migrations.sort((a, b) => a.version - b.version);
+}
+
+export interface RunMigrationsOptions {
+  dir: string;
+  log: Log;
+}
+
+/**
+ * Applies the migrations in dir that the database has not recorded. The session keeps one
+ * connection for the whole run, so the session-level advisory lock taken on it covers every step;
+ * a second node blocks on the lock, then finds everything recorded and applies nothing.
+ */
+export async function runMigrations(session: MetadataSession, options: RunMigrationsOptions): Promise<{ applied: number[] }> {
+  const { log } = options;
+  // Read the files before touching the database: a broken release fails without taking the lock.
+  const migrations = await loadMigrations(options.dir);
+  await session.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+  try {
+    await session.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const recorded = await session.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+    const done = new Set(recorded.rows.map((r) => r.version));
+    refuseNewerDatabase(recorded.rows.at(-1)?.version, migrations.at(-1)?.version ?? 0);
+
+    const applied: number[] = [];
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      const started = performance.now();
+      await session.transaction(async (tx) => {
+        await tx.exec(m.sql);
+        await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      });
+      applied.push(m.version);
+      log.info({ version: m.version, name: m.name, ms: Math.round(performance.now() - started) }, 'metadata migration applied');
+    }
+    return { applied };
+  } finally {
+    // Failing to unlock must not hide the error that brought us here; the lock also ends with the
+    // connection, which the transport drops when a session fails.
+    await session.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch((err: unknown) => {
+      log.warn({ err }, 'metadata migrations: advisory unlock failed');
+    });
+  }
+}
+
+function refuseNewerDatabase(latestRecorded: number | undefined, latestKnown: number): void {
+  if (latestRecorded === undefined || latestRecorded <= latestKnown) return;
+  throw new Error(
+    `metadata database is at schema version ${latestRecorded} but this Plumb only knows migrations up to ${latestKnown}: ` +
+      'a newer Plumb wrote it. Refusing to start so that no data is lost; run that newer Plumb (or restore a backup made for this version).',
+  );
+}

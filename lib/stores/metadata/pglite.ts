@@ -1,0 +1,103 @@
+// PGlite transport: embedded PostgreSQL (wasm) with its files in <dataDir>/meta, for single-node
+// Plumb. One connection, so every call is queued and a transaction holds the queue until it ends.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
+import type { Log } from '../../log.ts';
+import type { MetadataScriptable, MetadataSession, MetadataTransport, QueryResult } from './index.ts';
+
+export interface PgliteOptions {
+  dataDir: string;
+  log: Log;
+}
+
+export async function openPglite(options: PgliteOptions): Promise<MetadataTransport> {
+  const dir = join(options.dataDir, 'meta');
+  await mkdir(dir, { recursive: true });
+  let db: PGlite;
+  try {
+    db = await PGlite.create(dir);
+  } catch (err) {
+    throw new Error(`metadata store: cannot open PGlite in ${dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  options.log.info({ dir }, 'metadata store: PGlite opened');
+  return pgliteTransport(db);
+}
+
+function pgliteTransport(db: PGlite): MetadataTransport {
+  // PGlite queues its own calls too, but only call by call. This queue is ours so a session
+  // (migrations: lock, several transactions, unlock) keeps the connection between calls.
+  const queue = new Queue();
+  let closed = false;
+  const whenOpen = <T>(fn: () => Promise<T>): Promise<T> =>
+    queue.run(() => {
+      if (closed) return Promise.reject(new Error('metadata store (pglite) is closed'));
+      return fn();
+    });
+  const transaction = <T>(fn: (tx: MetadataScriptable) => Promise<T>) => db.transaction((tx) => fn(scriptable(tx)));
+  const session: MetadataSession = { ...scriptable(db), transaction };
+
+  return {
+    kind: 'pglite',
+    query: <T>(sql: string, params?: unknown[]) => whenOpen(() => run<T>(db, sql, params)),
+    transaction: (fn) => whenOpen(() => transaction(fn)),
+    session: (fn) => whenOpen(() => fn(session)),
+    close: () =>
+      // Queued behind work already accepted, so nothing in flight is cut off.
+      queue.run(async () => {
+        if (closed) return;
+        closed = true;
+        await db.close();
+      }),
+  };
+}
+
+function scriptable(conn: PGlite | Transaction): MetadataScriptable {
+  return {
+    query: <T>(sql: string, params?: unknown[]) => run<T>(conn, sql, params),
+    exec: async (script: string) => {
+      await conn.exec(script);
+    },
+  };
+}
+
+async function run<T>(conn: PGlite | Transaction, sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
+  const result: Results<T> = await conn.query<T>(sql, params.map(toParam));
+  // PGlite reports affectedRows only for writes; pg's rowCount also counts the rows a SELECT returned.
+  return { rows: result.rows, rowCount: Math.max(result.affectedRows ?? 0, result.rows.length) };
+}
+
+/**
+ * Prepares a bound value the way node-postgres does, so one call means the same on both
+ * transports: PGlite would otherwise send a JS array to a `text[]` parameter as "a,b" and an
+ * object to a `text` parameter as "[object Object]".
+ */
+function toParam(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return arrayLiteral(value);
+  if (typeof value === 'object') return JSON.stringify(value);
+  return value;
+}
+
+function arrayLiteral(items: unknown[]): string {
+  const parts = items.map((item) => {
+    if (item === null || item === undefined) return 'NULL';
+    if (Array.isArray(item)) return arrayLiteral(item);
+    const prepared = item instanceof Uint8Array ? `\\x${Buffer.from(item).toString('hex')}` : String(toParam(item));
+    return `"${prepared.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  });
+  return `{${parts.join(',')}}`;
+}
+
+/** A FIFO of async jobs, one at a time; a failed job does not stop the ones behind it. */
+class Queue {
+  #tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(job: () => Promise<T>): Promise<T> {
+    const result = this.#tail.then(job);
+    this.#tail = result.catch(() => undefined);
+    return result;
+  }
+}
