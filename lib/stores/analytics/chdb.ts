@@ -1,0 +1,171 @@
+// The analytics transport over chDB: ClickHouse's engine inside this process, its data in one
+// directory. libchdb binds ONE data directory per process, so a module-level registry refuses a
+// second directory while a store is open (with a message that says so) and frees it on close.
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { type ChdbQueryStream, drainPending, Session } from 'chdb';
+import type { Log } from '../../log.ts';
+import { AnalyticsStoreError, type Params, PINNED_SETTINGS, parseRows, type Transport, toStoreError } from './transport.ts';
+
+/** Which directory this process's chDB is bound to, and how many stores use it. */
+const registry = { dir: '', stores: 0 };
+
+function claim(dir: string): void {
+  if (registry.stores > 0 && registry.dir !== dir) {
+    throw new AnalyticsStoreError(
+      `chDB is already open on ${registry.dir} in this process; it binds one data directory per process, so ${dir} cannot be opened until that store is closed`,
+    );
+  }
+  registry.dir = dir;
+  registry.stores++;
+}
+
+function release(): void {
+  registry.stores = Math.max(0, registry.stores - 1);
+  if (registry.stores === 0) registry.dir = '';
+}
+
+// Settings given at connect (clickhouse-local argv form), so they hold for every query on the
+// connection. Databases load while the store opens, so a damaged tenant fails the start, not
+// some later query.
+const CONNECTION_ARGS = [
+  '--async_load_databases=0',
+  ...Object.entries(PINNED_SETTINGS).map(([name, value]) => `--${name}=${value}`),
+];
+// Stream connections cut results into blocks of at most this many rows: one block is what a
+// stream holds in memory at a time (the default, 65,409 rows, can be tens of megabytes).
+const STREAM_ARGS = [...CONNECTION_ARGS, '--max_block_size=8192'];
+
+/** Runs tasks one at a time, in call order. */
+class Serial {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(task: () => T | Promise<T>): Promise<T> {
+    const result = this.tail.then(task);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+const hasKeys = (params: Params) => Object.keys(params).length > 0;
+
+export class ChdbTransport implements Transport {
+  readonly kind = 'chdb' as const;
+  readonly dir: string;
+  private readonly session: Session;
+  private readonly log: Log;
+  /** Connections opened for streams; closed with the store. */
+  private readonly streams = new Set<Session>();
+  /**
+   * Bound parameters live in engine-wide state in libchdb: two parameterised statements running
+   * at once can read each other's values. chdb serialises its own queryBindAsync calls, but a
+   * bound stream starts outside that queue, so every bound start goes through this one.
+   */
+  private readonly bound = new Serial();
+  private closing: Promise<void> | undefined;
+
+  private constructor(dir: string, session: Session, log: Log) {
+    this.dir = dir;
+    this.session = session;
+    this.log = log;
+  }
+
+  static async open(dir: string, log: Log): Promise<ChdbTransport> {
+    const absolute = resolve(dir);
+    claim(absolute);
+    try {
+      mkdirSync(absolute, { recursive: true });
+      // A store closed a moment ago may still be releasing its connection; wait for it.
+      await drainPending();
+      const transport = new ChdbTransport(absolute, new Session(absolute, { connectionArgs: CONNECTION_ARGS }), log);
+      await transport.ping();
+      log.info({ dir: absolute }, 'analytics store open (chDB)');
+      return transport;
+    } catch (error) {
+      release();
+      throw toStoreError(error);
+    }
+  }
+
+  async query<T>(sql: string, params: Params): Promise<T[]> {
+    return parseRows<T>(await this.run(sql, params, 'JSONEachRow'));
+  }
+
+  async command(sql: string, params: Params): Promise<void> {
+    await this.run(sql, params, 'TabSeparated');
+  }
+
+  /**
+   * chDB streams natively: queryStream hands over one block (at most 8,192 rows here) per
+   * fetch, each fetch off the event loop, so rows are yielded while the query still runs. A
+   * connection runs one stream at a time, so each stream gets its own connection to the same
+   * directory, which libchdb allows; breaking out of the loop cancels the query.
+   */
+  async *stream<T>(sql: string, params: Params): AsyncIterable<T> {
+    this.assertOpen();
+    const session = new Session(this.dir, { connectionArgs: STREAM_ARGS });
+    this.streams.add(session);
+    let stream: ChdbQueryStream | undefined;
+    try {
+      stream = hasKeys(params)
+        ? await this.bound.run(() => session.queryStreamBind(sql, params, { format: 'JSONEachRow' }))
+        : session.queryStream(sql, { format: 'JSONEachRow' });
+      for await (const chunk of stream) {
+        for (const row of chunk.rows<T>()) yield row;
+      }
+      // Closing the store cancels its streams, and a cancelled chDB stream just ends: say so,
+      // rather than let an export pass for complete.
+      if (!this.streams.has(session)) throw new AnalyticsStoreError('The analytics store was closed during the stream');
+    } catch (error) {
+      throw toStoreError(error);
+    } finally {
+      stream?.cancel();
+      this.streams.delete(session);
+      session.close();
+    }
+  }
+
+  async insert(target: string, ndjson: string, settings: Record<string, string | number>): Promise<void> {
+    this.assertOpen();
+    if (ndjson.length === 0) return;
+    try {
+      // The raw insert hands the bytes to the engine's own JSONEachRow parser.
+      await this.session.insert({ table: target, values: Buffer.from(ndjson), format: 'JSONEachRow', settings });
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.run('SELECT 1', {}, 'TabSeparated');
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const session of this.streams) session.close();
+      this.streams.clear();
+      this.session.close();
+      // close() defers the native teardown behind running operations; the directory is free
+      // (for a store on another path) only once they are done.
+      await drainPending();
+      release();
+      this.log.info({ dir: this.dir }, 'analytics store closed (chDB)');
+    })();
+    return this.closing;
+  }
+
+  private async run(sql: string, params: Params, format: string): Promise<string> {
+    this.assertOpen();
+    try {
+      const result = hasKeys(params)
+        ? await this.bound.run(() => this.session.queryBindAsync(sql, params, { format }))
+        : await this.session.queryAsync(sql, { format });
+      return result.text();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new AnalyticsStoreError('The analytics store is closed');
+  }
+}

@@ -1,0 +1,149 @@
+// The analytics transport over a ClickHouse server's HTTP interface (@clickhouse/client), used
+// when PLUMB_CLICKHOUSE_URL is set. Same SQL, same parameters, same rows as the chDB transport.
+import { Readable } from 'node:stream';
+import { type ClickHouseClient, ClickHouseLogLevel, createClient, type Logger } from '@clickhouse/client';
+import type { Log } from '../../log.ts';
+import { AnalyticsStoreError, type Params, PINNED_SETTINGS, type Transport, toStoreError } from './transport.ts';
+
+// Buffer the whole response on the server before answering: an error met halfway through a
+// result then arrives as an HTTP error, not as a truncated 200. Streams do not set it.
+const COMPLETE = { wait_end_of_query: 1 } as const;
+
+/** The client's own log lines, into ours; its errors are rethrown to the caller, so debug. */
+function loggerClass(log: Log): new () => Logger {
+  return class implements Logger {
+    trace(params: { message: string; args?: Record<string, unknown> }) {
+      log.trace({ clickhouse: params.args }, params.message);
+    }
+    debug(params: { message: string; args?: Record<string, unknown> }) {
+      log.debug({ clickhouse: params.args }, params.message);
+    }
+    info(params: { message: string; args?: Record<string, unknown> }) {
+      log.debug({ clickhouse: params.args }, params.message);
+    }
+    warn(params: { message: string; args?: Record<string, unknown>; err?: Error }) {
+      log.warn({ clickhouse: params.args, err: params.err }, params.message);
+    }
+    error(params: { message: string; args?: Record<string, unknown>; err: Error }) {
+      log.debug({ clickhouse: params.args, err: params.err }, params.message);
+    }
+  };
+}
+
+/** The URL without its password, for logs. */
+function redact(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '****';
+  return parsed.toString();
+}
+
+export class ClickHouseTransport implements Transport {
+  readonly kind = 'clickhouse' as const;
+  private readonly client: ClickHouseClient;
+  private readonly log: Log;
+  private readonly url: string;
+  private closing: Promise<void> | undefined;
+
+  private constructor(client: ClickHouseClient, url: string, log: Log) {
+    this.client = client;
+    this.url = url;
+    this.log = log;
+  }
+
+  static async open(url: string, log: Log): Promise<ClickHouseTransport> {
+    const client = createClient({
+      url,
+      // Uncompressed both ways: Plumb talks to ClickHouse over a private network, and plain
+      // bodies keep the wire format identical to what the test server and curl see.
+      compression: { request: false, response: false },
+      clickhouse_settings: { ...PINNED_SETTINGS },
+      // Socket idle limit. Dashboard queries answer well within it and streams keep sending.
+      request_timeout: 60_000,
+      application: 'plumb',
+      log: { LoggerClass: loggerClass(log), level: ClickHouseLogLevel.WARN },
+    });
+    const transport = new ClickHouseTransport(client, redact(url), log);
+    try {
+      await transport.ping();
+    } catch (error) {
+      await client.close();
+      throw error;
+    }
+    log.info({ url: transport.url }, 'analytics store open (ClickHouse)');
+    return transport;
+  }
+
+  async query<T>(sql: string, params: Params): Promise<T[]> {
+    this.assertOpen();
+    try {
+      const result = await this.client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: COMPLETE });
+      return await result.json<T>();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  /** Rows are decoded as the response arrives; breaking out of the loop closes the socket. */
+  async *stream<T>(sql: string, params: Params): AsyncIterable<T> {
+    this.assertOpen();
+    let result: Awaited<ReturnType<ClickHouseClient['query']>> | undefined;
+    try {
+      result = await this.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+      for await (const rows of result.stream<T>()) {
+        for (const row of rows) yield row.json();
+      }
+      // A socket cut by close() can end the response without an error: never pass for complete.
+      if (this.closing) throw new AnalyticsStoreError('The analytics store was closed during the stream');
+    } catch (error) {
+      throw this.closing ? new AnalyticsStoreError('The analytics store was closed during the stream', { cause: error }) : toStoreError(error);
+    } finally {
+      result?.close();
+    }
+  }
+
+  async command(sql: string, params: Params): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.client.command({ query: sql, query_params: params, clickhouse_settings: COMPLETE });
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async insert(target: string, ndjson: string, settings: Record<string, string | number>): Promise<void> {
+    this.assertOpen();
+    if (ndjson.length === 0) return;
+    try {
+      // exec, not insert: insert re-encodes JSON rows itself, while exec sends our JSONEachRow
+      // bytes as the body unchanged (statement in the URL), the same text chDB gets.
+      const result = await this.client.exec({
+        query: `INSERT INTO ${target} FORMAT JSONEachRow`,
+        values: Readable.from([Buffer.from(ndjson)], { objectMode: false }),
+        clickhouse_settings: { ...settings, ...COMPLETE },
+      });
+      for await (const _ of result.stream) {
+        // An INSERT answers with an empty body; reading it to the end frees the socket.
+      }
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    const result = await this.client.ping();
+    if (!result.success) throw new AnalyticsStoreError(`ClickHouse at ${this.url} did not answer: ${result.error.message}`, { cause: result.error });
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.client.close();
+      this.log.info({ url: this.url }, 'analytics store closed (ClickHouse)');
+    })();
+    return this.closing;
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new AnalyticsStoreError('The analytics store is closed');
+  }
+}

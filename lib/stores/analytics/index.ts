@@ -1,0 +1,132 @@
+// The analytics store: hits, events, web vitals and AI fetches in one ClickHouse database per
+// team. One SQL dialect (ClickHouse) on two transports: chDB in <dataDir>/analytics by default,
+// a ClickHouse server over HTTP when a URL is given. The transport hides only the wire.
+import { join } from 'node:path';
+import type { Log } from '../../log.ts';
+import { ChdbTransport } from './chdb.ts';
+import { ClickHouseTransport } from './clickhouse.ts';
+import { loadMigrations, type Migration, migrateTenant } from './migrations.ts';
+import { assertIdentifier, encodeRows, normalizeParams, type Params, type Transport, tenantDatabase } from './transport.ts';
+
+export type { Params } from './transport.ts';
+export { AnalyticsStoreError, tenantDatabase } from './transport.ts';
+
+export interface InsertOptions {
+  /** Database of the table; unqualified (the connection's current database) when absent. */
+  database?: string;
+  /**
+   * Inserting the same token again into the same table stores nothing: a replayed batch is kept
+   * once. Without a token every insert is stored, even a byte-identical one.
+   */
+  dedupToken?: string;
+}
+
+export interface AnalyticsStore {
+  readonly kind: 'chdb' | 'clickhouse';
+  /**
+   * Rows as JSONEachRow objects. Values are bound as `{name:Type}` parameters, never spliced
+   * (`{db:Identifier}` for a database or table). 64-bit integers come back as strings,
+   * DateTime64 as 'YYYY-MM-DD hh:mm:ss.sss' UTC text.
+   */
+  query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>;
+  /** Rows as they are produced, one block in memory at a time; for exports. Break to cancel. */
+  stream<T = Record<string, unknown>>(sql: string, params?: Params): AsyncIterable<T>;
+  /** DDL and statements without a result. */
+  command(sql: string, params?: Params): Promise<void>;
+  /** One batch insert (JSONEachRow). Table and database names must match /^[a-z_][a-z0-9_]*$/. */
+  insert(table: string, rows: readonly Record<string, unknown>[], options?: InsertOptions): Promise<void>;
+  /** 'tenant_' + the team's UUID in lower-case hex without dashes; throws on a non-UUID. */
+  tenantDatabase(teamId: string): string;
+  /** Creates the team's database and applies pending tenant migrations; returns its name. */
+  ensureTenant(teamId: string): Promise<string>;
+  ping(): Promise<void>;
+  /** Idempotent; waits for the engine to let go of the data dir. */
+  close(): Promise<void>;
+}
+
+export interface OpenAnalyticsStoreOptions {
+  dataDir: string;
+  clickhouseUrl?: string;
+  log: Log;
+}
+
+export async function openAnalyticsStore(options: OpenAnalyticsStoreOptions): Promise<AnalyticsStore> {
+  const transport = options.clickhouseUrl
+    ? await ClickHouseTransport.open(options.clickhouseUrl, options.log)
+    : await ChdbTransport.open(join(options.dataDir, 'analytics'), options.log);
+  return new Store(transport, loadMigrations(), options.log);
+}
+
+class Store implements AnalyticsStore {
+  readonly kind: 'chdb' | 'clickhouse';
+  private readonly transport: Transport;
+  private readonly migrations: readonly Migration[];
+  private readonly log: Log;
+  /** Migrations in flight, by tenant database: concurrent callers share one run. */
+  private readonly migrating = new Map<string, Promise<string>>();
+
+  constructor(transport: Transport, migrations: readonly Migration[], log: Log) {
+    this.kind = transport.kind;
+    this.transport = transport;
+    this.migrations = migrations;
+    this.log = log;
+  }
+
+  async query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]> {
+    return this.transport.query<T>(sql, normalizeParams(params));
+  }
+
+  stream<T = Record<string, unknown>>(sql: string, params?: Params): AsyncIterable<T> {
+    const { transport } = this;
+    return {
+      // Parameters are checked when iteration starts, so a bad one rejects like any other error.
+      async *[Symbol.asyncIterator]() {
+        yield* transport.stream<T>(sql, normalizeParams(params));
+      },
+    };
+  }
+
+  async command(sql: string, params?: Params): Promise<void> {
+    await this.transport.command(sql, normalizeParams(params));
+  }
+
+  async insert(table: string, rows: readonly Record<string, unknown>[], options: InsertOptions = {}): Promise<void> {
+    assertIdentifier('table', table);
+    const target = options.database === undefined ? table : `${assertIdentifier('database', options.database)}.${table}`;
+    if (rows.length === 0) return;
+    // Without a token of the caller's a fresh one is sent: ClickHouse would otherwise drop a
+    // block identical to a recent one (it hashes the content), silently losing rows that were
+    // meant to be stored twice. Setting a token works on every server version, unlike turning
+    // deduplication off (that setting changed name in ClickHouse 26).
+    const token = options.dedupToken ?? `plumb-${crypto.randomUUID()}`;
+    await this.transport.insert(target, encodeRows(rows), { insert_deduplication_token: token });
+  }
+
+  tenantDatabase(teamId: string): string {
+    return tenantDatabase(teamId);
+  }
+
+  ensureTenant(teamId: string): Promise<string> {
+    let db: string;
+    try {
+      db = tenantDatabase(teamId);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const inFlight = this.migrating.get(db);
+    if (inFlight) return inFlight;
+    const run = migrateTenant(this, db, this.migrations, this.log)
+      .then(() => db)
+      .finally(() => this.migrating.delete(db));
+    this.migrating.set(db, run);
+    return run;
+  }
+
+  ping(): Promise<void> {
+    return this.transport.ping();
+  }
+
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+}

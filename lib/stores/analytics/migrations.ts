@@ -1,0 +1,87 @@
+// Tenant migrations: the numbered SQL files in ./migrations, applied to each tenant database in
+// order and recorded in <tenant>.schema_migrations, so a start on an existing data dir only adds.
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Log } from '../../log.ts';
+import type { Params } from './transport.ts';
+
+export interface Migration {
+  version: number;
+  /** The file name without `.sql`, e.g. `0001_tables`. */
+  name: string;
+  statements: string[];
+}
+
+/** What the runner needs from a store; the store's own methods, so nothing bypasses them. */
+export interface MigrationTarget {
+  query<T>(sql: string, params?: Params): Promise<T[]>;
+  command(sql: string, params?: Params): Promise<void>;
+  insert(table: string, rows: readonly Record<string, unknown>[], options?: { database?: string; dedupToken?: string }): Promise<void>;
+}
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
+
+/**
+ * Splits a file into statements: each ends with `;` at the end of a line (a `;` inside a line,
+ * e.g. in a string literal, is left alone). Lines that are only comments are dropped.
+ */
+export function splitStatements(sql: string): string[] {
+  return sql
+    .split(/;[ \t]*(?:\r?\n|$)/)
+    .map((part) =>
+      part
+        .split('\n')
+        .filter((line) => !/^\s*--/.test(line))
+        .join('\n')
+        .trim(),
+    )
+    .filter((statement) => statement.length > 0);
+}
+
+export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
+  const migrations = readdirSync(dir)
+    .map((file) => ({ file, match: FILE.exec(file) }))
+    .filter((entry) => entry.match !== null)
+    .map(({ file, match }) => ({
+      version: Number(match![1]),
+      name: file.slice(0, -'.sql'.length),
+      statements: splitStatements(readFileSync(new URL(file, dir), 'utf8')),
+    }))
+    .sort((a, b) => a.version - b.version);
+  migrations.forEach((migration, index) => {
+    if (index > 0 && migration.version === migrations[index - 1].version) throw new Error(`Two tenant migrations numbered ${migration.version}`);
+  });
+  return migrations;
+}
+
+/**
+ * Creates the tenant database and applies the migrations it has not recorded. The files bind the
+ * database as `{db:Identifier}` (ClickHouse accepts identifier parameters in DDL), so no name is
+ * spliced into SQL. Every statement is `IF NOT EXISTS`-safe, and the record is inserted with a
+ * dedup token, so two nodes racing on the same tenant end with one record per version.
+ * Returns the versions applied now.
+ */
+export async function migrateTenant(store: MigrationTarget, db: string, migrations: readonly Migration[], log: Log): Promise<number[]> {
+  await store.command('CREATE DATABASE IF NOT EXISTS {db:Identifier}', { db });
+  await store.command(
+    `CREATE TABLE IF NOT EXISTS {db:Identifier}.schema_migrations
+     (version UInt32, name String, applied_at DateTime64(3, 'UTC'))
+     ENGINE = MergeTree ORDER BY version
+     SETTINGS non_replicated_deduplication_window = 100`,
+    { db },
+  );
+  const rows = await store.query<{ version: number }>('SELECT DISTINCT version FROM {db:Identifier}.schema_migrations', { db });
+  const done = new Set(rows.map((row) => Number(row.version)));
+  const applied: number[] = [];
+  for (const migration of migrations) {
+    if (done.has(migration.version)) continue;
+    for (const statement of migration.statements) await store.command(statement, { db });
+    await store.insert('schema_migrations', [{ version: migration.version, name: migration.name, applied_at: new Date() }], {
+      database: db,
+      dedupToken: `${db}:${migration.version}`,
+    });
+    log.info({ db, migration: migration.name }, 'tenant migration applied');
+    applied.push(migration.version);
+  }
+  return applied;
+}

@@ -1,0 +1,188 @@
+// What the two analytics transports (chDB in process, ClickHouse over HTTP) share: the transport
+// contract, the one error type, the settings pinned on both, and how JS values become query
+// parameters and JSONEachRow rows, so a query behaves the same whichever engine runs it.
+
+export type Params = Record<string, unknown>;
+
+/** The part of the store that differs between chDB and a ClickHouse server. */
+export interface Transport {
+  readonly kind: 'chdb' | 'clickhouse';
+  query<T>(sql: string, params: Params): Promise<T[]>;
+  stream<T>(sql: string, params: Params): AsyncIterable<T>;
+  command(sql: string, params: Params): Promise<void>;
+  /** `target` is an already validated `table` or `db.table`; `ndjson` is JSONEachRow text. */
+  insert(target: string, ndjson: string, settings: Record<string, string | number>): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A failure reported by ClickHouse (or chDB), with the same shape on both transports:
+ * `code` is ClickHouse's numeric error code (47 for an unknown identifier, 60 for an unknown
+ * table…), `type` its name (`UNKNOWN_IDENTIFIER`), the message ClickHouse's own text.
+ */
+export class AnalyticsStoreError extends Error {
+  readonly code: number | undefined;
+  readonly type: string | undefined;
+  constructor(message: string, details: { code?: number; type?: string; cause?: unknown } = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'AnalyticsStoreError';
+    this.code = details.code;
+    this.type = details.type;
+  }
+}
+
+// ClickHouse's exception text: "Code: 47. DB::Exception: <message>. (UNKNOWN_IDENTIFIER)", maybe
+// followed by " (version …)". The type is read from the end: a message can itself hold a
+// parenthesised upper-case word (a syntax error quotes the query), which the client's own
+// parser takes for the type; its code is always right, so `code` is the one to branch on.
+const CODE = /(?:Code|Error): (\d+)\./;
+const TYPE_AT_END = /\(([A-Z][A-Z0-9_]{2,})\)(?:\s*\(version [^)]*\))?\.?\s*$/;
+
+const tidy = (message: string) => message.trim().replace(/\.$/, '');
+
+/** Wraps whatever a transport threw into an AnalyticsStoreError, keeping ClickHouse's code. */
+export function toStoreError(error: unknown): AnalyticsStoreError {
+  if (error instanceof AnalyticsStoreError) return error;
+  const text = error instanceof Error ? error.message : String(error);
+  const code = CODE.exec(text);
+  const body = text.indexOf('Exception: ');
+  if (code && body !== -1) {
+    const type = TYPE_AT_END.exec(text);
+    const message = tidy(text.slice(body + 'Exception: '.length, type ? type.index : undefined));
+    return new AnalyticsStoreError(message, { code: Number(code[1]), type: type?.[1], cause: error });
+  }
+  // @clickhouse/client has already parsed the server's text (its code is a numeric string).
+  const fields = (error ?? {}) as { code?: unknown; type?: unknown };
+  return new AnalyticsStoreError(tidy(text), {
+    code: /^\d+$/.test(String(fields.code)) ? Number(fields.code) : undefined,
+    type: typeof fields.type === 'string' ? fields.type : undefined,
+    cause: error,
+  });
+}
+
+/**
+ * Settings pinned on every chDB connection and every HTTP request. chDB's defaults differ from a
+ * server's (it prints 64-bit integers unquoted, which JSON.parse would round), and a server's time
+ * zone is whatever its operator chose; pinning them makes results identical on both.
+ */
+export const PINNED_SETTINGS = {
+  // UInt64/Int64 as JSON strings: session_id hashes exceed 2^53 and would lose digits as numbers.
+  output_format_json_quote_64bit_integers: 1,
+  // Every timestamp is UTC: parameters, toDate(ts), and the text of DateTime64 results.
+  session_timezone: 'UTC',
+  // Accept ISO 8601 ('2024-01-02T03:04:05.678Z') as well as ClickHouse's own text in inserts.
+  date_time_input_format: 'best_effort',
+} as const;
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
+/** INSERT targets cannot be bound as parameters, so their names are checked instead. */
+export function assertIdentifier(kind: 'table' | 'database', name: unknown): string {
+  if (typeof name !== 'string' || !IDENTIFIER.test(name)) {
+    throw new AnalyticsStoreError(`Invalid ${kind} name ${JSON.stringify(name)}: expected lower-case letters, digits and _`);
+  }
+  return name;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `tenant_<uuid hex>`: the database that holds one team's analytics. */
+export function tenantDatabase(teamId: string): string {
+  if (typeof teamId !== 'string' || !UUID.test(teamId)) {
+    throw new AnalyticsStoreError(`Invalid team id ${JSON.stringify(teamId)}: expected a UUID`);
+  }
+  return `tenant_${teamId.replaceAll('-', '').toLowerCase()}`;
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** ClickHouse's DateTime64(3) text in UTC: 'YYYY-MM-DD hh:mm:ss.sss'. */
+export function formatDateTime(date: Date): string {
+  if (Number.isNaN(date.getTime())) throw new AnalyticsStoreError('Invalid Date');
+  return (
+    `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())} ` +
+    `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}.${pad(date.getUTCMilliseconds(), 3)}`
+  );
+}
+
+/**
+ * Reduces a parameter value to the types on which chDB's binder and @clickhouse/client's
+ * formatter agree, both of which then write ClickHouse's escaped text (top-level strings
+ * TSV-escaped, nested strings as quoted literals). Where they would differ it decides here:
+ * a Date becomes its millisecond UTC text (chDB drops the milliseconds, the client sends epoch
+ * seconds), a boolean becomes 1/0 (chDB writes `true`, which a UInt8 parameter refuses), and a
+ * number that cannot be exact (NaN, ±Infinity, beyond 2^53) is refused rather than rounded.
+ */
+export function normalizeParam(value: unknown, name = 'parameter'): unknown {
+  if (value === null || value === undefined) return null;
+  switch (typeof value) {
+    case 'string':
+    case 'bigint':
+      return value;
+    case 'boolean':
+      return value ? 1 : 0;
+    case 'number':
+      if (!Number.isFinite(value)) throw new AnalyticsStoreError(`${name}: ${value} cannot be bound`);
+      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+        throw new AnalyticsStoreError(`${name}: ${value} is beyond 2^53; pass a bigint or a string`);
+      }
+      return value;
+    case 'object':
+      break;
+    default:
+      throw new AnalyticsStoreError(`${name}: a ${typeof value} cannot be bound`);
+  }
+  if (value instanceof Date) return formatDateTime(value);
+  if (Array.isArray(value)) return value.map((item) => normalizeParam(item, name));
+  if (value instanceof Set) return [...value].map((item) => normalizeParam(item, name));
+  if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
+    return Array.from(value as unknown as ArrayLike<number | bigint>, (item) => normalizeParam(item, name));
+  }
+  if (value instanceof Map) {
+    return new Map([...value].map(([k, v]) => [normalizeParam(k, name), normalizeParam(v, name)]));
+  }
+  // A plain object binds as Map(String, …): keys are strings by construction.
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalizeParam(v, name)]));
+}
+
+export function normalizeParams(params: Params | undefined): Params {
+  const out: Params = {};
+  for (const [name, value] of Object.entries(params ?? {})) out[name] = normalizeParam(value, name);
+  return out;
+}
+
+/**
+ * Rows as JSONEachRow text, the same bytes for both transports. Dates become UTC text (not
+ * toJSON's ISO form), bigints become quoted digits (JSON has no bigint, and a 64-bit hash as a
+ * JSON number would lose digits; ClickHouse reads quoted numbers into integer columns), Maps
+ * become objects and Sets arrays.
+ */
+export function encodeRows(rows: readonly Record<string, unknown>[]): string {
+  let out = '';
+  for (const row of rows) out += `${JSON.stringify(row, rowValue)}\n`;
+  return out;
+}
+
+function rowValue(this: unknown, key: string, value: unknown): unknown {
+  // JSON.stringify has already called Date#toJSON on `value`; the holder still has the Date.
+  const raw = (this as Record<string, unknown>)[key];
+  if (raw instanceof Date) return formatDateTime(raw);
+  if (typeof value === 'bigint') return value.toString();
+  if (value instanceof Map) return Object.fromEntries(value);
+  if (value instanceof Set) return [...value];
+  return value;
+}
+
+/** Parses JSONEachRow text (one object a line) into rows. */
+export function parseRows<T>(text: string): T[] {
+  const rows: T[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    if (end > start) rows.push(JSON.parse(text.slice(start, end)) as T);
+    start = end + 1;
+  }
+  return rows;
+}

@@ -1,0 +1,81 @@
+// The analytics store on embedded chDB: the shared contract, then what only chDB has to do —
+// keep data across a restart on the same dir, and own the process's one data directory.
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
+import { silentLog } from '../../lib/log.ts';
+import { analyticsStoreContract } from '../support/analytics-contract.ts';
+
+const dirs: string[] = [];
+const tempDir = (name: string) => {
+  const dir = mkdtempSync(join(tmpdir(), `plumb-analytics-${name}-`));
+  dirs.push(dir);
+  return dir;
+};
+const dataDir = tempDir('chdb');
+
+// Runs after every describe block's own afterAll, when all stores are closed.
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+analyticsStoreContract('chDB', () => openAnalyticsStore({ dataDir, log: silentLog }));
+
+describe('chDB analytics store', () => {
+  const team = 'c0ffee00-1234-4abc-8def-000000000001';
+  const site = '11111111-2222-4333-8444-555555555555';
+
+  it('keeps its data in <dataDir>/analytics and reports kind chdb', async () => {
+    const store = await openAnalyticsStore({ dataDir, log: silentLog });
+    try {
+      expect(store.kind).toBe('chdb');
+      const [row] = await store.query<{ path: string }>("SELECT data_path AS path FROM system.databases WHERE name = 'default'");
+      expect(row.path.startsWith(join(dataDir, 'analytics'))).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps rows and applied migrations across a restart on the same dir', async () => {
+    const dir = tempDir('restart');
+    const first = await openAnalyticsStore({ dataDir: dir, log: silentLog });
+    const db = await first.ensureTenant(team);
+    await first.insert('hits', [{ ts: new Date('2024-03-05T06:07:08.009Z'), site_id: site, session_id: 1n, path: '/before-restart' }], { database: db });
+    const migrationsBefore = await first.query('SELECT version, name, applied_at FROM {db:Identifier}.schema_migrations', { db });
+    await first.close();
+
+    const second = await openAnalyticsStore({ dataDir: dir, log: silentLog });
+    try {
+      expect(await second.ensureTenant(team)).toBe(db);
+      expect(await second.query('SELECT ts, path FROM {db:Identifier}.hits', { db })).toEqual([{ ts: '2024-03-05 06:07:08.009', path: '/before-restart' }]);
+      const migrationsAfter = await second.query('SELECT version, name, applied_at FROM {db:Identifier}.schema_migrations', { db });
+      expect(migrationsAfter).toHaveLength(1);
+      expect(migrationsAfter).toEqual(migrationsBefore);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('refuses a second data dir while a store is open, and allows it once that store is closed', async () => {
+    const dirA = tempDir('a');
+    const dirB = tempDir('b');
+    const a = await openAnalyticsStore({ dataDir: dirA, log: silentLog });
+    try {
+      await expect(openAnalyticsStore({ dataDir: dirB, log: silentLog })).rejects.toThrow(
+        `chDB is already open on ${join(dirA, 'analytics')} in this process; it binds one data directory per process, so ${join(dirB, 'analytics')} cannot be opened until that store is closed`,
+      );
+      // A second store on the same dir shares it.
+      const again = await openAnalyticsStore({ dataDir: dirA, log: silentLog });
+      expect(await again.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      await again.close();
+      expect(await a.query('SELECT 2 AS two')).toEqual([{ two: 2 }]);
+    } finally {
+      await a.close();
+    }
+    const b = await openAnalyticsStore({ dataDir: dirB, log: silentLog });
+    expect(await b.query('SELECT 3 AS three')).toEqual([{ three: 3 }]);
+    await b.close();
+  });
+});
