@@ -37,7 +37,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   const dataDirLock = lockDataDir(config.dataDir);
   const jwtSecret = resolveJwtSecret(config.jwtSecret, config.dataDir, log);
   const elector = config.redisUrl
-    ? createRedisElector({ redisUrl: config.redisUrl, nodeId: config.nodeId, leaseMs: config.leaderLeaseMs, log })
+    ? createRedisElector({ redisUrl: config.redisUrl, nodeId: config.nodeId, leaseMs: config.leaderLeaseMs, key: `${config.namespace}:leader`, log })
     : createLocalElector(config.nodeId);
   const leaderJobs = createLeaderJobs(elector, log);
   const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs });
