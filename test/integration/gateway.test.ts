@@ -6,10 +6,12 @@ import { loadConfig } from '../../lib/config.ts';
 import { silentLog } from '../../lib/log.ts';
 import type { Runtime } from '../../lib/runtime.ts';
 import createApiService, { gatewayOf } from '../../services/api.service.ts';
+import { SERVICE_FACTORIES } from '../../services/index.ts';
 import { request } from '../support/instance.ts';
 
 const config = loadConfig({ env: { PLUMB_PORT: '0', PLUMB_HOST: '127.0.0.1', PLUMB_PUBLIC_URL: 'https://stats.example.com', PLUMB_LOG_LEVEL: 'silent' } });
-const runtime = { config, log: silentLog } as unknown as Runtime;
+// A node whose stores are still opening: enough for the gateway and the node service.
+const runtime = { config, log: silentLog, isReady: () => false, elector: { isLeader: () => false } } as unknown as Runtime;
 
 const echoService = {
   name: 'echo',
@@ -60,7 +62,7 @@ const json = (body: unknown, headers: Record<string, string> = {}) => ({
 
 beforeAll(async () => {
   broker = new ServiceBroker({ logger: false, nodeID: 'gateway-test', validator: true });
-  broker.createService(createApiService(runtime));
+  for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));
   broker.createService(echoService as never);
   await broker.start();
   const gateway = gatewayOf(broker);
@@ -214,7 +216,7 @@ describe('GET /api/docs/v1/openapi.json', () => {
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
     const paths = res.body.paths as Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, { schema: Record<string, unknown> }> } }>>;
-    expect(Object.keys(paths).sort()).toEqual(['/api/docs/v1/openapi.json', '/api/echo', '/api/echo-boom', '/api/echo-small', '/api/echo/{id}', '/collect', '/plumb.js']);
+    expect(Object.keys(paths)).toEqual(expect.arrayContaining(['/api/docs/v1/openapi.json', '/api/echo', '/api/echo-boom', '/api/echo-small', '/api/echo/{id}', '/collect', '/plumb.js']));
     const create = paths['/api/echo/{id}'].post;
     expect(create.parameters).toEqual([{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }]);
     expect(create.requestBody!.content['application/json'].schema).toEqual({
@@ -223,5 +225,33 @@ describe('GET /api/docs/v1/openapi.json', () => {
       required: ['name'],
     });
     expect(paths['/api/echo'].get.parameters).toEqual([{ name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 25 } }]);
+  });
+});
+
+describe('every route a service declares', () => {
+  it('appears in the OpenAPI document with its method', async () => {
+    const declared = SERVICE_FACTORIES.flatMap((factory) =>
+      Object.values(factory(runtime).actions ?? {}).flatMap((action) => {
+        const rest = typeof action === 'object' && action ? (action as { rest?: string }).rest : undefined;
+        return rest ? [rest] : [];
+      }),
+    );
+    expect(declared.length).toBeGreaterThan(0);
+    const paths = (await request(`${base}/api/docs/v1/openapi.json`)).body.paths as Record<string, Record<string, unknown>>;
+    for (const rest of declared) {
+      const [method, path] = rest.split(' ');
+      const documented = paths[path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')];
+      expect({ rest, documented: documented?.[method.toLowerCase()] !== undefined }).toEqual({ rest, documented: true });
+    }
+  });
+});
+
+describe('GET /readyz', () => {
+  it('answers 503 with Retry-After while the stores are not open, while /healthz answers 200', async () => {
+    const ready = await request(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(ready.body).toEqual({ message: 'Stores are not ready', code: 'unavailable' });
+    expect(ready.headers.get('retry-after')).toBe('1');
+    expect((await request(`${base}/healthz`)).status).toBe(200);
   });
 });

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Instance, request, runPlumb, startInstance, tempDataDir } from '../support/instance.ts';
+import { type Instance, request, runPlumb, startInstance, tempDataDir, waitFor } from '../support/instance.ts';
 
 describe('plumb serve on a fresh data dir', () => {
   let instance: Instance;
@@ -11,7 +11,7 @@ describe('plumb serve on a fresh data dir', () => {
 
   beforeAll(async () => {
     const started = performance.now();
-    instance = await startInstance();
+    instance = await startInstance({ env: { PLUMB_LOG_LEVEL: 'debug' } });
     startMs = performance.now() - started;
   });
 
@@ -21,6 +21,16 @@ describe('plumb serve on a fresh data dir', () => {
     expect(startMs).toBeLessThan(10_000);
     expect((await request(`${instance.url}/healthz`)).body).toEqual({ status: 'ok' });
     expect((await request(`${instance.url}/readyz`)).body).toEqual({ status: 'ready', leader: true });
+  });
+
+  it('logs each request once at debug level with its request id, status and duration', async () => {
+    await request(`${instance.url}/api/status`, { headers: { 'X-Request-ID': 'trace-me-42' } });
+    const logged = () => instance.output().split('\n').filter((line) => line.includes('"reqId":"trace-me-42"'));
+    await waitFor(async () => logged().length > 0, 2000, () => `no request line in:\n${instance.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+    const lines = logged();
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0])).toMatchObject({ msg: 'request', method: 'GET', url: '/api/status', status: 200 });
   });
 
   it('reports its version at /api/status', async () => {
