@@ -5,7 +5,7 @@ import { ServiceBroker } from 'moleculer';
 import { loadConfig } from '../../lib/config.ts';
 import { silentLog } from '../../lib/log.ts';
 import type { Runtime } from '../../lib/runtime.ts';
-import createApiService, { gatewayOf } from '../../services/api.service.ts';
+import { gatewayOf } from '../../services/api.service.ts';
 import { SERVICE_FACTORIES } from '../../services/index.ts';
 import { request } from '../support/instance.ts';
 
