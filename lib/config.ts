@@ -38,6 +38,17 @@ export const SETTINGS = [
   { flag: 'api-body-limit-bytes', env: ['PLUMB_API_BODY_LIMIT_BYTES'], type: 'int', default: 1048576, min: 1024, max: 104857600, description: 'Largest JSON body accepted on /api routes (413 beyond it).' },
   { flag: 'plugins', env: ['PLUMB_PLUGINS'], type: 'list', default: [], description: 'Comma-separated optional plugins to enable.' },
   { flag: 'tracker-script-path', env: ['PLUMB_TRACKER_SCRIPT_PATH'], type: 'string', default: '/plumb.js', description: 'Path the tracking script is served at.' },
+  // Collection
+  { flag: 'trusted-proxy-hops', env: ['PLUMB_TRUSTED_PROXY_HOPS'], type: 'int', default: 0, min: 0, max: 10, description: 'Reverse proxies in front of Plumb whose X-Forwarded-For is believed (0: use the socket address).' },
+  { flag: 'geoip-db', env: ['PLUMB_GEOIP_DB'], type: 'string', default: undefined, description: 'MaxMind-format .mmdb for country/region lookup. Unset: the bundled CC0 country database.' },
+  { flag: 'ingest-rate-per-second', env: ['PLUMB_INGEST_RATE_PER_SECOND'], type: 'int', default: 20, min: 1, max: 1000000, description: 'Per-IP steady rate on the ingest routes (tracker and server ingest).' },
+  { flag: 'ingest-burst', env: ['PLUMB_INGEST_BURST'], type: 'int', default: 200, min: 1, max: 10000000, description: 'Per-IP extra requests allowed over 10 s on the ingest routes.' },
+  { flag: 'api-rate-per-second', env: ['PLUMB_API_RATE_PER_SECOND'], type: 'int', default: 20, min: 1, max: 1000000, description: 'Per-IP steady rate on /api routes.' },
+  { flag: 'api-burst', env: ['PLUMB_API_BURST'], type: 'int', default: 100, min: 1, max: 10000000, description: 'Per-IP extra requests allowed over 10 s on /api routes.' },
+  { flag: 'ingest-batch-size', env: ['PLUMB_INGEST_BATCH_SIZE'], type: 'int', default: 5000, min: 1, max: 1000000, description: 'Events per insert into the analytics store.' },
+  { flag: 'ingest-flush-ms', env: ['PLUMB_INGEST_FLUSH_MS'], type: 'int', default: 1000, min: 10, max: 60000, description: 'Longest time an accepted event waits in the journal before it is inserted.' },
+  { flag: 'ingest-buffer-mb', env: ['PLUMB_INGEST_BUFFER_MB'], type: 'int', default: 256, min: 1, max: 65536, description: 'Journal capacity; when full, ingest answers 503 with Retry-After.' },
+  { flag: 'session-timeout-minutes', env: ['PLUMB_SESSION_TIMEOUT_MINUTES'], type: 'int', default: 30, min: 1, max: 1440, description: 'Inactivity after which a visitor starts a new visit.' },
   // Stores and cluster
   { flag: 'database-url', env: ['PLUMB_DATABASE_URL'], type: 'url', default: undefined, schemes: ['postgres:', 'postgresql:'], secret: true, description: 'PostgreSQL URL for metadata. Unset: embedded PGlite in <data-dir>/meta.' },
   { flag: 'clickhouse-url', env: ['PLUMB_CLICKHOUSE_URL'], type: 'url', default: undefined, schemes: ['http:', 'https:'], secret: true, description: 'ClickHouse HTTP URL for analytics. Unset: embedded chDB in <data-dir>/analytics.' },

@@ -11,6 +11,7 @@ import { SERVICE_FACTORIES } from '../services/index.ts';
 import { resolveJwtSecret } from './auth/jwt-secret.ts';
 import { type Config, describeConfig } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { createRateLimits } from './http/rate-limit.ts';
 import { createLog } from './log.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { type AnalyticsStore, openAnalyticsStore } from './stores/analytics/index.ts';
@@ -40,7 +41,8 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
     ? createRedisElector({ redisUrl: config.redisUrl, nodeId: config.nodeId, leaseMs: config.leaderLeaseMs, key: `${config.namespace}:leader`, log })
     : createLocalElector(config.nodeId);
   const leaderJobs = createLeaderJobs(elector, log);
-  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs });
+  const rateLimits = createRateLimits(config, log);
+  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, rateLimits });
 
   const broker = new ServiceBroker(brokerOptions(config));
   for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));
@@ -89,7 +91,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
       } finally {
         clearTimeout(deadline);
         runtime.detachStores();
-        await Promise.all([metadata?.close(), analytics?.close()]);
+        await Promise.all([metadata?.close(), analytics?.close(), rateLimits.close()]);
         dataDirLock.release();
         log.info('Plumb stopped');
       }

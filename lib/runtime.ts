@@ -2,10 +2,15 @@
 // factory; a store asked for before start-up opened it answers 503, so /readyz and the API agree.
 import type { LeaderElector } from '../cluster/election/elector.ts';
 import type { LeaderJobs } from '../cluster/leader-jobs.ts';
+import type { ApiClientVerifier } from './auth/api-clients.ts';
 import type { Config } from './config.ts';
+import type { RateLimits } from './http/rate-limit.ts';
+import { createApiClientVerifier } from './auth/api-clients.ts';
 import { unavailable } from './errors.ts';
+import { createSiteDirectory } from './sites/sites.ts';
 import type { Log } from './log.ts';
 import type { AnalyticsStore } from './stores/analytics/index.ts';
+import type { SiteDirectory } from './sites/sites.ts';
 import type { MetadataStore } from './stores/metadata/index.ts';
 
 export interface Runtime {
@@ -15,6 +20,9 @@ export interface Runtime {
   readonly jwtSecret: Uint8Array;
   readonly elector: LeaderElector;
   readonly leaderJobs: LeaderJobs;
+  readonly rateLimits: RateLimits;
+  readonly sites: SiteDirectory;
+  readonly apiClients: ApiClientVerifier;
   metadata(): MetadataStore;
   analytics(): AnalyticsStore;
   /** True once both stores are open and migrated; false again as soon as shutdown begins. */
@@ -29,18 +37,21 @@ export interface MutableRuntime extends Runtime {
   detachStores(): void;
 }
 
-export function createRuntime(parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs'>): MutableRuntime {
+export function createRuntime(parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs' | 'rateLimits'>): MutableRuntime {
   let metadata: MetadataStore | undefined;
   let analytics: AnalyticsStore | undefined;
   let ready = false;
   let stopping = false;
   const notReady = () => unavailable('Plumb is starting or stopping; the stores are not ready', 1);
+  const metadataStore = () => {
+    if (!metadata || !ready) throw notReady();
+    return metadata;
+  };
   return {
     ...parts,
-    metadata() {
-      if (!metadata || !ready) throw notReady();
-      return metadata;
-    },
+    sites: createSiteDirectory(metadataStore),
+    apiClients: createApiClientVerifier(metadataStore),
+    metadata: metadataStore,
     analytics() {
       if (!analytics || !ready) throw notReady();
       return analytics;

@@ -1,8 +1,9 @@
 // The registry of optional features (PLUMB_PLUGINS=name,…). Each plugin is a folder with an
 // index.ts manifest: a fastest-validator schema for its settings, its services and leader-only jobs.
-import { type ServiceSchema, Validators } from 'moleculer';
+import type { ServiceSchema } from 'moleculer';
 import { ConfigError } from '../lib/errors.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import { compileChecker } from '../lib/validation.ts';
 
 export interface PluginManifest {
   name: string;
@@ -23,7 +24,6 @@ export interface EnabledPlugin {
 
 /** Resolves and validates the enabled plugins; an unknown name or bad setting stops start-up. */
 export function resolvePlugins(names: readonly string[], env: NodeJS.ProcessEnv, available: readonly PluginManifest[] = AVAILABLE_PLUGINS): EnabledPlugin[] {
-  const validator = new Validators.Fastest({});
   return names.map((name) => {
     const manifest = available.find((p) => p.name === name);
     if (!manifest) {
@@ -35,11 +35,9 @@ export function resolvePlugins(names: readonly string[], env: NodeJS.ProcessEnv,
     for (const [key, value] of Object.entries(env)) {
       if (key.startsWith(prefix) && value !== undefined) settings[key.slice(prefix.length).toLowerCase()] = value;
     }
-    try {
-      validator.validate(settings, { $$strict: true, ...manifest.settingsSchema });
-    } catch (err) {
+    const issues = compileChecker({ $$strict: true, ...manifest.settingsSchema })(settings);
+    if (issues.length > 0) {
       // An unknown key ($$strict) names itself in `actual`, a bad value in `field`.
-      const issues = (err as { data: { field?: string; actual?: unknown; message: string }[] }).data;
       const key = issues[0].field || String(issues[0].actual ?? '').split(',')[0];
       throw new ConfigError(`${prefix}${key.toUpperCase()}`, issues.map((i) => i.message).join('; '));
     }

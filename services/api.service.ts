@@ -6,13 +6,16 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { ActionSchema, Context, ServiceBroker, ServiceSchema, ServiceSettingSchema } from 'moleculer';
 import type { ApiSettingsSchema } from 'moleculer-web';
 import ApiGateway from 'moleculer-web';
-import { PlumbError } from '../lib/errors.ts';
+import { bearerToken } from '../lib/auth/api-clients.ts';
+import { PlumbError, unauthorized } from '../lib/errors.ts';
 import { readJsonBody } from '../lib/http/body.ts';
 import { judgeCrossOrigin } from '../lib/http/cross-origin.ts';
 import { renderError } from '../lib/http/error-response.ts';
 import { type StaticAssets, loadStaticAssets } from '../lib/http/static-assets.ts';
 import { buildOpenApiDocument, type RouteEntry } from '../lib/openapi/document.ts';
+import { clientIp } from '../lib/ingest/enrich/client-ip.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import type { RequestMeta } from '../types/meta.ts';
 
 type GatewayRequest = IncomingMessage & {
   $action?: ActionSchema;
@@ -23,6 +26,13 @@ type GatewayRequest = IncomingMessage & {
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+/** Public cross-origin routes (the tracker ingest) send no credentials, so any origin may read the answer. */
+const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Methods': 'POST, OPTIONS',
+  'Access-Control-Allow-Headers': 'Content-Type',
+  'Access-Control-Max-Age': '86400',
+};
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const OPENAPI_PATH = '/api/docs/v1/openapi.json';
 
@@ -36,6 +46,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
   const { config, log } = runtime;
   const assets: StaticAssets = loadStaticAssets(log);
   const trackerPath = config.trackerScriptPath.startsWith('/') ? config.trackerScriptPath : `/${config.trackerScriptPath}`;
+  const vitalsPath = trackerPath.replace(/(\.js)?$/, '-vitals.js'); // /plumb.js → /plumb-vitals.js
 
   return {
     name: 'api',
@@ -65,6 +76,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
             [`GET ${trackerPath}`](req: IncomingMessage, res: ServerResponse) {
               assets.sendTracker(req, res);
             },
+            [`GET ${vitalsPath}`]: (req: IncomingMessage, res: ServerResponse) => assets.sendVitals(req, res),
           },
           onBeforeCall: prepareRequest(runtime),
           onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: Error) {
@@ -93,10 +105,16 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
         delete req.headers['x-correlation-id'];
         res.setHeader('X-Request-ID', requestId);
         res.setHeader('X-Content-Type-Options', 'nosniff');
+        const url = req.url;
         res.once('finish', () => {
           const ms = Number(process.hrtime.bigint() - started) / 1e6;
-          log.debug({ reqId: requestId, method: req.method, url: req.url, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+          log.debug({ reqId: requestId, method: req.method, url, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
         });
+        if (req.method === 'OPTIONS' && this.isCrossOriginPath(url ?? '')) {
+          res.writeHead(204, CORS_HEADERS);
+          res.end();
+          return;
+        }
         return ApiGateway.methods!.httpHandler.call(this, req, res, next);
       },
 
@@ -109,6 +127,14 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
       send404(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
         if (assets.sendDashboard(req, res)) return;
         sendError(this, req, res, new PlumbError(404, 'not_found', `No route for ${req.method} ${(req.url ?? '').split('?')[0]}`));
+      },
+
+      /** A CORS preflight is answered only for routes whose action is declared `crossOrigin`. */
+      isCrossOriginPath(this: GatewayThis, url: string) {
+        const found = this.resolveAlias(url.split('?')[0], 'POST');
+        if (!found?.alias.action) return false;
+        const endpoint = this.broker.registry.getActionList({}).find((item) => item.name === found.alias.action);
+        return endpoint?.action.crossOrigin === true;
       },
 
       /** Rebuilds the aliases from every registered action's `rest` now, instead of after the debounce. */
@@ -125,8 +151,13 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
           method: alias.method === '*' ? 'GET' : alias.method,
           path: alias.fullPath,
           action: alias.action ? (actions.get(alias.action) ?? { name: alias.action }) : undefined,
-          summary: alias.fullPath === OPENAPI_PATH ? 'This document: the OpenAPI 3.1 contract of the running instance' : 'The tracking script',
-          responseType: alias.fullPath === trackerPath ? 'text/javascript' : undefined,
+          summary:
+            alias.fullPath === OPENAPI_PATH
+              ? 'This document: the OpenAPI 3.1 contract of the running instance'
+              : alias.fullPath === vitalsPath
+                ? 'The web-vitals add-on script'
+                : 'The tracking script',
+          responseType: alias.fullPath === trackerPath || alias.fullPath === vitalsPath ? 'text/javascript' : undefined,
         }));
       },
 
@@ -144,6 +175,8 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
 
 type GatewayThis = {
   routes: { opts: { autoAliases?: boolean } }[];
+  resolveAlias(url: string, method: string): { alias: { action: string | null } } | null | undefined;
+  isCrossOriginPath(url: string): boolean;
   regenerateAutoAliases(route: unknown): void;
   broker: { registry: { getActionList(opts: object): { name: string; action: ActionSchema }[] } };
   aliases: GatewayAlias[];
@@ -152,14 +185,36 @@ type GatewayThis = {
   openApiDocument(): Record<string, unknown>;
 };
 
-/** Cross-origin protection, then the body with this action's limit, merged under path/query params. */
+/**
+ * Per request, before the action: who is asking (client IP, user agent, origin) into ctx.meta,
+ * the rate limit, cross-origin protection, an API-client token if one is presented, then the body
+ * with this action's limit, merged under the path and query parameters.
+ */
 function prepareRequest(runtime: Runtime) {
-  return async (_ctx: Context, _route: unknown, req: GatewayRequest) => {
+  return async (ctx: Context, _route: unknown, incoming: unknown, res: ServerResponse) => {
+    const req = incoming as GatewayRequest;
+    const meta = ctx.meta as RequestMeta;
     const action = req.$action;
     const method = (req.method ?? 'GET').toUpperCase();
-    if (!action?.crossOrigin) {
+    const header = (name: string) => {
+      const value = req.headers[name];
+      return typeof value === 'string' && value !== '' ? value : undefined;
+    };
+    const ip = clientIp(req.socket.remoteAddress, req.headers, runtime.config.trustedProxyHops);
+    meta.request = { ip, userAgent: header('user-agent') ?? '', origin: header('origin'), referer: header('referer'), headers: req.headers };
+    const bucket = action?.rateLimit ?? ((req.url ?? '').startsWith('/api/') ? 'api' : undefined);
+    if (bucket) await runtime.rateLimits.consume(bucket, ip);
+    if (action?.crossOrigin) {
+      for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
+    } else {
       const verdict = judgeCrossOrigin(method, req.headers, runtime.config.publicUrl);
       if (!verdict.allowed) throw new PlumbError(403, 'cross_origin_rejected', `Cross-origin request rejected: ${verdict.reason}`);
+    }
+    const token = bearerToken(req.headers);
+    if (token !== undefined) {
+      const client = await runtime.apiClients.verify(token);
+      if (!client) throw unauthorized('The API token is invalid, expired or revoked');
+      meta.apiClient = client;
     }
     if (!BODY_METHODS.has(method)) return;
     const body = await readJsonBody(req, {

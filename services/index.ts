@@ -2,6 +2,7 @@
 import type { ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import createApiService from './api.service.ts';
+import createIngestService from './ingest.service.ts';
 import createNodeService from './node.service.ts';
 
-export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[] = [createApiService, createNodeService];
+export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[] = [createApiService, createNodeService, createIngestService];

@@ -9,6 +9,8 @@ declare module 'moleculer' {
     textBody?: boolean;
     /** Public cross-origin route (the tracker ingest): skips the cross-origin request protection. */
     crossOrigin?: boolean;
+    /** Per-IP bucket this route spends from; /api routes default to 'api'. */
+    rateLimit?: 'ingest' | 'api';
     /** Documentation for /api/docs/v1/openapi.json. */
     openapi?: {
       summary: string;

@@ -1,5 +1,5 @@
-// Serves the built dashboard (dist/web) and tracking script (dist/tracker) from memory, gzip
-// precomputed once at start, with ETags; dashboard URLs fall back to the SPA shell.
+// Serves the built dashboard (dist/web), tracking script and web-vitals add-on (dist/tracker) from
+// memory, gzip precomputed once at start, with ETags; dashboard URLs fall back to the SPA shell.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -36,6 +36,7 @@ export interface StaticAssets {
   /** Serves a dashboard file or the SPA shell; false when the request is not the dashboard's. */
   sendDashboard(req: IncomingMessage, res: ServerResponse): boolean;
   sendTracker(req: IncomingMessage, res: ServerResponse): void;
+  sendVitals(req: IncomingMessage, res: ServerResponse): void;
 }
 
 function toAsset(body: Buffer, ext: string, cacheControl: string): Asset {
@@ -68,9 +69,8 @@ export function loadStaticAssets(log: Log, distDir = DIST): StaticAssets {
   } else {
     log.warn({ dir: webDir }, 'dashboard is not built (run npm run build)');
   }
-  const trackerFile = join(distDir, 'tracker', 'plumb.js');
-  const tracker = existsSync(trackerFile) ? toAsset(readFileSync(trackerFile), '.js', 'public, max-age=3600, must-revalidate') : undefined;
-  if (!tracker) log.warn({ file: trackerFile }, 'tracking script is not built (run npm run build)');
+  const tracker = loadScript(log, join(distDir, 'tracker', 'plumb.js'));
+  const vitals = loadScript(log, join(distDir, 'tracker', 'plumb-vitals.js'));
   const shell = dashboard.get('/index.html');
 
   return {
@@ -92,14 +92,28 @@ export function loadStaticAssets(log: Log, distDir = DIST): StaticAssets {
       return false;
     },
     sendTracker(req, res) {
-      if (!tracker) {
-        res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8' });
-        res.end(JSON.stringify({ message: 'The tracking script is not built; run npm run build', code: 'unavailable' }));
-        return;
-      }
-      send(req, res, tracker);
+      sendScript(req, res, tracker);
+    },
+    sendVitals(req, res) {
+      sendScript(req, res, vitals);
     },
   };
+}
+
+/** A tracker script: pages embed its URL unversioned, so caches revalidate it hourly. */
+function loadScript(log: Log, file: string): Asset | undefined {
+  if (existsSync(file)) return toAsset(readFileSync(file), '.js', 'public, max-age=3600, must-revalidate');
+  log.warn({ file }, 'tracking script is not built (run npm run build)');
+  return undefined;
+}
+
+function sendScript(req: IncomingMessage, res: ServerResponse, script: Asset | undefined) {
+  if (!script) {
+    res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8' });
+    res.end(JSON.stringify({ message: 'The tracking script is not built; run npm run build', code: 'unavailable' }));
+    return;
+  }
+  send(req, res, script);
 }
 
 function decodePath(url: string): string | undefined {

@@ -7,11 +7,19 @@ import { silentLog } from '../../lib/log.ts';
 import type { Runtime } from '../../lib/runtime.ts';
 import { gatewayOf } from '../../services/api.service.ts';
 import { SERVICE_FACTORIES } from '../../services/index.ts';
-import { request } from '../support/instance.ts';
+import { request, tempDataDir } from '../support/instance.ts';
 
-const config = loadConfig({ env: { PLUMB_PORT: '0', PLUMB_HOST: '127.0.0.1', PLUMB_PUBLIC_URL: 'https://stats.example.com', PLUMB_LOG_LEVEL: 'silent' } });
+const config = loadConfig({ env: { PLUMB_DATA_DIR: tempDataDir('plumb-gateway-'), PLUMB_PORT: '0', PLUMB_HOST: '127.0.0.1', PLUMB_PUBLIC_URL: 'https://stats.example.com', PLUMB_LOG_LEVEL: 'silent' } });
 // A node whose stores are still opening: enough for the gateway and the node service.
-const runtime = { config, log: silentLog, isReady: () => false, elector: { isLeader: () => false } } as unknown as Runtime;
+const runtime = {
+  config,
+  log: silentLog,
+  isReady: () => false,
+  elector: { isLeader: () => false },
+  leaderJobs: { register: () => undefined },
+  rateLimits: { consume: async () => undefined },
+  apiClients: { verify: async () => null },
+} as unknown as Runtime;
 
 const echoService = {
   name: 'echo',
@@ -232,8 +240,8 @@ describe('every route a service declares', () => {
   it('appears in the OpenAPI document with its method', async () => {
     const declared = SERVICE_FACTORIES.flatMap((factory) =>
       Object.values(factory(runtime).actions ?? {}).flatMap((action) => {
-        const rest = typeof action === 'object' && action ? (action as { rest?: string }).rest : undefined;
-        return rest ? [rest] : [];
+        const rest = typeof action === 'object' && action ? (action as { rest?: string | string[] }).rest : undefined;
+        return rest === undefined ? [] : [rest].flat();
       }),
     );
     expect(declared.length).toBeGreaterThan(0);

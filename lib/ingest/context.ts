@@ -1,0 +1,90 @@
+// Turns one accepted hit into the columns every analytics row shares: who (cookieless visitor and
+// session ids), where from (referrer, channel, UTM), on what (browser, OS, device) and where
+// (country). The raw IP is used for the hash and the country only; it is never stored.
+import { randomUUID } from 'node:crypto';
+import type { Site } from '../sites/sites.ts';
+import type { GeoLookup } from './enrich/geo.ts';
+import { classifyReferrer } from './enrich/referrer.ts';
+import { parsePageUrl } from './enrich/url.ts';
+import { parseUserAgent } from './enrich/user-agent.ts';
+import { visitorHash } from './enrich/visitor.ts';
+import type { SaltRing } from './salts.ts';
+import type { SessionTracker } from './sessions.ts';
+
+export interface IdentityDeps {
+  geo: GeoLookup;
+  salts: SaltRing;
+  sessions: SessionTracker;
+}
+
+export interface HitInput {
+  site: Site;
+  url: string;
+  referrer?: string;
+  userAgent: string;
+  ip: string;
+  width?: number;
+  at: Date;
+  /** A server-side caller's own session key, used instead of the visitor's idle timeout. */
+  clientSessionKey?: string;
+}
+
+export type VisitColumns = Record<string, string | number>;
+
+/** Null when the page URL is not an absolute http(s) URL. */
+export interface Visit {
+  columns: VisitColumns;
+  isEntry: boolean;
+  /** Only pageviews keep versions; events group by browser and OS name. */
+  versions: { browser_version: string; os_version: string };
+}
+
+export async function visitColumns(deps: IdentityDeps, hit: HitInput): Promise<Visit | null> {
+  const page = parsePageUrl(hit.url);
+  if (!page) return null;
+  const salt = await deps.salts.forTime(hit.at);
+  const visitorId = visitorHash(salt, hit.site.id, hit.ip, hit.userAgent);
+  const session = deps.sessions.touch(hit.site.id, hit.clientSessionKey ? `client:${hit.clientSessionKey}` : visitorId, hit.at.getTime());
+  const agent = parseUserAgent(hit.userAgent, hit.width);
+  const referrer = classifyReferrer(hit.referrer, page.hostname, page.utm.utm_source, page.utm.utm_medium);
+  const place = deps.geo.lookup(hit.ip);
+  return {
+    isEntry: session.isEntry,
+    versions: { browser_version: agent.browser_version, os_version: agent.os_version },
+    columns: {
+      ts: hit.at.toISOString(),
+      site_id: hit.site.id,
+      session_id: session.sessionId,
+      visitor_id: visitorId,
+      path: page.path,
+      hostname: page.hostname,
+      referrer: referrer.referrer,
+      referrer_source: referrer.source_name,
+      channel: referrer.referrer_source,
+      ...page.utm,
+      country: place.country,
+      region: place.region,
+      browser: agent.browser,
+      os: agent.os,
+      device: agent.device,
+    },
+  };
+}
+
+export function hitRow(visit: Visit, input: { width?: number; source: string }) {
+  return {
+    ...visit.columns,
+    ...visit.versions,
+    hit_id: randomUUID(),
+    screen_width: input.width ?? 0,
+    engagement_ms: 0,
+    is_entry: visit.isEntry ? 1 : 0,
+    source: input.source,
+  };
+}
+
+export function eventRow(visit: Visit, input: { name: string; props?: Record<string, string | number | boolean>; source: string }) {
+  const props: Record<string, string> = {};
+  for (const [key, value] of Object.entries(input.props ?? {})) props[key] = String(value);
+  return { ...visit.columns, event_id: randomUUID(), name: input.name, props, revenue: null, source: input.source };
+}

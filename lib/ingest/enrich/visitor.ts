@@ -1,0 +1,37 @@
+// The cookieless visitor id: a keyed hash of (site, IP, User-Agent) under the day's secret salt.
+// Without the salt the id cannot be linked back to an IP, and once the salt is deleted (after two
+// days) not even Plumb can recompute it, so ids of different days never join up.
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+
+/**
+ * HMAC keys made from salts. Importing raw bytes as a key costs several times the hash itself, and
+ * a day has one salt, so the key is made once: by salt object (the salt ring hands out the same
+ * Uint8Array all day, never changed in place) and, for callers that copy it, by comparing with
+ * the last salt's bytes.
+ */
+const keys = new WeakMap<Uint8Array, KeyObject>();
+let lastSalt: Uint8Array | null = null;
+let lastKey: KeyObject | null = null;
+
+function keyOf(salt: Uint8Array): KeyObject {
+  let key = keys.get(salt);
+  if (key !== undefined) return key;
+  if (lastSalt !== null && lastKey !== null && Buffer.compare(lastSalt, salt) === 0) key = lastKey;
+  else {
+    key = createSecretKey(salt);
+    lastSalt = Uint8Array.from(salt);
+    lastKey = key;
+  }
+  keys.set(salt, key);
+  return key;
+}
+
+/**
+ * The visitor id as an unsigned 64-bit integer in decimal (how a ClickHouse UInt64 travels in
+ * JSON without losing precision): the first 8 bytes, big-endian, of HMAC-SHA256 keyed by `salt`
+ * over site, IP and UA. A NUL separates the fields so ("a", "bc") and ("ab", "c") differ.
+ */
+export function visitorHash(salt: Uint8Array, siteId: string, ip: string, userAgent: string): string {
+  const digest = createHmac('sha256', keyOf(salt)).update(`${siteId}\0${ip}\0${userAgent}`).digest();
+  return digest.readBigUInt64BE(0).toString();
+}

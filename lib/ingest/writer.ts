@@ -1,0 +1,129 @@
+// Drains the journal into the analytics store: a batch when enough events wait or the flush
+// interval passes, one insert per tenant table with a token derived from the batch, so a batch
+// retried after a failure or replayed after a crash is stored once. Acks only after every insert.
+import type { Log } from '../log.ts';
+import type { AnalyticsStore } from '../stores/analytics/index.ts';
+import type { Journal, JournalBatch } from './journal.ts';
+import type { JournalRecord } from './pipeline.ts';
+
+export interface IngestWriter {
+  start(): void;
+  /** Wake early: new records were appended. */
+  notify(): void;
+  /** Stops after writing everything pending (or at the deadline); the rest stays in the journal. */
+  stop(deadlineMs: number): Promise<void>;
+  stats(): { inserted: number; batches: number; failures: number };
+}
+
+export interface WriterOptions {
+  journal: Journal<JournalRecord>;
+  analytics: () => AnalyticsStore;
+  log: Log;
+  batchSize: number;
+  flushMs: number;
+}
+
+const MAX_BACKOFF_MS = 5_000;
+
+export function createIngestWriter(options: WriterOptions): IngestWriter {
+  const { journal, log, batchSize, flushMs } = options;
+  const ensured = new Set<string>();
+  let running = false;
+  let stopping = false;
+  let wake: (() => void) | undefined;
+  let loop: Promise<void> | undefined;
+  const stats = { inserted: 0, batches: 0, failures: 0 };
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        wake = undefined;
+        resolve();
+      }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      };
+    });
+
+  async function write(batch: JournalBatch<JournalRecord>): Promise<void> {
+    const analytics = options.analytics();
+    const groups = new Map<string, JournalRecord[]>();
+    for (const record of batch.records) {
+      const key = `${record.team}.${record.table}`;
+      const group = groups.get(key);
+      if (group) group.push(record);
+      else groups.set(key, [record]);
+    }
+    for (const [key, records] of groups) {
+      const { team, table } = records[0];
+      const database = analytics.tenantDatabase(team);
+      if (!ensured.has(team)) {
+        await analytics.ensureTenant(team);
+        ensured.add(team);
+      }
+      await analytics.insert(
+        table,
+        records.map((r) => r.row),
+        { database, dedupToken: `${batch.token}:${key}` },
+      );
+    }
+  }
+
+  async function run(): Promise<void> {
+    let backoff = 100;
+    let batch: JournalBatch<JournalRecord> | null = null;
+    while (running) {
+      if (!batch) {
+        const pending = journal.pendingRecords();
+        if (pending === 0) {
+          if (stopping) return;
+          await sleep(flushMs);
+          continue;
+        }
+        // A partial batch waits for more, at most one flush interval.
+        if (pending < batchSize && !stopping) await sleep(flushMs);
+        batch = await journal.next(batchSize);
+        if (!batch) continue;
+      }
+      const current = batch;
+      try {
+        await write(current);
+        await current.ack();
+        stats.inserted += current.records.length;
+        stats.batches++;
+        batch = null;
+        backoff = 100;
+      } catch (err) {
+        // The batch stays outstanding and is retried as is: same records, same token.
+        stats.failures++;
+        log.warn({ err: (err as Error).message, records: current.records.length, retryMs: backoff }, 'ingest writer: insert failed, retrying');
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      }
+    }
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      loop = run().catch((err) => log.error({ err }, 'ingest writer stopped on an unexpected error'));
+    },
+    notify() {
+      if (journal.pendingRecords() >= batchSize) wake?.();
+    },
+    async stop(deadlineMs) {
+      if (!running) return;
+      stopping = true;
+      wake?.();
+      const deadline = new Promise<void>((resolve) => setTimeout(resolve, deadlineMs).unref());
+      await Promise.race([loop, deadline]);
+      running = false;
+      wake?.();
+      await Promise.race([loop, new Promise<void>((resolve) => setTimeout(resolve, 1000).unref())]);
+    },
+    stats: () => ({ ...stats }),
+  };
+}

@@ -1,0 +1,110 @@
+// Teams and sites as the collection pipeline needs them: create, and resolve a hostname or id to a
+// site with its tenant database, cached briefly so the ingest hot path rarely touches PostgreSQL.
+import { randomUUID } from 'node:crypto';
+import { badRequest, conflict } from '../errors.ts';
+import { tenantDatabase } from '../stores/analytics/index.ts';
+import type { MetadataQueryable } from '../stores/metadata/index.ts';
+import { normaliseHostname } from './hostname.ts';
+
+export interface Site {
+  id: string;
+  team_id: string;
+  domain: string;
+  timezone: string;
+  /** ClickHouse database holding this site's analytics. */
+  tenant: string;
+}
+
+interface SiteRow {
+  id: string;
+  team_id: string;
+  domain: string;
+  timezone: string;
+}
+
+const toSite = (row: SiteRow): Site => ({ ...row, tenant: tenantDatabase(row.team_id) });
+
+export async function createTeam(db: MetadataQueryable, input: { name: string }): Promise<{ id: string; name: string }> {
+  const id = randomUUID();
+  await db.query('INSERT INTO teams (id, name) VALUES ($1, $2)', [id, input.name]);
+  return { id, name: input.name };
+}
+
+export async function createSite(db: MetadataQueryable, input: { teamId: string; domain: string; timezone?: string; hostnames?: string[] }): Promise<Site> {
+  const domain = normaliseHostname(input.domain);
+  if (!domain) throw badRequest(`"${input.domain}" is not a valid domain`);
+  const hostnames = (input.hostnames ?? []).map((h) => {
+    const host = normaliseHostname(h);
+    if (!host) throw badRequest(`"${h}" is not a valid hostname`);
+    return host;
+  });
+  const id = randomUUID();
+  try {
+    await db.query('INSERT INTO sites (id, team_id, domain, timezone) VALUES ($1, $2, $3, $4)', [id, input.teamId, domain, input.timezone ?? 'UTC']);
+    for (const hostname of hostnames) await db.query('INSERT INTO site_hostnames (hostname, site_id) VALUES ($1, $2)', [hostname, id]);
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw conflict(`A site for ${domain} already exists`);
+    throw err;
+  }
+  return toSite({ id, team_id: input.teamId, domain, timezone: input.timezone ?? 'UTC' });
+}
+
+export interface SiteDirectory {
+  /** The live site a browser hostname belongs to (its domain or one of its extra hostnames). */
+  byHostname(hostname: string): Promise<Site | null>;
+  byId(id: string): Promise<Site | null>;
+  /** Forget cached answers (after a site changes). */
+  invalidate(): void;
+}
+
+interface Cached {
+  site: Site | null;
+  expires: number;
+}
+
+/**
+ * Answers are cached for ttlMs (misses for a shorter time, so a new site starts collecting
+ * quickly while unknown origins cannot hammer the database). Size-bounded: oldest entries go first.
+ */
+export function createSiteDirectory(db: () => MetadataQueryable, options: { ttlMs?: number; missTtlMs?: number; maxEntries?: number } = {}): SiteDirectory {
+  const ttl = options.ttlMs ?? 30_000;
+  const missTtl = options.missTtlMs ?? 5_000;
+  const maxEntries = options.maxEntries ?? 10_000;
+  const cache = new Map<string, Cached>();
+
+  const remember = (key: string, site: Site | null) => {
+    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
+    cache.set(key, { site, expires: Date.now() + (site ? ttl : missTtl) });
+    return site;
+  };
+  const cached = (key: string) => {
+    const hit = cache.get(key);
+    if (hit && hit.expires > Date.now()) return hit;
+    if (hit) cache.delete(key);
+    return undefined;
+  };
+
+  return {
+    async byHostname(hostname) {
+      const key = `h:${hostname}`;
+      const hit = cached(key);
+      if (hit) return hit.site;
+      const { rows } = await db().query<SiteRow>(
+        `SELECT s.id, s.team_id, s.domain, s.timezone FROM sites s
+          WHERE s.deleted_at IS NULL
+            AND (s.domain = $1 OR s.id = (SELECT site_id FROM site_hostnames WHERE hostname = $1))
+          LIMIT 1`,
+        [hostname],
+      );
+      return remember(key, rows[0] ? toSite(rows[0]) : null);
+    },
+    async byId(id) {
+      const key = `i:${id}`;
+      const hit = cached(key);
+      if (hit) return hit.site;
+      const { rows } = await db().query<SiteRow>('SELECT id, team_id, domain, timezone FROM sites WHERE id = $1 AND deleted_at IS NULL', [id]);
+      return remember(key, rows[0] ? toSite(rows[0]) : null);
+    },
+    invalidate: () => cache.clear(),
+  };
+}

@@ -1,0 +1,213 @@
+// Everything that brings data in: the three public tracker routes, server-side ingest for API
+// clients, and AI-crawler fetch forwarding. Each accepted event is on disk before the 202; the
+// writer moves it to the analytics store.
+import { join } from 'node:path';
+import type { Context, ServiceSchema } from 'moleculer';
+import { validationFailed } from '../lib/errors.ts';
+import { type GeoLookup, openGeoDatabase } from '../lib/ingest/enrich/geo.ts';
+import { openJournal } from '../lib/ingest/journal.ts';
+import * as ingest from '../lib/ingest/pipeline.ts';
+import { createRejectionCounter, type RejectionCounter } from '../lib/ingest/rejections.ts';
+import { createSaltRing } from '../lib/ingest/salts.ts';
+import {
+  AI_FETCH,
+  type AiFetch,
+  MAX_BATCH_ITEMS,
+  SERVER_BATCH_ITEM,
+  SERVER_EVENT,
+  SERVER_PAGEVIEW,
+  type ServerBatchItem,
+  type ServerEvent,
+  type ServerPageview,
+  TRACKER_EVENT,
+  TRACKER_PAGEVIEW,
+  TRACKER_WEB_VITAL,
+  type TrackerEvent,
+  type TrackerPageview,
+  type TrackerWebVital,
+} from '../lib/ingest/schemas.ts';
+import { createSessionTracker } from '../lib/ingest/sessions.ts';
+import { createIngestWriter, type IngestWriter } from '../lib/ingest/writer.ts';
+import type { Runtime } from '../lib/runtime.ts';
+import { compileChecker } from '../lib/validation.ts';
+import type { RequestMeta } from '../types/meta.ts';
+
+/** The tracker posts at most a few hundred bytes; anything near this is not our script. */
+const TRACKER_BODY_LIMIT = 16 * 1024;
+const SERVER_BODY_LIMIT = 64 * 1024;
+const BATCH_BODY_LIMIT = 4 * 1024 * 1024;
+const REJECTION_FLUSH_MS = 10_000;
+const SALT_PRUNE_MS = 3_600_000;
+
+const checkBatchItem = compileChecker(SERVER_BATCH_ITEM);
+const checkAiFetch = compileChecker(AI_FETCH);
+
+interface IngestState {
+  deps: ingest.IngestDeps;
+  writer: IngestWriter;
+  geo: GeoLookup;
+  rejections: RejectionCounter;
+  timers: NodeJS.Timeout[];
+}
+
+type Ctx<P> = Context<P, RequestMeta>;
+
+const accepted = (ctx: Ctx<unknown>, body: unknown = null) => {
+  ctx.meta.$statusCode = 202;
+  return body;
+};
+
+export default function createIngestService(runtime: Runtime): ServiceSchema {
+  const { config, log } = runtime;
+  let state: IngestState | undefined;
+  const deps = () => {
+    if (!state) throw new Error('ingest service is not started');
+    return state.deps;
+  };
+  const tracker = { crossOrigin: true, textBody: true, bodyLimit: TRACKER_BODY_LIMIT, rateLimit: 'ingest' as const };
+  const server = { bodyLimit: SERVER_BODY_LIMIT, rateLimit: 'ingest' as const };
+
+  return {
+    name: 'ingest',
+    settings: { rest: '/' },
+    actions: {
+      pageview: {
+        rest: 'POST /ingest',
+        ...tracker,
+        params: TRACKER_PAGEVIEW,
+        openapi: { summary: 'Tracker pageview (cross-origin; site resolved from Origin)', tags: ['ingest'], successStatus: 202 },
+        async handler(ctx: Ctx<TrackerPageview>) {
+          await ingest.trackerPageview(deps(), ctx.params, ctx.meta.request);
+          return accepted(ctx);
+        },
+      },
+      event: {
+        rest: 'POST /ingest/event',
+        ...tracker,
+        params: TRACKER_EVENT,
+        openapi: { summary: 'Tracker custom or automatic event', tags: ['ingest'], successStatus: 202 },
+        async handler(ctx: Ctx<TrackerEvent>) {
+          await ingest.trackerEvent(deps(), ctx.params, ctx.meta.request);
+          return accepted(ctx);
+        },
+      },
+      webVital: {
+        rest: 'POST /ingest/web-vitals',
+        ...tracker,
+        params: TRACKER_WEB_VITAL,
+        openapi: { summary: 'Web vitals add-on measurement', tags: ['ingest'], successStatus: 202 },
+        async handler(ctx: Ctx<TrackerWebVital>) {
+          await ingest.trackerWebVital(deps(), ctx.params, ctx.meta.request);
+          return accepted(ctx);
+        },
+      },
+      serverPageview: {
+        rest: 'POST /api/ingest/server/pageview',
+        ...server,
+        params: SERVER_PAGEVIEW,
+        openapi: { summary: 'Server-side pageview (API client with ingest:write on the site)', tags: ['ingest'], successStatus: 202 },
+        async handler(ctx: Ctx<ServerPageview>) {
+          return accepted(ctx, { status: await ingest.serverPageview(deps(), ctx.params, ctx.meta.apiClient) });
+        },
+      },
+      serverEvent: {
+        rest: 'POST /api/ingest/server/event',
+        ...server,
+        params: SERVER_EVENT,
+        openapi: { summary: 'Server-side custom event', tags: ['ingest'], successStatus: 202 },
+        async handler(ctx: Ctx<ServerEvent>) {
+          return accepted(ctx, { status: await ingest.serverEvent(deps(), ctx.params, ctx.meta.apiClient) });
+        },
+      },
+      serverBatch: {
+        rest: 'POST /api/ingest/server/batch',
+        bodyLimit: BATCH_BODY_LIMIT,
+        rateLimit: 'ingest',
+        params: { items: { type: 'array', min: 1, max: MAX_BATCH_ITEMS, items: 'object' } },
+        openapi: { summary: `Up to ${MAX_BATCH_ITEMS} server-side pageviews/events; per-item results`, tags: ['ingest'], successStatus: 202 },
+        async handler(ctx: Ctx<{ items: ServerBatchItem[] }>) {
+          const invalid = new Map<number, string>();
+          ctx.params.items.forEach((item, index) => {
+            const issues = checkBatchItem(item);
+            if (issues.length === 0 && item.type === 'event' && !item.name) issues.push({ field: 'name', message: "The 'name' field is required for events." });
+            if (issues.length > 0) invalid.set(index, issues.map((i) => i.message).join('; '));
+          });
+          return accepted(ctx, await ingest.serverBatch(deps(), ctx.params.items, invalid, ctx.meta.apiClient));
+        },
+      },
+      aiFetch: {
+        rest: 'POST /api/sites/:id/ingest/ai-fetch',
+        bodyLimit: BATCH_BODY_LIMIT,
+        rateLimit: 'ingest',
+        params: { id: 'uuid', items: { type: 'array', min: 1, max: MAX_BATCH_ITEMS, items: 'object', optional: true } },
+        openapi: {
+          summary: 'AI crawler fetches forwarded from server logs: one fetch as the body, or {items: [...]}',
+          description: 'Fields of a fetch: path or url, status_code, content_type, response_time_ms, bytes, user_agent (a known AI agent), timestamp.',
+          tags: ['ingest'],
+          successStatus: 202,
+        },
+        async handler(ctx: Ctx<{ id: string; items?: AiFetch[] } & AiFetch>) {
+          const { id, items, ...single } = ctx.params;
+          const fetches = items ?? [single as AiFetch];
+          const fields = fetches.flatMap((item, index) =>
+            checkAiFetch(item).map((issue) => ({ field: items ? `items[${index}].${issue.field}` : issue.field, message: issue.message })),
+          );
+          if (fields.length > 0) throw validationFailed(fields);
+          const site = await runtime.sites.byId(id);
+          // Same answer for "no such site" and "not yours", so tokens cannot probe for sites.
+          if (!site) throw ingest.noAccess();
+          return accepted(ctx, { accepted: await ingest.aiFetches(deps(), site, fetches, ctx.meta.apiClient) });
+        },
+      },
+    },
+
+    async started() {
+      const journal = await openJournal<ingest.JournalRecord>({ dir: join(config.dataDir, 'journal'), log, maxPendingBytes: config.ingestBufferMb * 1024 * 1024 });
+      const geo = await openGeoDatabase(config.geoipDb);
+      const rejections = createRejectionCounter(runtime.metadata);
+      const salts = createSaltRing(runtime.metadata);
+      const writer = createIngestWriter({ journal, analytics: runtime.analytics, log, batchSize: config.ingestBatchSize, flushMs: config.ingestFlushMs });
+      const flushRejections = () => rejections.flush().catch((err: Error) => log.warn({ err: err.message }, 'could not store ingest rejection counts'));
+      state = {
+        geo,
+        rejections,
+        writer,
+        timers: [setInterval(flushRejections, REJECTION_FLUSH_MS)],
+        deps: {
+          journal,
+          geo,
+          salts,
+          rejections,
+          sessions: createSessionTracker({ timeoutMs: config.sessionTimeoutMinutes * 60_000 }),
+          sites: runtime.sites,
+          appended: () => writer.notify(),
+        },
+      };
+      if (journal.pendingRecords() > 0) log.info({ records: journal.pendingRecords() }, 'replaying ingest journal');
+      writer.start();
+      let pruneTimer: NodeJS.Timeout | undefined;
+      runtime.leaderJobs.register('ingest.salt-prune', {
+        start() {
+          const prune = () => salts.prune().catch((err: Error) => log.warn({ err: err.message }, 'salt pruning failed'));
+          pruneTimer = setInterval(prune, SALT_PRUNE_MS);
+          // The first prune waits for the stores, which open after the services start.
+          setTimeout(prune, 5_000).unref();
+        },
+        stop() {
+          clearInterval(pruneTimer);
+        },
+      });
+    },
+
+    async stopped() {
+      if (!state) return;
+      for (const timer of state.timers) clearInterval(timer);
+      // Everything accepted is already on disk; what the writer cannot insert now is replayed at start.
+      await state.writer.stop(Math.max(1000, config.shutdownTimeoutMs - 2000));
+      await state.rejections.flush().catch(() => undefined);
+      await state.deps.journal.close();
+      state.geo.close();
+      state = undefined;
+    },
+  };
+}
