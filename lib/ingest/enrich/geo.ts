@@ -31,7 +31,10 @@ interface GeoRecord {
 
 const BUNDLED_PACKAGE_FILE = '@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb';
 
-/** Path of the bundled CC0-packaged country database (data: RIR whois, NRO). */
+/**
+ * Path of the bundled country database. The npm package says CC0, but its README credits the
+ * RIR whois data to the NRO under CC BY 4.0, so Plumb's notices should carry that attribution.
+ */
 export function bundledGeoDatabasePath(): string {
   return createRequire(import.meta.url).resolve(BUNDLED_PACKAGE_FILE);
 }
