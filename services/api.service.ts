@@ -45,6 +45,8 @@ interface GatewayAlias {
 export default function createApiService(runtime: Runtime): ServiceSchema {
   const { config, log } = runtime;
   const assets: StaticAssets = loadStaticAssets(log);
+  // The per-request line is written only at debug level; below it, no hook is attached at all.
+  const logRequests = config.logLevel === 'debug' || config.logLevel === 'trace';
   const trackerPath = config.trackerScriptPath.startsWith('/') ? config.trackerScriptPath : `/${config.trackerScriptPath}`;
   const vitalsPath = trackerPath.replace(/(\.js)?$/, '-vitals.js'); // /plumb.js → /plumb-vitals.js
 
@@ -98,7 +100,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
 
     methods: {
       async httpHandler(this: GatewayThis, req: GatewayRequest, res: ServerResponse, next?: unknown) {
-        const started = process.hrtime.bigint();
+        const started = logRequests ? process.hrtime.bigint() : 0n;
         const incoming = req.headers['x-request-id'];
         const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
         req.headers['x-request-id'] = requestId;
@@ -106,15 +108,19 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
         res.setHeader('X-Request-ID', requestId);
         res.setHeader('X-Content-Type-Options', 'nosniff');
         const url = req.url;
-        res.once('finish', () => {
-          const ms = Number(process.hrtime.bigint() - started) / 1e6;
-          log.debug({ reqId: requestId, method: req.method, url, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
-        });
+        if (logRequests) {
+          res.once('finish', () => {
+            const ms = Number(process.hrtime.bigint() - started) / 1e6;
+            log.debug({ reqId: requestId, method: req.method, url, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+          });
+        }
         if (req.method === 'OPTIONS' && this.isCrossOriginPath(url ?? '')) {
           res.writeHead(204, CORS_HEADERS);
           res.end();
           return;
         }
+        const hot = req.method === 'POST' ? this.hotRoutes.get((url ?? '').split('?')[0]) : undefined;
+        if (hot) return callHotAction(this, runtime, req, res, hot);
         return ApiGateway.methods!.httpHandler.call(this, req, res, next);
       },
 
@@ -140,6 +146,16 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
       /** Rebuilds the aliases from every registered action's `rest` now, instead of after the debounce. */
       refreshRoutes(this: GatewayThis) {
         for (const route of this.routes) if (route.opts.autoAliases) this.regenerateAutoAliases(route);
+        this.rebuildHotRoutes();
+      },
+
+      rebuildHotRoutes(this: GatewayThis) {
+        const actions = new Map(this.broker.registry.getActionList({}).map((item) => [item.name, item.action]));
+        this.hotRoutes = new Map();
+        for (const alias of this.aliases) {
+          const action = alias.action ? actions.get(alias.action) : undefined;
+          if (action?.hotPath && alias.method === 'POST' && !alias.fullPath.includes(':')) this.hotRoutes.set(alias.fullPath, { name: alias.action!, action });
+        }
       },
 
       /** Every route the gateway answers, for the OpenAPI document. */
@@ -166,6 +182,17 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
       },
     },
 
+    events: {
+      // Services joined or left (other nodes too): moleculer-web rebuilt its aliases, so the hot ones follow.
+      '$api.aliases.regenerated'(this: GatewayThis) {
+        this.rebuildHotRoutes();
+      },
+    },
+
+    created() {
+      (this as unknown as GatewayThis).hotRoutes = new Map();
+    },
+
     started() {
       const address = (this as unknown as GatewayThis).server.address();
       if (address && typeof address === 'object') log.info({ port: address.port, host: address.address }, `listening on ${config.publicUrl}`);
@@ -173,12 +200,19 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
   };
 }
 
+interface HotRoute {
+  name: string;
+  action: ActionSchema;
+}
+
 type GatewayThis = {
+  hotRoutes: Map<string, HotRoute>;
+  rebuildHotRoutes(): void;
   routes: { opts: { autoAliases?: boolean } }[];
   resolveAlias(url: string, method: string): { alias: { action: string | null } } | null | undefined;
   isCrossOriginPath(url: string): boolean;
   regenerateAutoAliases(route: unknown): void;
-  broker: { registry: { getActionList(opts: object): { name: string; action: ActionSchema }[] } };
+  broker: { registry: { getActionList(opts: object): { name: string; action: ActionSchema }[] }; call(action: string, params: unknown, opts: object): Promise<unknown> };
   aliases: GatewayAlias[];
   server: { address(): { port: number; address: string } | string | null };
   routeEntries(): RouteEntry[];
@@ -186,43 +220,66 @@ type GatewayThis = {
 };
 
 /**
- * Per request, before the action: who is asking (client IP, user agent, origin) into ctx.meta,
- * the rate limit, cross-origin protection, an API-client token if one is presented, then the body
- * with this action's limit, merged under the path and query parameters.
+ * Admission of one request to an action, the same on both paths: who is asking (client IP, user
+ * agent, origin) into meta, the rate limit, cross-origin protection (or CORS headers for public
+ * cross-origin routes), an API-client token if one is presented, then the body read with this
+ * action's limit. Returns the body (undefined when there is none).
  */
+async function admitRequest(runtime: Runtime, req: IncomingMessage, res: ServerResponse, action: ActionSchema | undefined, meta: RequestMeta) {
+  const method = (req.method ?? 'GET').toUpperCase();
+  const header = (name: string) => {
+    const value = req.headers[name];
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  };
+  const ip = clientIp(req.socket.remoteAddress, req.headers, runtime.config.trustedProxyHops);
+  meta.request = { ip, userAgent: header('user-agent') ?? '', origin: header('origin'), referer: header('referer'), headers: req.headers };
+  const bucket = action?.rateLimit ?? ((req.url ?? '').startsWith('/api/') ? 'api' : undefined);
+  if (bucket) await runtime.rateLimits.consume(bucket, ip);
+  if (action?.crossOrigin) {
+    for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
+  } else {
+    const verdict = judgeCrossOrigin(method, req.headers, runtime.config.publicUrl);
+    if (!verdict.allowed) throw new PlumbError(403, 'cross_origin_rejected', `Cross-origin request rejected: ${verdict.reason}`);
+  }
+  const token = bearerToken(req.headers);
+  if (token !== undefined) {
+    const client = await runtime.apiClients.verify(token);
+    if (!client) throw unauthorized('The API token is invalid, expired or revoked');
+    meta.apiClient = client;
+  }
+  if (!BODY_METHODS.has(method)) return undefined;
+  return readJsonBody(req, { limitBytes: action?.bodyLimit ?? runtime.config.apiBodyLimitBytes, acceptTextPlain: action?.textBody === true });
+}
+
+/** moleculer-web's hook: admission, then the body merged under the path and query parameters. */
 function prepareRequest(runtime: Runtime) {
   return async (ctx: Context, _route: unknown, incoming: unknown, res: ServerResponse) => {
     const req = incoming as GatewayRequest;
-    const meta = ctx.meta as RequestMeta;
-    const action = req.$action;
-    const method = (req.method ?? 'GET').toUpperCase();
-    const header = (name: string) => {
-      const value = req.headers[name];
-      return typeof value === 'string' && value !== '' ? value : undefined;
-    };
-    const ip = clientIp(req.socket.remoteAddress, req.headers, runtime.config.trustedProxyHops);
-    meta.request = { ip, userAgent: header('user-agent') ?? '', origin: header('origin'), referer: header('referer'), headers: req.headers };
-    const bucket = action?.rateLimit ?? ((req.url ?? '').startsWith('/api/') ? 'api' : undefined);
-    if (bucket) await runtime.rateLimits.consume(bucket, ip);
-    if (action?.crossOrigin) {
-      for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
-    } else {
-      const verdict = judgeCrossOrigin(method, req.headers, runtime.config.publicUrl);
-      if (!verdict.allowed) throw new PlumbError(403, 'cross_origin_rejected', `Cross-origin request rejected: ${verdict.reason}`);
-    }
-    const token = bearerToken(req.headers);
-    if (token !== undefined) {
-      const client = await runtime.apiClients.verify(token);
-      if (!client) throw unauthorized('The API token is invalid, expired or revoked');
-      meta.apiClient = client;
-    }
-    if (!BODY_METHODS.has(method)) return;
-    const body = await readJsonBody(req, {
-      limitBytes: action?.bodyLimit ?? runtime.config.apiBodyLimitBytes,
-      acceptTextPlain: action?.textBody === true,
-    });
+    const body = await admitRequest(runtime, req, res, req.$action, ctx.meta as RequestMeta);
     if (body) req.$params = { ...body, ...req.$params };
   };
+}
+
+/**
+ * The hot path for `hotPath` actions (ingest): the same admission and the same action call with
+ * its validation, without moleculer-web's general routing, which costs more than the rest of an
+ * ingest request together. Answers with the action's success status.
+ */
+async function callHotAction(gateway: GatewayThis, runtime: Runtime, req: GatewayRequest, res: ServerResponse, route: HotRoute) {
+  try {
+    const meta = {} as RequestMeta;
+    const body = await admitRequest(runtime, req, res, route.action, meta);
+    const result = await gateway.broker.call(route.name, body ?? {}, { meta, requestID: req.headers['x-request-id'] as string });
+    const status = route.action.openapi?.successStatus ?? 200;
+    if (result === null || result === undefined) {
+      res.writeHead(status, { 'Content-Length': 0 });
+      res.end();
+    } else {
+      sendJson(res, status, result);
+    }
+  } catch (err) {
+    sendError(gateway, req, res, err as Error);
+  }
 }
 
 function sendError(gateway: GatewayThis, req: GatewayRequest, res: ServerResponse, err: Error) {

@@ -64,8 +64,8 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
     if (!state) throw new Error('ingest service is not started');
     return state.deps;
   };
-  const tracker = { crossOrigin: true, textBody: true, bodyLimit: TRACKER_BODY_LIMIT, rateLimit: 'ingest' as const };
-  const server = { bodyLimit: SERVER_BODY_LIMIT, rateLimit: 'ingest' as const };
+  const tracker = { crossOrigin: true, textBody: true, bodyLimit: TRACKER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true };
+  const server = { bodyLimit: SERVER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true };
 
   return {
     name: 'ingest',
@@ -121,6 +121,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
       },
       serverBatch: {
         rest: 'POST /api/ingest/server/batch',
+        hotPath: true,
         bodyLimit: BATCH_BODY_LIMIT,
         rateLimit: 'ingest',
         params: { items: { type: 'array', min: 1, max: MAX_BATCH_ITEMS, items: 'object' } },

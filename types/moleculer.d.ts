@@ -9,6 +9,11 @@ declare module 'moleculer' {
     textBody?: boolean;
     /** Public cross-origin route (the tracker ingest): skips the cross-origin request protection. */
     crossOrigin?: boolean;
+    /**
+     * Served on the gateway's hot path (static POST routes only): same admission and validation,
+     * without moleculer-web's general routing. For the ingest routes, where every microsecond counts.
+     */
+    hotPath?: boolean;
     /** Per-IP bucket this route spends from; /api routes default to 'api'. */
     rateLimit?: 'ingest' | 'api';
     /** Documentation for /api/docs/v1/openapi.json. */

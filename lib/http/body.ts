@@ -16,16 +16,7 @@ export async function readJsonBody(req: IncomingMessage, options: BodyOptions): 
     req.resume();
     throw payloadTooLarge(options.limitBytes);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > options.limitBytes) {
-      req.resume();
-      throw payloadTooLarge(options.limitBytes);
-    }
-    chunks.push(chunk);
-  }
+  const { chunks, size } = await collect(req, options.limitBytes);
   if (size === 0) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   const isJson = type === 'application/json' || type.endsWith('+json');
@@ -42,4 +33,41 @@ export async function readJsonBody(req: IncomingMessage, options: BodyOptions): 
     throw new PlumbError(400, 'invalid_json', 'Request body must be a JSON object');
   }
   return parsed as Record<string, unknown>;
+}
+
+/**
+ * Buffers the body up to the limit with plain stream events: an async iterator over the request
+ * costs more than the rest of a small ingest request. Past the limit, the rest is drained unread.
+ */
+function collect(req: IncomingMessage, limitBytes: number): Promise<{ chunks: Buffer[]; size: number }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limitBytes) {
+        cleanup();
+        req.resume();
+        reject(payloadTooLarge(limitBytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve({ chunks, size });
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
 }

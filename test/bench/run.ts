@@ -1,5 +1,6 @@
 // `npm run bench [-- suite…]`: runs the benchmark suites and prints their figures. Benchmarks are
 // measurements, not tests: they never fail on a number, they report it.
+import ingest from './ingest.bench.ts';
 import startup from './startup.bench.ts';
 
 export interface BenchSuite {
@@ -8,7 +9,7 @@ export interface BenchSuite {
   run(args: string[]): Promise<Record<string, string | number>>;
 }
 
-const SUITES: readonly BenchSuite[] = [startup];
+const SUITES: readonly BenchSuite[] = [startup, ingest];
 
 const args = process.argv.slice(2);
 const chosen = args.filter((a) => !a.startsWith('-'));

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { silentLog } from '../../lib/log.ts';
 import { type MetadataStore, openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { metadataStoreContract } from '../support/metadata-contract.ts';
+import { METADATA_MIGRATIONS } from '../support/migration-files.ts';
 
 const baseUrl = process.env.PLUMB_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const admin = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 5000 });
@@ -70,9 +71,9 @@ describe('openMetadataStore on PostgreSQL', () => {
       stores.push(await openMetadataStore({ dataDir: '/nonexistent/b', databaseUrl, log: silentLog, migrate: false }));
       const results = await Promise.all(stores.map((s) => s.migrate()));
       // Whichever took the advisory lock first applied everything; the other waited and found it done.
-      expect(results.map((r) => r.applied).sort((a, b) => b.length - a.length)).toEqual([[1], []]);
+      expect(results.map((r) => r.applied).sort((a, b) => b.length - a.length)).toEqual([METADATA_MIGRATIONS.map((m) => m.version), []]);
       const { rows } = await stores[0].query('SELECT version, count(*) AS times FROM schema_migrations GROUP BY version ORDER BY version');
-      expect(rows).toEqual([{ version: 1, times: 1 }]);
+      expect(rows).toEqual(METADATA_MIGRATIONS.map((m) => ({ version: m.version, times: 1 })));
     } finally {
       await Promise.all(stores.map((s) => s.close()));
     }
@@ -86,7 +87,7 @@ describe('openMetadataStore on PostgreSQL', () => {
     ]);
     try {
       const { rows } = await stores[1].query('SELECT version, name FROM schema_migrations');
-      expect(rows).toEqual([{ version: 1, name: 'instance' }]);
+      expect(rows).toEqual(METADATA_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
     } finally {
       await Promise.all(stores.map((s) => s.close()));
     }

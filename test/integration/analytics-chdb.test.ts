@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import { silentLog } from '../../lib/log.ts';
 import { analyticsStoreContract } from '../support/analytics-contract.ts';
+import { ANALYTICS_MIGRATIONS } from '../support/migration-files.ts';
 
 const dirs: string[] = [];
 const tempDir = (name: string) => {
@@ -43,15 +44,15 @@ describe('chDB analytics store', () => {
     const first = await openAnalyticsStore({ dataDir: dir, log: silentLog });
     const db = await first.ensureTenant(team);
     await first.insert('hits', [{ ts: new Date('2024-03-05T06:07:08.009Z'), site_id: site, session_id: 1n, path: '/before-restart' }], { database: db });
-    const migrationsBefore = await first.query('SELECT version, name, applied_at FROM {db:Identifier}.schema_migrations', { db });
+    const migrationsBefore = await first.query('SELECT version, name, applied_at FROM {db:Identifier}.schema_migrations ORDER BY version', { db });
     await first.close();
 
     const second = await openAnalyticsStore({ dataDir: dir, log: silentLog });
     try {
       expect(await second.ensureTenant(team)).toBe(db);
       expect(await second.query('SELECT ts, path FROM {db:Identifier}.hits', { db })).toEqual([{ ts: '2024-03-05 06:07:08.009', path: '/before-restart' }]);
-      const migrationsAfter = await second.query('SELECT version, name, applied_at FROM {db:Identifier}.schema_migrations', { db });
-      expect(migrationsAfter).toHaveLength(1);
+      const migrationsAfter = await second.query('SELECT version, name, applied_at FROM {db:Identifier}.schema_migrations ORDER BY version', { db });
+      expect(migrationsAfter).toHaveLength(ANALYTICS_MIGRATIONS.length);
       expect(migrationsAfter).toEqual(migrationsBefore);
     } finally {
       await second.close();

@@ -9,6 +9,7 @@ import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { loadMigrations, MIGRATIONS_DIR, runMigrations } from '../../lib/stores/metadata/migrate.ts';
 import { openPglite } from '../../lib/stores/metadata/pglite.ts';
 import { metadataStoreContract, tempDataDir } from '../support/metadata-contract.ts';
+import { LATEST_METADATA_VERSION, METADATA_MIGRATIONS } from '../support/migration-files.ts';
 
 const removals: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -59,13 +60,13 @@ describe('openMetadataStore on PGlite', () => {
     await store.close();
 
     await expect(openMetadataStore({ dataDir, log: silentLog })).rejects.toThrow(
-      'metadata database is at schema version 9999 but this Plumb only knows migrations up to 1: a newer Plumb wrote it',
+      `metadata database is at schema version 9999 but this Plumb only knows migrations up to ${LATEST_METADATA_VERSION}: a newer Plumb wrote it`,
     );
 
     const unmigrated = await openMetadataStore({ dataDir, log: silentLog, migrate: false });
     try {
       expect((await unmigrated.query('SELECT key FROM instance_settings')).rows).toEqual([{ key: 'kept' }]);
-      expect((await unmigrated.query('SELECT version FROM schema_migrations ORDER BY version')).rows).toEqual([{ version: 1 }, { version: 9999 }]);
+      expect((await unmigrated.query('SELECT version FROM schema_migrations ORDER BY version')).rows).toEqual([...METADATA_MIGRATIONS.map((m) => ({ version: m.version })), { version: 9999 }]);
     } finally {
       await unmigrated.close();
     }
@@ -76,7 +77,7 @@ describe('openMetadataStore on PGlite', () => {
     try {
       const { rows } = await store.query("SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = 'public'");
       expect(rows).toEqual([{ n: 0 }]);
-      await expect(store.migrate()).resolves.toEqual({ applied: [1] });
+      await expect(store.migrate()).resolves.toEqual({ applied: METADATA_MIGRATIONS.map((m) => m.version) });
     } finally {
       await store.close();
     }
@@ -92,7 +93,8 @@ describe('metadata migrations', () => {
 
   it('ships numbered files, read in numeric order', async () => {
     const shipped = await loadMigrations(MIGRATIONS_DIR);
-    expect(shipped.map((m) => [m.version, m.name, m.file])).toEqual([[1, 'instance', '0001_instance.sql']]);
+    expect(shipped.map((m) => [m.version, m.name, m.file])).toEqual(METADATA_MIGRATIONS.map((m) => [m.version, m.name, m.file]));
+    expect(shipped[0].file).toBe('0001_instance.sql');
   });
 
   it('orders by number, not by file name', async () => {

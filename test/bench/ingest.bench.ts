@@ -1,0 +1,101 @@
+// Tracker ingest under load: /ingest on one `plumb serve` process against the bare node:http
+// reference in the same run (req/s, p99), then p99 at 80% of Plumb's maximum, then how fast
+// accepted events reach the analytics store and the RSS while they do.
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { silentLog } from '../../lib/log.ts';
+import { createSite, createTeam } from '../../lib/sites/sites.ts';
+import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
+import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
+import { NODE_BIN, ROOT, startInstance, tempDataDir } from '../support/instance.ts';
+import type { BenchSuite } from './run.ts';
+
+const DURATION_S = 10;
+const CONNECTIONS = 50;
+const BODY = JSON.stringify({ url: 'https://bench.example/pricing?utm_source=newsletter', referrer: 'https://www.google.com/', width: 1440 });
+const HEADERS = {
+  'content-type': 'text/plain',
+  origin: 'https://bench.example',
+  'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+};
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  accepted: number;
+  other: number;
+}
+
+async function load(url: string, overallRate?: number): Promise<Load> {
+  const result = await autocannon({ url: `${url}/ingest`, method: 'POST', headers: HEADERS, body: BODY, connections: CONNECTIONS, duration: DURATION_S, overallRate });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, accepted: result['2xx'], other: result.non2xx + result.errors + result.timeouts };
+}
+
+async function startBare(): Promise<{ url: string; stop(): void }> {
+  const child = spawn(NODE_BIN, [join(ROOT, 'test/bench/bare-server.ts'), '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())));
+  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
+}
+
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+const suite: BenchSuite = {
+  name: 'ingest',
+  description: `POST /ingest, ${CONNECTIONS} connections × ${DURATION_S} s per run, against a bare node:http server`,
+  async run() {
+    const dataDir = tempDataDir('plumb-bench-ingest-');
+    const metadata = await openMetadataStore({ dataDir, log: silentLog });
+    const team = await createTeam(metadata, { name: 'bench' });
+    await createSite(metadata, { teamId: team.id, domain: 'bench.example' });
+    await metadata.close();
+
+    const bare = await startBare();
+    const bareLoad = await load(bare.url);
+    bare.stop();
+
+    const env = { PLUMB_INGEST_RATE_PER_SECOND: '1000000', PLUMB_INGEST_BURST: '1000000', PLUMB_LOG_LEVEL: 'warn' };
+    const plumb = await startInstance({ dataDir, env });
+    let peakRss = 0;
+    const sampler = setInterval(() => {
+      rssMiB(plumb.child.pid!).then((mib) => (peakRss = Math.max(peakRss, mib)), () => undefined);
+    }, 250);
+    const loadStarted = performance.now();
+    const full = await load(plumb.url);
+    const steady = await load(plumb.url, Math.round(full.rps * 0.8));
+    const loadEnded = performance.now();
+    // A graceful stop drains the journal into the store; the clock stops when every event is stored.
+    await plumb.stop('SIGTERM');
+    const drained = performance.now();
+    clearInterval(sampler);
+
+    const analytics = await openAnalyticsStore({ dataDir, log: silentLog });
+    const [{ stored }] = await analytics.query<{ stored: string }>('SELECT count() AS stored FROM {db:Identifier}.hits', { db: analytics.tenantDatabase(team.id) });
+    await analytics.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    const accepted = full.accepted + steady.accepted;
+
+    return {
+      'bare node:http req/s': Math.round(bareLoad.rps),
+      'bare node:http p99 ms': bareLoad.p99,
+      'plumb /ingest req/s (max)': Math.round(full.rps),
+      'plumb / bare': `${Math.round((full.rps / bareLoad.rps) * 100)}%`,
+      'plumb p50 / p99 ms at max': `${full.p50} / ${full.p99}`,
+      'plumb p99 ms at 80% of max': steady.p99,
+      'plumb non-202 responses': full.other + steady.other,
+      'events accepted (202)': accepted,
+      'events stored': Number(stored),
+      'stored events/s end to end (202 → stored)': Math.round(Number(stored) / ((drained - loadStarted) / 1000)),
+      'drain after load (ms)': Math.round(drained - loadEnded),
+      'peak RSS under load (MiB)': peakRss.toFixed(0),
+    };
+  },
+};
+
+export default suite;

@@ -1,0 +1,69 @@
+// The ingest pipeline's metadata: daily salts shared through the store and pruned after two days,
+// and refused-request counts written in bulk.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { rmSync } from 'node:fs';
+import { silentLog } from '../../lib/log.ts';
+import { createRejectionCounter } from '../../lib/ingest/rejections.ts';
+import { createSaltRing } from '../../lib/ingest/salts.ts';
+import { createSite, createTeam } from '../../lib/sites/sites.ts';
+import { type MetadataStore, openMetadataStore } from '../../lib/stores/metadata/index.ts';
+import { tempDataDir } from '../support/instance.ts';
+
+const dataDir = tempDataDir('plumb-ingest-meta-');
+let store: MetadataStore;
+
+beforeAll(async () => {
+  store = await openMetadataStore({ dataDir, log: silentLog });
+});
+
+afterAll(async () => {
+  await store.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('createSaltRing', () => {
+  it('gives one salt per UTC day, the same to every node', async () => {
+    const nodeA = createSaltRing(() => store);
+    const nodeB = createSaltRing(() => store);
+    const morning = await nodeA.forTime(new Date('2026-11-20T01:00:00Z'));
+    const evening = await nodeB.forTime(new Date('2026-11-20T23:59:00Z'));
+    const nextDay = await nodeA.forTime(new Date('2026-11-21T00:00:00Z'));
+    expect(Buffer.from(evening)).toEqual(Buffer.from(morning));
+    expect(Buffer.from(nextDay)).not.toEqual(Buffer.from(morning));
+    expect(morning.length).toBe(32);
+  });
+
+  it('deletes salts older than yesterday', async () => {
+    const ring = createSaltRing(() => store);
+    await ring.forTime(new Date('2026-11-18T12:00:00Z'));
+    await ring.forTime(new Date('2026-11-19T12:00:00Z'));
+    await ring.forTime(new Date('2026-11-21T12:00:00Z'));
+    await ring.prune(new Date('2026-11-21T12:00:00Z'));
+    const { rows } = await store.query<{ day: string }>("SELECT to_char(day, 'YYYY-MM-DD') AS day FROM visitor_salts ORDER BY day");
+    expect(rows.map((r) => r.day)).toEqual(['2026-11-20', '2026-11-21']);
+  });
+});
+
+describe('createRejectionCounter', () => {
+  it('adds counts per site, day and reason in one flush, and skips deleted sites', async () => {
+    const team = await createTeam(store, { name: 't' });
+    const site = await createSite(store, { teamId: team.id, domain: 'counted.example' });
+    const counter = createRejectionCounter(() => store);
+    const day = new Date('2026-11-21T10:00:00Z');
+    counter.count(site.id, 'bot', day);
+    counter.count(site.id, 'bot', day);
+    counter.count(site.id, 'bot', new Date('2026-11-22T10:00:00Z'));
+    counter.count('00000000-0000-4000-8000-000000000000', 'bot', day);
+    await counter.flush();
+    counter.count(site.id, 'bot', day);
+    await counter.flush();
+    const { rows } = await store.query<{ day: string; count: number }>(
+      "SELECT to_char(day, 'YYYY-MM-DD') AS day, count FROM ingest_rejections WHERE site_id = $1 AND reason = 'bot' ORDER BY day",
+      [site.id],
+    );
+    expect(rows).toEqual([
+      { day: '2026-11-21', count: 3 },
+      { day: '2026-11-22', count: 1 },
+    ]);
+  });
+});
