@@ -1,10 +1,10 @@
 // Broker options for a Plumb node: transporter (cluster) or none, pino logger, fastest-validator,
 // explicit namespace/nodeID, request timeout and context tracking so shutdown drains in-flight calls.
-import type { BrokerOptions } from 'moleculer';
+import type { BrokerOptions, Middleware } from 'moleculer';
 import type { Config } from './lib/config.ts';
 import { logDestination } from './lib/log.ts';
 
-export function brokerOptions(config: Config): BrokerOptions {
+export function brokerOptions(config: Config, middlewares: Middleware[] = []): BrokerOptions {
   return {
     namespace: config.namespace,
     nodeID: config.nodeId,
@@ -14,6 +14,7 @@ export function brokerOptions(config: Config): BrokerOptions {
     requestTimeout: config.requestTimeoutMs,
     disableBalancer: false,
     validator: true,
+    middlewares,
     tracking: { enabled: true, shutdownTimeout: config.shutdownTimeoutMs },
     registry: { strategy: 'RoundRobin', preferLocal: true },
     heartbeatInterval: 5,

@@ -45,6 +45,8 @@ export const SETTINGS = [
   { flag: 'ingest-burst', env: ['PLUMB_INGEST_BURST'], type: 'int', default: 200, min: 1, max: 10000000, description: 'Per-IP extra requests allowed over 10 s on the ingest routes.' },
   { flag: 'api-rate-per-second', env: ['PLUMB_API_RATE_PER_SECOND'], type: 'int', default: 20, min: 1, max: 1000000, description: 'Per-IP steady rate on /api routes.' },
   { flag: 'api-burst', env: ['PLUMB_API_BURST'], type: 'int', default: 100, min: 1, max: 10000000, description: 'Per-IP extra requests allowed over 10 s on /api routes.' },
+  { flag: 'login-rate-per-minute', env: ['PLUMB_LOGIN_RATE_PER_MINUTE'], type: 'int', default: 10, min: 1, max: 100000, description: 'Per-IP sign-in and MFA attempts per minute (login, TOTP, recovery codes, passkeys, invitations).' },
+  { flag: 'login-burst', env: ['PLUMB_LOGIN_BURST'], type: 'int', default: 10, min: 1, max: 100000, description: 'Per-IP extra sign-in attempts allowed over 10 minutes.' },
   { flag: 'ingest-batch-size', env: ['PLUMB_INGEST_BATCH_SIZE'], type: 'int', default: 1000, min: 1, max: 1000000, description: 'Events per insert into the analytics store (smaller batches keep ingest latency low; encoding a batch holds the event loop).' },
   { flag: 'ingest-flush-ms', env: ['PLUMB_INGEST_FLUSH_MS'], type: 'int', default: 1000, min: 10, max: 60000, description: 'Longest time an accepted event waits in the journal before it is inserted.' },
   { flag: 'ingest-buffer-mb', env: ['PLUMB_INGEST_BUFFER_MB'], type: 'int', default: 256, min: 1, max: 65536, description: 'Journal capacity; when full, ingest answers 503 with Retry-After.' },

@@ -8,6 +8,7 @@ import { brokerOptions } from '../moleculer.config.ts';
 import { resolvePlugins } from '../plugins/index.ts';
 import { gatewayOf } from '../services/api.service.ts';
 import { SERVICE_FACTORIES } from '../services/index.ts';
+import { accessMiddleware } from './auth/access.ts';
 import { resolveJwtSecret } from './auth/jwt-secret.ts';
 import { type Config, describeConfig } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
@@ -44,7 +45,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   const rateLimits = createRateLimits(config, log);
   const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, rateLimits });
 
-  const broker = new ServiceBroker(brokerOptions(config));
+  const broker = new ServiceBroker(brokerOptions(config, [accessMiddleware(runtime.metadata)]));
   for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));
   for (const { manifest, settings } of plugins) {
     for (const schema of manifest.services(runtime, settings)) broker.createService(schema);

@@ -6,6 +6,7 @@ import type { ApiClientVerifier } from './auth/api-clients.ts';
 import type { Config } from './config.ts';
 import type { RateLimits } from './http/rate-limit.ts';
 import { createApiClientVerifier } from './auth/api-clients.ts';
+import { createSessionService, type SessionService } from './auth/sessions.ts';
 import { unavailable } from './errors.ts';
 import { createSiteDirectory } from './sites/sites.ts';
 import type { Log } from './log.ts';
@@ -23,6 +24,7 @@ export interface Runtime {
   readonly rateLimits: RateLimits;
   readonly sites: SiteDirectory;
   readonly apiClients: ApiClientVerifier;
+  readonly sessions: SessionService;
   metadata(): MetadataStore;
   analytics(): AnalyticsStore;
   /** True once both stores are open and migrated; false again as soon as shutdown begins. */
@@ -51,6 +53,7 @@ export function createRuntime(parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret
     ...parts,
     sites: createSiteDirectory(metadataStore),
     apiClients: createApiClientVerifier(metadataStore),
+    sessions: createSessionService(parts.config, parts.jwtSecret, metadataStore),
     metadata: metadataStore,
     analytics() {
       if (!analytics || !ready) throw notReady();

@@ -246,6 +246,14 @@ async function admitRequest(runtime: Runtime, req: IncomingMessage, res: ServerR
     const client = await runtime.apiClients.verify(token);
     if (!client) throw unauthorized('The API token is invalid, expired or revoked');
     meta.apiClient = client;
+  } else if (!action?.crossOrigin && req.headers.cookie) {
+    const signedIn = await runtime.sessions.authenticate(req.headers.cookie);
+    if (signedIn) {
+      meta.user = signedIn.user;
+      meta.session = signedIn.session;
+      // Renewed from remember-me: the browser gets the new session and the rotated token.
+      if (signedIn.setCookies.length > 0) res.setHeader('Set-Cookie', signedIn.setCookies);
+    }
   }
   if (!BODY_METHODS.has(method)) return undefined;
   return readJsonBody(req, { limitBytes: action?.bodyLimit ?? runtime.config.apiBodyLimitBytes, acceptTextPlain: action?.textBody === true });

@@ -2,7 +2,8 @@
 import type { ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
 import createApiService from './api.service.ts';
+import createAuthService from './auth.service.ts';
 import createIngestService from './ingest.service.ts';
 import createNodeService from './node.service.ts';
 
-export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[] = [createApiService, createNodeService, createIngestService];
+export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[] = [createApiService, createNodeService, createIngestService, createAuthService];

@@ -65,7 +65,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
     return state.deps;
   };
   const tracker = { crossOrigin: true, textBody: true, bodyLimit: TRACKER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true };
-  const server = { bodyLimit: SERVER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true };
+  const server = { bodyLimit: SERVER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true, auth: 'client' as const };
 
   return {
     name: 'ingest',
@@ -122,6 +122,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
       serverBatch: {
         rest: 'POST /api/ingest/server/batch',
         hotPath: true,
+        auth: 'client',
         bodyLimit: BATCH_BODY_LIMIT,
         rateLimit: 'ingest',
         params: { items: { type: 'array', min: 1, max: MAX_BATCH_ITEMS, items: 'object' } },
@@ -138,6 +139,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
       },
       aiFetch: {
         rest: 'POST /api/sites/:id/ingest/ai-fetch',
+        auth: 'client',
         bodyLimit: BATCH_BODY_LIMIT,
         rateLimit: 'ingest',
         params: { id: 'uuid', items: { type: 'array', min: 1, max: MAX_BATCH_ITEMS, items: 'object', optional: true } },

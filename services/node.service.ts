@@ -3,6 +3,7 @@ import type { ServiceSchema } from 'moleculer';
 import { VERSION } from '../lib/brand.ts';
 import { unavailable } from '../lib/errors.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import { userCount } from '../lib/users/users.ts';
 
 export default function createNodeService(runtime: Runtime): ServiceSchema {
   return {
@@ -25,8 +26,12 @@ export default function createNodeService(runtime: Runtime): ServiceSchema {
       },
       status: {
         rest: 'GET /api/status',
-        openapi: { summary: 'Instance status for the dashboard: version and readiness', tags: ['node'] },
-        handler: () => ({ version: VERSION, ready: runtime.isReady() }),
+        auth: 'none',
+        openapi: { summary: 'Instance status for the dashboard: whether first-run setup is needed, version, readiness', tags: ['node'] },
+        async handler() {
+          const ready = runtime.isReady();
+          return { needs_setup: ready ? (await userCount(runtime.metadata())) === 0 : false, version: VERSION, ready };
+        },
       },
     },
   };

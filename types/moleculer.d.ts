@@ -1,8 +1,16 @@
 // Plumb's own action properties, declared once; the gateway (services/api.service.ts) reads them.
 import 'moleculer';
+import type { AccessRule, AuthMode } from '../lib/auth/access.ts';
 
 declare module 'moleculer' {
   interface ActionSchema {
+    /**
+     * Who may call it over HTTP: 'none' (public), 'user' (a signed-in person; API tokens refused),
+     * 'client' (an API token), 'any' (either). Routes under /api default to 'any'.
+     */
+    auth?: AuthMode;
+    /** Roles required beyond being authenticated (instance, site or team), enforced by lib/auth/access.ts. */
+    access?: AccessRule;
     /** Largest accepted request body in bytes (default: PLUMB_API_BODY_LIMIT_BYTES). 413 beyond it. */
     bodyLimit?: number;
     /** Also accept a JSON body sent as text/plain (navigator.sendBeacon cannot set application/json). */
@@ -15,7 +23,7 @@ declare module 'moleculer' {
      */
     hotPath?: boolean;
     /** Per-IP bucket this route spends from; /api routes default to 'api'. */
-    rateLimit?: 'ingest' | 'api';
+    rateLimit?: 'ingest' | 'api' | 'login';
     /** Documentation for /api/docs/v1/openapi.json. */
     openapi?: {
       summary: string;

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import { rateLimited } from '../errors.ts';
 import type { Log } from '../log.ts';
 
-export type RateLimitKind = 'ingest' | 'api';
+export type RateLimitKind = 'ingest' | 'api' | 'login';
 
 export interface RateLimits {
   /** Spends one token of `kind` for `key` (the client IP); throws 429 with Retry-After when empty. */
@@ -17,11 +17,17 @@ export interface RateLimits {
 }
 
 interface Bucket {
-  perSecond: number;
+  /** Steady tokens per `seconds`. */
+  points: number;
+  seconds: number;
+  /** Extra tokens per ten times that window. */
   burst: number;
 }
 
-export function createRateLimits(config: Pick<Config, 'redisUrl' | 'namespace' | 'ingestRatePerSecond' | 'ingestBurst' | 'apiRatePerSecond' | 'apiBurst'>, log: Log): RateLimits {
+export function createRateLimits(
+  config: Pick<Config, 'redisUrl' | 'namespace' | 'ingestRatePerSecond' | 'ingestBurst' | 'apiRatePerSecond' | 'apiBurst' | 'loginRatePerMinute' | 'loginBurst'>,
+  log: Log,
+): RateLimits {
   const redis = config.redisUrl ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
   redis?.on('error', (err: Error) => log.warn({ err: err.message }, 'rate limits: Redis unavailable, using in-memory buckets'));
 
@@ -31,13 +37,15 @@ export function createRateLimits(config: Pick<Config, 'redisUrl' | 'namespace' |
       if (!redis) return memory;
       return new RateLimiterRedis({ storeClient: redis, keyPrefix: `${config.namespace}:rl:${kind}:${name}`, points, duration, insuranceLimiter: memory });
     };
-    // The steady bucket refills every second; the burst bucket allows short spikes over 10 s.
-    return new BurstyRateLimiter(limiter('rate', bucket.perSecond, 1), limiter('burst', bucket.burst, 10));
+    // The steady bucket refills every window; the burst bucket allows short spikes over ten windows.
+    return new BurstyRateLimiter(limiter('rate', bucket.points, bucket.seconds), limiter('burst', bucket.burst, bucket.seconds * 10));
   };
 
   const limiters: Record<RateLimitKind, BurstyRateLimiter> = {
-    ingest: build('ingest', { perSecond: config.ingestRatePerSecond, burst: config.ingestBurst }),
-    api: build('api', { perSecond: config.apiRatePerSecond, burst: config.apiBurst }),
+    ingest: build('ingest', { points: config.ingestRatePerSecond, seconds: 1, burst: config.ingestBurst }),
+    api: build('api', { points: config.apiRatePerSecond, seconds: 1, burst: config.apiBurst }),
+    // Password guessing: a few attempts a minute per IP.
+    login: build('login', { points: config.loginRatePerMinute, seconds: 60, burst: config.loginBurst }),
   };
 
   return {

@@ -1,0 +1,129 @@
+// Who may call what. Actions declare it (`auth`, `access`); one Moleculer middleware enforces it
+// for every call that came in over HTTP, so no handler carries its own checks.
+//
+// Effective site role: instance owner → owner and instance admin → admin on every site; otherwise
+// the higher of the site membership and the role from the site's team (team owner → owner, team
+// admin → admin, team member → viewer). An API client acts with the lower of its own role on the
+// site and its owner's, and only within its scopes.
+import type { Context, Middleware } from 'moleculer';
+import { forbidden, notFound, unauthorized } from '../errors.ts';
+import type { MetadataQueryable } from '../stores/metadata/index.ts';
+import type { ApiClientPrincipal, ApiScope, SiteRole } from './api-clients.ts';
+import type { SessionInfo, UserPrincipal } from './sessions.ts';
+
+export type TeamRole = 'owner' | 'admin' | 'member';
+export type AuthMode = 'none' | 'user' | 'client' | 'any';
+
+export interface AccessRule {
+  /** The instance role required (owner > admin > user). */
+  instance?: 'admin' | 'owner';
+  /** The site named by this param must be reachable with at least this role. */
+  site?: { param: string; role: SiteRole; scope?: ApiScope };
+  /** The team named by this param must be reachable with at least this role. */
+  team?: { param: string; role: TeamRole };
+}
+
+/** What authentication leaves in ctx.meta (set by the gateway). */
+export interface AuthMeta {
+  request?: unknown;
+  user?: UserPrincipal;
+  session?: SessionInfo;
+  apiClient?: ApiClientPrincipal;
+}
+
+export const SITE_RANK: Record<SiteRole, number> = { viewer: 1, editor: 2, admin: 3, owner: 4 };
+export const TEAM_RANK: Record<TeamRole, number> = { member: 1, admin: 2, owner: 3 };
+const INSTANCE_RANK = { user: 1, admin: 2, owner: 3 } as const;
+const TEAM_TO_SITE: Record<TeamRole, SiteRole> = { owner: 'owner', admin: 'admin', member: 'viewer' };
+
+const higher = (a: SiteRole | null, b: SiteRole | null): SiteRole | null => (!a ? b : !b ? a : SITE_RANK[a] >= SITE_RANK[b] ? a : b);
+const lower = (a: SiteRole | null, b: SiteRole | null): SiteRole | null => (!a || !b ? null : SITE_RANK[a] <= SITE_RANK[b] ? a : b);
+
+/** The user's role on a live site, or null when they have none (or the site does not exist). */
+export async function siteRoleOf(db: MetadataQueryable, user: Pick<UserPrincipal, 'id' | 'role'>, siteId: string): Promise<SiteRole | null> {
+  const { rows } = await db.query<{ site_role: SiteRole | null; team_role: TeamRole | null }>(
+    `SELECT sm.role AS site_role, tm.role AS team_role
+       FROM sites s
+       LEFT JOIN site_members sm ON sm.site_id = s.id AND sm.user_id = $2
+       LEFT JOIN team_members tm ON tm.team_id = s.team_id AND tm.user_id = $2
+      WHERE s.id = $1 AND s.deleted_at IS NULL`,
+    [siteId, user.id],
+  );
+  if (!rows[0]) return null;
+  if (user.role === 'owner') return 'owner';
+  const fromInstance: SiteRole | null = user.role === 'admin' ? 'admin' : null;
+  const fromTeam = rows[0].team_role ? TEAM_TO_SITE[rows[0].team_role] : null;
+  return higher(higher(fromInstance, rows[0].site_role), fromTeam);
+}
+
+/** The user's role in a live team, or null. Instance owners and admins administer every team. */
+export async function teamRoleOf(db: MetadataQueryable, user: Pick<UserPrincipal, 'id' | 'role'>, teamId: string): Promise<TeamRole | null> {
+  const { rows } = await db.query<{ role: TeamRole | null }>(
+    'SELECT tm.role FROM teams t LEFT JOIN team_members tm ON tm.team_id = t.id AND tm.user_id = $2 WHERE t.id = $1',
+    [teamId, user.id],
+  );
+  if (!rows[0]) return null;
+  if (user.role === 'owner') return 'owner';
+  const member = rows[0].role;
+  if (user.role === 'admin') return member === 'owner' ? 'owner' : 'admin';
+  return member;
+}
+
+async function ownerOf(db: MetadataQueryable, client: ApiClientPrincipal): Promise<UserPrincipal | null> {
+  const { rows } = await db.query<UserPrincipal>('SELECT u.id, u.email, u.role FROM api_clients c JOIN users u ON u.id = c.owner_user_id WHERE c.id = $1', [client.id]);
+  return rows[0] ?? null;
+}
+
+/** Throws the right error unless the caller meets the rule. */
+export async function enforce(db: MetadataQueryable, meta: AuthMeta, mode: AuthMode, rule: AccessRule | undefined, params: Record<string, unknown>): Promise<void> {
+  if (mode === 'none') return;
+  const { user, apiClient } = meta;
+  if (mode === 'user' && !user) throw apiClient ? forbidden('This action needs a signed-in user; API tokens cannot perform it') : unauthorized();
+  if (mode === 'client' && !apiClient) throw unauthorized('An API-client bearer token is required');
+  if (!user && !apiClient) throw unauthorized();
+  if (!rule) return;
+  // A token acts for its owner: never above the owner's rights.
+  const actor = user ?? (apiClient ? await ownerOf(db, apiClient) : null);
+  if (rule.instance) {
+    if (!actor || apiClient) throw forbidden('Only instance administrators can do this');
+    if (INSTANCE_RANK[actor.role] < INSTANCE_RANK[rule.instance]) throw forbidden(`Only instance ${rule.instance === 'owner' ? 'owners' : 'administrators'} can do this`);
+  }
+  if (rule.site) {
+    const siteId = String(params[rule.site.param] ?? '');
+    let role = actor ? await siteRoleOf(db, actor, siteId) : null;
+    if (apiClient) {
+      if (rule.site.scope && !apiClient.scopes.includes(rule.site.scope)) throw forbidden(`This token lacks the ${rule.site.scope} scope`);
+      role = lower(role, Object.hasOwn(apiClient.sites, siteId) ? apiClient.sites[siteId] : null);
+    }
+    if (!role) throw notFound('Site not found');
+    if (SITE_RANK[role] < SITE_RANK[rule.site.role]) throw forbidden(`This needs the ${rule.site.role} role on the site`);
+  }
+  if (rule.team) {
+    if (!actor || apiClient) throw forbidden('Team management needs a signed-in user');
+    const role = await teamRoleOf(db, actor, String(params[rule.team.param] ?? ''));
+    if (!role) throw notFound('Team not found');
+    if (TEAM_RANK[role] < TEAM_RANK[rule.team.role]) throw forbidden(`You must be a team ${rule.team.role} to do this`);
+  }
+}
+
+/**
+ * The access middleware. Calls that came in over HTTP (the gateway sets meta.request) must meet
+ * their action's `auth` and `access`; an HTTP action under /api without `auth` needs a signed-in
+ * user or a token, so forgetting to declare never opens a route.
+ */
+export function accessMiddleware(db: () => MetadataQueryable): Middleware {
+  return {
+    name: 'Access',
+    localAction(handler: (ctx: Context) => unknown, action: { auth?: AuthMode; access?: AccessRule; rest?: unknown }) {
+      if (!action.rest) return handler;
+      const rests = [action.rest].flat().map(String);
+      const mode: AuthMode = action.auth ?? (rests.some((r) => r.includes(' /api/')) ? 'any' : 'none');
+      if (mode === 'none' && !action.access) return handler;
+      return async function checked(this: unknown, ctx: Context) {
+        const meta = ctx.meta as AuthMeta;
+        if (meta.request !== undefined) await enforce(db(), meta, mode, action.access, ctx.params as Record<string, unknown>);
+        return handler.call(this, ctx);
+      };
+    },
+  } as Middleware;
+}

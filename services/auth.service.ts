@@ -1,0 +1,122 @@
+// Signing in and out: the first-run owner, password login (with the MFA challenge when a second
+// factor is enrolled), logout, and the session API the dashboard uses to warn and extend.
+import type { Context, ServiceSchema } from 'moleculer';
+import { verifyPassword } from '../lib/auth/passwords.ts';
+import type { Authenticated, SessionInfo } from '../lib/auth/sessions.ts';
+import { writeAudit } from '../lib/audit/audit.ts';
+import { conflict, PlumbError } from '../lib/errors.ts';
+import type { Runtime } from '../lib/runtime.ts';
+import { createTeam } from '../lib/sites/sites.ts';
+import { createUser, findUserByEmail, userCount } from '../lib/users/users.ts';
+import type { RequestMeta } from '../types/meta.ts';
+
+type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
+
+const credentials = { email: 'string|min:3|max:254|trim', password: 'string|min:1|max:256' };
+
+/** How long an MFA challenge token from /api/login stays usable. */
+export const MFA_CHALLENGE_SECONDS = 300;
+
+export default function createAuthService(runtime: Runtime): ServiceSchema {
+  const { config } = runtime;
+
+  const sessionView = (session: SessionInfo) => ({
+    issued_at: new Date(session.issuedAt * 1000).toISOString(),
+    expires_at: new Date(session.expiresAt * 1000).toISOString(),
+    duration_seconds: config.authSessionMinutes * 60,
+    warning_seconds: config.authSessionWarningSeconds,
+    remembered: session.rememberId !== undefined,
+    remember_expires_at: session.rememberExpiresAt ? new Date(session.rememberExpiresAt * 1000).toISOString() : null,
+    remember_me_duration_days: config.authRememberMeDays,
+  });
+
+  /** Sends the session cookies of a successful sign-in. */
+  const signedIn = (ctx: Ctx<unknown>, result: Authenticated) => {
+    ctx.meta.$responseHeaders = { 'Set-Cookie': result.setCookies, 'Cache-Control': 'no-store' };
+    return result;
+  };
+
+  return {
+    name: 'auth',
+    settings: { rest: '/' },
+    actions: {
+      initialUser: {
+        rest: 'POST /api/initial-user',
+        auth: 'none',
+        rateLimit: 'login',
+        params: credentials,
+        openapi: { summary: 'First run: create the instance owner (only while no account exists); signs them in', tags: ['auth'], successStatus: 201 },
+        async handler(ctx: Ctx<{ email: string; password: string }>) {
+          const user = await runtime.metadata().transaction(async (tx) => {
+            // The lock makes "no account yet" and the insert one step, even with two racing requests.
+            await tx.query('LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE');
+            if ((await userCount(tx)) > 0) throw conflict('Plumb is already set up; sign in instead');
+            const owner = await createUser(tx, { email: ctx.params.email, password: ctx.params.password, role: 'owner' });
+            const team = await createTeam(tx, { name: 'My team' });
+            await tx.query("INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, 'owner')", [team.id, owner.id]);
+            await writeAudit(tx, { teamId: team.id, action: 'team.created', actor: owner, details: 'created at first run' });
+            return owner;
+          });
+          ctx.meta.$statusCode = 201;
+          const result = signedIn(ctx, await runtime.sessions.start(user.id, { remember: false }));
+          return { status: 'ok', user: result.user, session: sessionView(result.session) };
+        },
+      },
+
+      login: {
+        rest: 'POST /api/login',
+        auth: 'none',
+        rateLimit: 'login',
+        params: { ...credentials, remember_me: { type: 'boolean', optional: true, default: false, convert: true } },
+        openapi: { summary: 'Sign in with email and password; answers mfa_required with a challenge when a second factor is enrolled', tags: ['auth'] },
+        async handler(ctx: Ctx<{ email: string; password: string; remember_me: boolean }>) {
+          const user = await findUserByEmail(runtime.metadata(), ctx.params.email);
+          // verifyPassword spends the same time for an unknown email (dummy hash).
+          const valid = await verifyPassword(ctx.params.password, user?.password_hash);
+          if (!user || !valid) throw new PlumbError(401, 'unauthorized', 'Invalid email or password');
+          if (user.totp_enabled) {
+            const challenge = await runtime.sessions.signChallenge('mfa', user.id, { remember: ctx.params.remember_me }, MFA_CHALLENGE_SECONDS);
+            return { status: 'mfa_required', challenge_token: challenge, factors: ['totp', 'recovery_code'] };
+          }
+          const result = signedIn(ctx, await runtime.sessions.start(user.id, { remember: ctx.params.remember_me }));
+          return { status: 'ok', user: result.user, session: sessionView(result.session) };
+        },
+      },
+
+      logout: {
+        rest: 'POST /api/logout',
+        auth: 'none',
+        openapi: { summary: 'Sign out: ends the session and forgets the remember-me token', tags: ['auth'] },
+        async handler(ctx: Ctx) {
+          ctx.meta.$responseHeaders = { 'Set-Cookie': await runtime.sessions.logout(ctx.meta.session), 'Cache-Control': 'no-store' };
+          return { status: 'ok' };
+        },
+      },
+
+      session: {
+        rest: 'GET /api/auth/session',
+        auth: 'user',
+        openapi: { summary: 'The current session: expiry, warning lead time, remember-me state', tags: ['auth'] },
+        handler(ctx: Ctx) {
+          return { user: ctx.meta.user, ...sessionView(ctx.meta.session!) };
+        },
+      },
+
+      extend: {
+        rest: 'POST /api/auth/session/extend',
+        auth: 'user',
+        openapi: { summary: 'Extend the session: a fresh session cookie with a full lifetime', tags: ['auth'] },
+        async handler(ctx: Ctx) {
+          const result = signedIn(ctx, await runtime.sessions.extend(ctx.meta.user!, ctx.meta.session!));
+          return { user: result.user, ...sessionView(result.session) };
+        },
+      },
+    },
+
+    methods: {
+      sessionView,
+    },
+  };
+}
+
+export type { Ctx as AuthContext };
