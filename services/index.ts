@@ -5,5 +5,18 @@ import createApiService from './api.service.ts';
 import createAuthService from './auth.service.ts';
 import createIngestService from './ingest.service.ts';
 import createNodeService from './node.service.ts';
+import createSecurityService from './security.service.ts';
+import createSitesService from './sites.service.ts';
+import createTeamsService from './teams.service.ts';
+import createUsersService from './users.service.ts';
 
-export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[] = [createApiService, createNodeService, createIngestService, createAuthService];
+export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[] = [
+  createApiService,
+  createNodeService,
+  createIngestService,
+  createAuthService,
+  createSecurityService,
+  createUsersService,
+  createTeamsService,
+  createSitesService,
+];

@@ -72,7 +72,7 @@ describe('POST /api/login', () => {
     await new Promise((r) => setTimeout(r, 1100));
     const extended = await call('POST', '/api/auth/session/extend', {}, cookiesOf(login));
     expect(extended.status).toBe(200);
-    expect(Date.parse(extended.body.expires_at as string)).toBeGreaterThan(Date.parse(login.body.session && (login.body.session as { expires_at: string }).expires_at));
+    expect(Date.parse(extended.body.expires_at as string)).toBeGreaterThan(Date.parse((login.body.session as { expires_at: string }).expires_at));
     expect(extended.headers.getSetCookie().some((c) => c.startsWith('plumb_session='))).toBe(true);
   });
 });

@@ -1,0 +1,31 @@
+// Signed-in people for tests: an account created through the product's own functions, and the
+// Cookie header of a fresh session for it.
+import type { InstanceRole, UserPrincipal } from '../../lib/auth/sessions.ts';
+import { createUser } from '../../lib/users/users.ts';
+import type { TestNode } from './node.ts';
+
+export interface Person extends UserPrincipal {
+  password: string;
+  /** `plumb_session=…`, ready for a Cookie header. */
+  cookie: string;
+}
+
+let counter = 0;
+
+export async function person(t: TestNode, role: InstanceRole = 'user', email?: string): Promise<Person> {
+  const password = 'a long enough password';
+  const user = await createUser(t.node.runtime.metadata(), { email: email ?? `person${++counter}-${Date.now()}@example.com`, password, role });
+  const session = await t.node.runtime.sessions.start(user.id, { remember: false });
+  return { ...user, password, cookie: session.setCookies.map((c) => c.split(';')[0]).join('; ') };
+}
+
+/** fetch() with a JSON body and, when given, a person's session cookie; parses JSON answers. */
+export async function as(t: TestNode, who: Person | undefined, method: string, path: string, body?: unknown) {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (who) headers.Cookie = who.cookie;
+  const res = await fetch(`${t.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  const json = text && (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : {};
+  return { status: res.status, body: json as Record<string, unknown> & { message?: string; code?: string }, headers: res.headers };
+}
