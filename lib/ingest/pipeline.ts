@@ -179,6 +179,8 @@ export async function serverBatch(
   invalid: ReadonlyMap<number, string>,
   client: ApiClientPrincipal | undefined,
 ): Promise<{ results: BatchItemResult[]; accepted: number; filtered: number; rejected: number }> {
+  // Per-item answers are for per-site problems; a token that may not ingest anywhere is refused whole.
+  if (client && !client.scopes.includes('ingest:write')) throw new PlumbError(403, 'forbidden', 'This token lacks the ingest:write scope');
   const results: BatchItemResult[] = [];
   const records: JournalRecord[] = [];
   for (const [index, item] of items.entries()) {

@@ -138,6 +138,11 @@ describe('POST /api/ingest/server/batch', () => {
     expect(await t.rowsNow('hits', "path IN ('/batch-3', '/batch-4', '/batch-6')")).toEqual([]);
   });
 
+  it('refuses the whole batch for a token without ingest:write', async () => {
+    const res = await post('/api/ingest/server/batch', { items: [{ type: 'pageview', ...pageview('/batch-no-scope') }] }, statsOnlyToken);
+    expect([res.status, res.body.message]).toEqual([403, 'This token lacks the ingest:write scope']);
+  });
+
   it('refuses more than 1,000 items as a whole', async () => {
     const items = Array.from({ length: 1001 }, (_, i) => ({ type: 'pageview', ...pageview(`/too-many-${i}`) }));
     const res = await post('/api/ingest/server/batch', { items }, ingestToken);

@@ -1,0 +1,81 @@
+// The cast of the permission matrix: one person or token per role, all around one site of one
+// team, plus fresh targets for routes that destroy what they act on.
+import { createApiClient } from '../../lib/auth/api-clients.ts';
+import type { TestNode } from './node.ts';
+import { type Person, person } from './accounts.ts';
+import { createSite } from '../../lib/sites/sites.ts';
+
+export const ROLES = [
+  'anonymous',
+  'instance-owner',
+  'instance-admin',
+  'instance-user',
+  'site-owner',
+  'site-admin',
+  'site-editor',
+  'site-viewer',
+  'client-scoped',
+  'client-unscoped',
+] as const;
+export type Role = (typeof ROLES)[number];
+
+const SITE_ROLE: Partial<Record<Role, string>> = { 'site-owner': 'owner', 'site-admin': 'admin', 'site-editor': 'editor', 'site-viewer': 'viewer' };
+
+export interface Fixture {
+  t: TestNode;
+  siteId: string;
+  teamId: string;
+  people: Partial<Record<Role, Person>>;
+  tokens: Partial<Record<Role, string>>;
+  /** A new site of the team where `role` stands as on the main site (for destructive routes), and the headers to use on it. */
+  freshSite(role: Role): Promise<{ siteId: string; headers: Record<string, string> }>;
+  headers(role: Role): Record<string, string>;
+}
+
+export async function buildFixture(t: TestNode): Promise<Fixture> {
+  const db = t.node.runtime.metadata();
+  const people: Partial<Record<Role, Person>> = {
+    'instance-owner': await person(t, 'owner'),
+    'instance-admin': await person(t, 'admin'),
+    'instance-user': await person(t, 'user'),
+  };
+  for (const [role, siteRole] of Object.entries(SITE_ROLE)) {
+    const member = await person(t, 'user');
+    await db.query('INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, $3)', [t.site.id, member.id, siteRole]);
+    people[role as Role] = member;
+  }
+  const owner = people['site-owner']!;
+  const tokens: Partial<Record<Role, string>> = {
+    'client-scoped': (await createApiClient(db, { name: 'scoped', scopes: ['stats:read', 'ingest:write', 'ai-fetch:write', 'mcp'], sites: [{ siteId: t.site.id, role: 'owner' }], ownerUserId: owner.id })).token,
+    'client-unscoped': (await createApiClient(db, { name: 'unscoped', scopes: [], sites: [{ siteId: t.site.id, role: 'owner' }], ownerUserId: owner.id })).token,
+  };
+  let freshCount = 0;
+  const headers = (role: Role): Record<string, string> => {
+    if (role === 'anonymous') return {};
+    const token = tokens[role];
+    if (token) return { Authorization: `Bearer ${token}` };
+    return { Cookie: people[role]!.cookie };
+  };
+  return {
+    t,
+    siteId: t.site.id,
+    teamId: t.team.id,
+    people,
+    tokens,
+    async freshSite(role) {
+      const site = await createSite(db, { teamId: t.team.id, domain: `fresh-${++freshCount}-${Date.now()}.example` });
+      const siteRole = SITE_ROLE[role];
+      if (siteRole) await db.query('INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, $3)', [site.id, people[role]!.id, siteRole]);
+      t.node.runtime.sites.invalidate();
+      if (role === 'client-scoped' || role === 'client-unscoped') {
+        // A new token rather than a grant to the old one: verified tokens are cached for seconds.
+        await db.query('INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, $3)', [site.id, owner.id, 'owner']);
+        const scopes = role === 'client-scoped' ? (['stats:read', 'ingest:write', 'ai-fetch:write', 'mcp'] as const) : [];
+        const client = await createApiClient(db, { name: role, scopes: [...scopes], sites: [{ siteId: site.id, role: 'owner' }], ownerUserId: owner.id });
+        return { siteId: site.id, headers: { Authorization: `Bearer ${client.token}` } };
+      }
+      return { siteId: site.id, headers: headers(role) };
+    },
+    headers,
+  };
+}
