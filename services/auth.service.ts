@@ -2,7 +2,8 @@
 // factor is enrolled), logout, and the session API the dashboard uses to warn and extend.
 import type { Context, ServiceSchema } from 'moleculer';
 import { verifyPassword } from '../lib/auth/passwords.ts';
-import type { Authenticated, SessionInfo } from '../lib/auth/sessions.ts';
+import { sessionView, signedInView } from '../lib/auth/session-view.ts';
+import type { Authenticated } from '../lib/auth/sessions.ts';
 import { writeAudit } from '../lib/audit/audit.ts';
 import { conflict, PlumbError } from '../lib/errors.ts';
 import type { Runtime } from '../lib/runtime.ts';
@@ -19,16 +20,6 @@ export const MFA_CHALLENGE_SECONDS = 300;
 
 export default function createAuthService(runtime: Runtime): ServiceSchema {
   const { config } = runtime;
-
-  const sessionView = (session: SessionInfo) => ({
-    issued_at: new Date(session.issuedAt * 1000).toISOString(),
-    expires_at: new Date(session.expiresAt * 1000).toISOString(),
-    duration_seconds: config.authSessionMinutes * 60,
-    warning_seconds: config.authSessionWarningSeconds,
-    remembered: session.rememberId !== undefined,
-    remember_expires_at: session.rememberExpiresAt ? new Date(session.rememberExpiresAt * 1000).toISOString() : null,
-    remember_me_duration_days: config.authRememberMeDays,
-  });
 
   /** Sends the session cookies of a successful sign-in. */
   const signedIn = (ctx: Ctx<unknown>, result: Authenticated) => {
@@ -58,8 +49,7 @@ export default function createAuthService(runtime: Runtime): ServiceSchema {
             return owner;
           });
           ctx.meta.$statusCode = 201;
-          const result = signedIn(ctx, await runtime.sessions.start(user.id, { remember: false }));
-          return { status: 'ok', user: result.user, session: sessionView(result.session) };
+          return signedInView(config, signedIn(ctx, await runtime.sessions.start(user.id, { remember: false })));
         },
       },
 
@@ -78,8 +68,7 @@ export default function createAuthService(runtime: Runtime): ServiceSchema {
             const challenge = await runtime.sessions.signChallenge('mfa', user.id, { remember: ctx.params.remember_me }, MFA_CHALLENGE_SECONDS);
             return { status: 'mfa_required', challenge_token: challenge, factors: ['totp', 'recovery_code'] };
           }
-          const result = signedIn(ctx, await runtime.sessions.start(user.id, { remember: ctx.params.remember_me }));
-          return { status: 'ok', user: result.user, session: sessionView(result.session) };
+          return signedInView(config, signedIn(ctx, await runtime.sessions.start(user.id, { remember: ctx.params.remember_me })));
         },
       },
 
@@ -98,7 +87,7 @@ export default function createAuthService(runtime: Runtime): ServiceSchema {
         auth: 'user',
         openapi: { summary: 'The current session: expiry, warning lead time, remember-me state', tags: ['auth'] },
         handler(ctx: Ctx) {
-          return { user: ctx.meta.user, ...sessionView(ctx.meta.session!) };
+          return { user: ctx.meta.user, ...sessionView(config, ctx.meta.session!) };
         },
       },
 
@@ -108,13 +97,9 @@ export default function createAuthService(runtime: Runtime): ServiceSchema {
         openapi: { summary: 'Extend the session: a fresh session cookie with a full lifetime', tags: ['auth'] },
         async handler(ctx: Ctx) {
           const result = signedIn(ctx, await runtime.sessions.extend(ctx.meta.user!, ctx.meta.session!));
-          return { user: result.user, ...sessionView(result.session) };
+          return { user: result.user, ...sessionView(config, result.session) };
         },
       },
-    },
-
-    methods: {
-      sessionView,
     },
   };
 }

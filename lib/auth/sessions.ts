@@ -69,7 +69,16 @@ export interface SessionService {
   forget(userId: string): void;
   /** Signed short-lived tokens for multi-step flows (MFA challenge, WebAuthn ceremonies). */
   signChallenge(purpose: string, subject: string, data: Record<string, unknown>, ttlSeconds: number): Promise<string>;
-  verifyChallenge(purpose: string, token: string): Promise<{ subject: string; data: Record<string, unknown> } | null>;
+  verifyChallenge(purpose: string, token: string): Promise<VerifiedChallenge | null>;
+  /** Marks a verified challenge used; false when it already was (a replay). */
+  spendChallenge(challenge: VerifiedChallenge): Promise<boolean>;
+}
+
+export interface VerifiedChallenge {
+  subject: string;
+  data: Record<string, unknown>;
+  jti: string;
+  expiresAt: number;
 }
 
 export function createSessionService(config: Config, secret: Uint8Array, db: () => MetadataQueryable): SessionService {
@@ -188,16 +197,32 @@ export function createSessionService(config: Config, secret: Uint8Array, db: () 
 
     forget: (userId) => void users.delete(userId),
 
+    async spendChallenge(challenge) {
+      const { rowCount } = await db().query('INSERT INTO used_challenges (jti, expires_at) VALUES ($1, to_timestamp($2)) ON CONFLICT (jti) DO NOTHING', [
+        challenge.jti,
+        challenge.expiresAt,
+      ]);
+      // Expired entries can go: their tokens fail verification anyway. Now and then is enough.
+      if (Math.random() < 0.02) await db().query('DELETE FROM used_challenges WHERE expires_at < now()');
+      return rowCount === 1;
+    },
+
     async signChallenge(purpose, subject, data, ttlSeconds) {
-      return new SignJWT({ ...data, pur: purpose }).setProtectedHeader({ alg: 'HS256' }).setSubject(subject).setIssuedAt().setExpirationTime(`${ttlSeconds}s`).sign(secret);
+      return new SignJWT({ ...data, pur: purpose })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(subject)
+        .setJti(randomUUID())
+        .setIssuedAt()
+        .setExpirationTime(`${ttlSeconds}s`)
+        .sign(secret);
     },
 
     async verifyChallenge(purpose, token) {
       try {
         const { payload } = await jwtVerify(token, secret, { algorithms: ['HS256'] });
-        if (payload.pur !== purpose || typeof payload.sub !== 'string') return null;
-        const { pur: _pur, sub, iat: _iat, exp: _exp, ...data } = payload;
-        return { subject: sub, data };
+        if (payload.pur !== purpose || typeof payload.sub !== 'string' || typeof payload.jti !== 'string') return null;
+        const { pur: _pur, sub, iat: _iat, exp, jti, ...data } = payload;
+        return { subject: sub, data, jti, expiresAt: exp ?? 0 };
       } catch {
         return null;
       }
