@@ -1,7 +1,230 @@
-// Filled in this session (issue 4).
-import type { ServiceSchema } from 'moleculer';
+// Accounts: instance user administration (/api/admin/users), the caller's own account
+// (/api/user/me, /api/user/password) and their API clients (/api/user/api-clients).
+import type { Context, ServiceSchema } from 'moleculer';
+import { API_SCOPES, listApiClients } from '../lib/auth/api-clients.ts';
+import type { InstanceRole, UserPrincipal } from '../lib/auth/sessions.ts';
+import { unauthorized } from '../lib/errors.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import { type ApiClientRequest, changePassword, deleteOwnApiClient, issueApiClient, ownApiClient, rotateOwnApiClient } from '../lib/users/account.ts';
+import { adminCreateUser, changeRole, deleteUser, disableMfa, listUsers, type UserView } from '../lib/users/admin.ts';
+import type { RequestMeta } from '../types/meta.ts';
 
-export default function createUsersService(_runtime: Runtime): ServiceSchema {
-  return { name: 'users', settings: { rest: '/' }, actions: {} };
+type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
+type Page = { limit: number; offset: number };
+type ById = { id: string };
+
+const ROLES: InstanceRole[] = ['owner', 'admin', 'user'];
+const page = {
+  limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, default: 50, convert: true },
+  offset: { type: 'number', integer: true, min: 0, optional: true, default: 0, convert: true },
+};
+const admin = { auth: 'user', access: { instance: 'admin' } } as const;
+const byId = { id: 'uuid' };
+
+/**
+ * Broadcast to every node so that each drops what it caches about a user's sessions (3 s) or an API
+ * client (5 s). The node that made the change has already dropped its own before answering; the
+ * others follow as soon as the event reaches them, and at worst when their caches expire.
+ */
+const FORGET_EVENT = 'users.credentials.changed';
+interface ForgetRequest {
+  user_id?: string;
+  api_client_id?: string;
+}
+
+export default function createUsersService(runtime: Runtime): ServiceSchema {
+  const db = () => runtime.metadata();
+
+  /** The signed-in caller. The access middleware already refused everyone else over HTTP. */
+  const caller = (ctx: Ctx<unknown>): UserPrincipal => {
+    if (!ctx.meta.user) throw unauthorized();
+    return ctx.meta.user;
+  };
+
+  const forget = (ctx: Ctx<unknown>, request: ForgetRequest) => {
+    forgetLocally(request);
+    ctx.broadcast(FORGET_EVENT, request);
+  };
+  const forgetLocally = ({ user_id, api_client_id }: ForgetRequest) => {
+    if (user_id) {
+      runtime.sessions.forget(user_id);
+      runtime.apiClients.forget({ ownerUserId: user_id });
+    }
+    if (api_client_id) runtime.apiClients.forget({ clientId: api_client_id });
+  };
+
+  /** Sends a fresh session's cookies, so the caller stays signed in after their other sessions ended. */
+  const restartSession = async (ctx: Ctx<unknown>, user: UserPrincipal) => {
+    const fresh = await runtime.sessions.start(user.id, { remember: ctx.meta.session?.rememberId !== undefined });
+    ctx.meta.$responseHeaders = { 'Set-Cookie': fresh.setCookies, 'Cache-Control': 'no-store' };
+  };
+
+  const announceUpdate = (ctx: Ctx<unknown>, user: UserView) => ctx.emit('ops.system.user.updated', { user_id: user.id, email: user.email, role: user.role });
+
+  return {
+    name: 'users',
+    settings: { rest: '/' },
+    actions: {
+      listUsers: {
+        rest: 'GET /api/admin/users',
+        ...admin,
+        params: page,
+        openapi: { summary: 'Instance users, oldest first (instance owners and admins)', tags: ['admin'] },
+        handler: (ctx: Ctx<Page>) => listUsers(db(), ctx.params),
+      },
+
+      createUser: {
+        rest: 'POST /api/admin/users',
+        ...admin,
+        params: { email: 'string|min:3|max:254|trim', password: 'string|min:1|max:1024', role: { type: 'enum', values: ROLES } },
+        openapi: { summary: 'Create an account directly; only an instance owner may create owners and admins', tags: ['admin'], successStatus: 201 },
+        async handler(ctx: Ctx<{ email: string; password: string; role: InstanceRole }>) {
+          const user = await adminCreateUser(db(), caller(ctx), ctx.params);
+          announceUpdate(ctx, user);
+          ctx.meta.$statusCode = 201;
+          return { user };
+        },
+      },
+
+      updateUser: {
+        rest: 'PATCH /api/admin/users/:id',
+        ...admin,
+        params: { ...byId, role: { type: 'enum', values: ROLES } },
+        openapi: { summary: "Change a user's instance role (owners only for owner and admin); ends that user's sessions", tags: ['admin'] },
+        async handler(ctx: Ctx<ById & { role: InstanceRole }>) {
+          const actor = caller(ctx);
+          const { user, changed } = await changeRole(db(), actor, ctx.params.id, ctx.params.role);
+          if (changed) {
+            await runtime.sessions.revokeAll(user.id);
+            // Their tokens are capped by their rights, which just changed.
+            forget(ctx, { user_id: user.id });
+            if (user.id === actor.id) await restartSession(ctx, user);
+            announceUpdate(ctx, user);
+          }
+          return { user };
+        },
+      },
+
+      disableMfa: {
+        rest: 'POST /api/admin/users/:id/disable-mfa',
+        ...admin,
+        params: byId,
+        openapi: { summary: "Reset a user's second factor (TOTP and recovery codes); ends that user's sessions", tags: ['admin'] },
+        async handler(ctx: Ctx<ById>) {
+          const actor = caller(ctx);
+          const user = await disableMfa(db(), actor, ctx.params.id);
+          await runtime.sessions.revokeAll(user.id);
+          forget(ctx, { user_id: user.id });
+          if (user.id === actor.id) await restartSession(ctx, user);
+          announceUpdate(ctx, user);
+          return { user };
+        },
+      },
+
+      deleteUser: {
+        rest: 'DELETE /api/admin/users/:id',
+        ...admin,
+        params: byId,
+        openapi: { summary: 'Delete an account with its memberships and API clients (not yourself, not the last owner)', tags: ['admin'], successStatus: 204 },
+        async handler(ctx: Ctx<ById>) {
+          const user = await deleteUser(db(), caller(ctx), ctx.params.id);
+          forget(ctx, { user_id: user.id });
+          ctx.emit('ops.system.user.deleted', { user_id: user.id, email: user.email, role: user.role });
+          ctx.meta.$statusCode = 204;
+          return null;
+        },
+      },
+
+      me: {
+        rest: 'GET /api/user/me',
+        auth: 'user',
+        openapi: { summary: 'The signed-in user', tags: ['account'] },
+        handler(ctx: Ctx) {
+          const { id, email, role } = caller(ctx);
+          return { id, email, role };
+        },
+      },
+
+      changePassword: {
+        rest: 'POST /api/user/password',
+        auth: 'user',
+        // It checks a password, so it gets the sign-in attempt limit.
+        rateLimit: 'login',
+        params: { current_password: 'string|min:1|max:1024', new_password: 'string|min:1|max:1024' },
+        openapi: { summary: 'Change your password; your other sessions end and this one continues with a fresh cookie', tags: ['account'] },
+        async handler(ctx: Ctx<{ current_password: string; new_password: string }>) {
+          const user = caller(ctx);
+          await changePassword(db(), user, ctx.params);
+          await runtime.sessions.revokeAll(user.id);
+          forget(ctx, { user_id: user.id });
+          await restartSession(ctx, user);
+          return { status: 'ok' };
+        },
+      },
+
+      listApiClients: {
+        rest: 'GET /api/user/api-clients',
+        auth: 'user',
+        params: page,
+        openapi: { summary: 'Your API clients (never their tokens)', tags: ['api-clients'] },
+        handler: (ctx: Ctx<Page>) => listApiClients(db(), caller(ctx).id, ctx.params),
+      },
+
+      createApiClient: {
+        rest: 'POST /api/user/api-clients',
+        auth: 'user',
+        params: {
+          name: 'string|min:1|max:120|trim',
+          scopes: { type: 'array', max: API_SCOPES.length, items: { type: 'enum', values: [...API_SCOPES] } },
+          sites: {
+            type: 'array',
+            optional: true,
+            default: [],
+            max: 200,
+            items: { type: 'object', strict: true, props: { site_id: 'uuid', role: { type: 'enum', values: ['owner', 'admin', 'editor', 'viewer'] } } },
+          },
+          expires_at: { type: 'string', optional: true, max: 64 },
+        },
+        openapi: { summary: 'Issue an API client token (shown once) with scopes and site roles no higher than your own', tags: ['api-clients'], successStatus: 201 },
+        async handler(ctx: Ctx<ApiClientRequest>) {
+          const owner = caller(ctx);
+          const { id, token } = await issueApiClient(db(), owner, ctx.params);
+          ctx.meta.$statusCode = 201;
+          return { api_client: await ownApiClient(db(), owner, id), token };
+        },
+      },
+
+      rotateApiClient: {
+        rest: 'POST /api/user/api-clients/:id/rotate',
+        auth: 'user',
+        params: byId,
+        openapi: { summary: 'Replace the token of one of your API clients; the old token stops working', tags: ['api-clients'] },
+        async handler(ctx: Ctx<ById>) {
+          const owner = caller(ctx);
+          const token = await rotateOwnApiClient(db(), owner, ctx.params.id);
+          forget(ctx, { api_client_id: ctx.params.id });
+          return { api_client: await ownApiClient(db(), owner, ctx.params.id), token };
+        },
+      },
+
+      deleteApiClient: {
+        rest: 'DELETE /api/user/api-clients/:id',
+        auth: 'user',
+        params: byId,
+        openapi: { summary: 'Delete one of your API clients; its token stops working', tags: ['api-clients'], successStatus: 204 },
+        async handler(ctx: Ctx<ById>) {
+          await deleteOwnApiClient(db(), caller(ctx), ctx.params.id);
+          forget(ctx, { api_client_id: ctx.params.id });
+          ctx.meta.$statusCode = 204;
+          return null;
+        },
+      },
+    },
+
+    events: {
+      [FORGET_EVENT](ctx: Context<ForgetRequest>) {
+        forgetLocally(ctx.params);
+      },
+    },
+  };
 }

@@ -1,0 +1,101 @@
+// A signed-in person's own account: changing the password, and issuing API tokens that never
+// exceed the rights the person holds themselves.
+import {
+  type ApiClientView,
+  type ApiScope,
+  API_SCOPES,
+  createApiClient,
+  deleteApiClient,
+  findApiClient,
+  rotateApiClient,
+  type SiteRole,
+} from '../auth/api-clients.ts';
+import { SITE_RANK, siteRoleOf } from '../auth/access.ts';
+import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
+import type { UserPrincipal } from '../auth/sessions.ts';
+import { badRequest, forbidden, notFound } from '../errors.ts';
+import type { MetadataStore } from '../stores/metadata/index.ts';
+import { writeInstanceAudit } from './admin.ts';
+import { findUserById } from './users.ts';
+
+/**
+ * Sets a new password after checking the current one. A wrong current password is 403, not 401:
+ * the caller is signed in, and 401 would tell the dashboard their session ended.
+ */
+export async function changePassword(db: MetadataStore, user: UserPrincipal, input: { current_password: string; new_password: string }): Promise<void> {
+  const problem = passwordProblem(input.new_password);
+  if (problem) throw badRequest(problem);
+  const record = await findUserById(db, user.id);
+  if (!record) throw notFound('User not found');
+  // With no password set (passkey-only account) verifyPassword still spends the time and says no.
+  if (!(await verifyPassword(input.current_password, record.password_hash))) throw forbidden('The current password is not correct');
+  const hash = await hashPassword(input.new_password);
+  await db.transaction(async (tx) => {
+    await tx.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1', [user.id, hash]);
+    await writeInstanceAudit(tx, { action: 'user.password_changed', actor: user, target: user });
+  });
+}
+
+export interface ApiClientRequest {
+  name: string;
+  scopes: string[];
+  sites: { site_id: string; role: SiteRole }[];
+  expires_at?: string;
+}
+
+/**
+ * Issues a token for the caller: known scopes only, each site at most at the caller's own role
+ * there (403 otherwise, also for a site they cannot see, so ids cannot be probed), expiry in the
+ * future. The token is returned once; only its SHA-256 is kept.
+ */
+export async function issueApiClient(db: MetadataStore, owner: UserPrincipal, input: ApiClientRequest): Promise<{ id: string; token: string }> {
+  const unknown = input.scopes.filter((s) => !(API_SCOPES as readonly string[]).includes(s));
+  if (unknown.length > 0) throw badRequest(`Unknown scope ${unknown.join(', ')}; known scopes: ${API_SCOPES.join(', ')}`);
+  const siteIds = input.sites.map((s) => s.site_id);
+  if (new Set(siteIds).size !== siteIds.length) throw badRequest('Each site may be listed once');
+  let expiresAt: Date | undefined;
+  if (input.expires_at !== undefined) {
+    expiresAt = new Date(input.expires_at);
+    if (Number.isNaN(expiresAt.getTime())) throw badRequest('expires_at must be an RFC 3339 date-time');
+    if (expiresAt.getTime() <= Date.now()) throw badRequest('expires_at must be in the future');
+  }
+  return db.transaction(async (tx) => {
+    for (const site of input.sites) {
+      const own = await siteRoleOf(tx, owner, site.site_id);
+      if (!own || SITE_RANK[own] < SITE_RANK[site.role]) throw forbidden(`A token cannot hold the ${site.role} role on site ${site.site_id}: that is more than your own`);
+    }
+    const client = await createApiClient(tx, {
+      name: input.name,
+      scopes: [...new Set(input.scopes)] as ApiScope[],
+      sites: input.sites.map((s) => ({ siteId: s.site_id, role: s.role })),
+      ownerUserId: owner.id,
+      expiresAt,
+    });
+    await writeInstanceAudit(tx, { action: 'api_client.created', actor: owner, target: owner, details: `${client.id} ${input.name}` });
+    return client;
+  });
+}
+
+/** The caller's client, or 404 (someone else's client looks the same as none). */
+export async function ownApiClient(db: MetadataStore, owner: UserPrincipal, id: string): Promise<ApiClientView> {
+  const view = await findApiClient(db, owner.id, id);
+  if (!view) throw notFound('API client not found');
+  return view;
+}
+
+/** A new token for the caller's client; the old token no longer matches any row. */
+export async function rotateOwnApiClient(db: MetadataStore, owner: UserPrincipal, id: string): Promise<string> {
+  return db.transaction(async (tx) => {
+    const token = await rotateApiClient(tx, owner.id, id);
+    if (!token) throw notFound('API client not found');
+    await writeInstanceAudit(tx, { action: 'api_client.rotated', actor: owner, target: owner, details: id });
+    return token;
+  });
+}
+
+export async function deleteOwnApiClient(db: MetadataStore, owner: UserPrincipal, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    if (!(await deleteApiClient(tx, owner.id, id))) throw notFound('API client not found');
+    await writeInstanceAudit(tx, { action: 'api_client.deleted', actor: owner, target: owner, details: id });
+  });
+}
