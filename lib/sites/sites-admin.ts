@@ -1,0 +1,262 @@
+// Managing sites through the API: list what a caller can see with their effective role, read,
+// create in a team, change domain/timezone/hostnames, soft-delete. Each step that changes metadata
+// runs in one transaction with its audit entry, so an entry exists exactly when the change does.
+import type { ApiClientPrincipal, SiteRole } from '../auth/api-clients.ts';
+import { SITE_RANK, type TeamRole } from '../auth/access.ts';
+import type { UserPrincipal } from '../auth/sessions.ts';
+import { writeAudit } from '../audit/audit.ts';
+import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
+import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+import { normaliseHostname } from './hostname.ts';
+import { createSite } from './sites.ts';
+
+/** Who is asking: a signed-in person, or an API client (acting for its owner, within its grants). */
+export interface Caller {
+  user?: UserPrincipal;
+  apiClient?: ApiClientPrincipal;
+}
+
+export interface SiteView {
+  id: string;
+  team_id: string;
+  domain: string;
+  timezone: string;
+  /** Further hostnames the site accepts traffic from, sorted. */
+  hostnames: string[];
+  created_at: string;
+  /** The caller's effective role on the site. */
+  role: SiteRole;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  limit: number;
+  offset: number;
+  has_more: boolean;
+}
+
+export interface SiteChanges {
+  domain?: string;
+  timezone?: string;
+  hostnames?: string[];
+}
+
+/** Postgres' unique_violation: two requests raced for the same domain or hostname. */
+const UNIQUE_VIOLATION = '23505';
+const TEAM_TO_SITE: Record<TeamRole, SiteRole> = { owner: 'owner', admin: 'admin', member: 'viewer' };
+const MAX_HOSTNAMES = 50;
+
+const higher = (a: SiteRole | null, b: SiteRole | null) => (!a ? b : !b ? a : SITE_RANK[a] >= SITE_RANK[b] ? a : b);
+const lower = (a: SiteRole | null, b: SiteRole | null) => (!a || !b ? null : SITE_RANK[a] <= SITE_RANK[b] ? a : b);
+
+/**
+ * The same rule as siteRoleOf in lib/auth/access.ts (which guards every route), computed from
+ * columns a listing already has, so a page of sites costs one query rather than one per site.
+ */
+export function effectiveSiteRole(instanceRole: UserPrincipal['role'], siteRole: SiteRole | null, teamRole: TeamRole | null): SiteRole | null {
+  if (instanceRole === 'owner') return 'owner';
+  const fromInstance: SiteRole | null = instanceRole === 'admin' ? 'admin' : null;
+  return higher(higher(fromInstance, siteRole), teamRole ? TEAM_TO_SITE[teamRole] : null);
+}
+
+/**
+ * IANA names as this runtime's ICU knows them. ICU lists canonical zones only and leaves out
+ * "UTC" itself, so an alias ICU resolves to a listed zone (Europe/Kyiv, utc) is stored in its
+ * canonical spelling, which ClickHouse knows too.
+ */
+const ZONES = new Set(Intl.supportedValuesOf('timeZone'));
+export function checkTimezone(zone: string): string {
+  if (zone === 'UTC' || ZONES.has(zone)) return zone;
+  try {
+    const canonical = new Intl.DateTimeFormat('en', { timeZone: zone }).resolvedOptions().timeZone;
+    if (canonical === 'UTC' || ZONES.has(canonical)) return canonical;
+  } catch {
+    // Not a zone at all.
+  }
+  throw badRequest(`"${zone}" is not an IANA time zone`);
+}
+
+function checkDomain(input: string): string {
+  const domain = normaliseHostname(input);
+  if (!domain) throw badRequest(`"${input}" is not a valid domain`);
+  return domain;
+}
+
+/** Normalised, deduplicated extra hostnames (the site's own domain is implied, so dropped). */
+function checkHostnames(inputs: readonly string[], domain: string): string[] {
+  if (inputs.length > MAX_HOSTNAMES) throw badRequest(`A site has at most ${MAX_HOSTNAMES} extra hostnames`);
+  const hosts = new Set<string>();
+  for (const input of inputs) {
+    const host = normaliseHostname(input);
+    if (!host) throw badRequest(`"${input}" is not a valid hostname`);
+    if (host !== domain) hosts.add(host);
+  }
+  return [...hosts].sort();
+}
+
+interface SiteRow {
+  id: string;
+  team_id: string;
+  domain: string;
+  timezone: string;
+  created_at: Date | string;
+  hostnames: string[];
+  site_role: SiteRole | null;
+  team_role: TeamRole | null;
+}
+
+// The sites a user reaches, with the columns their role is computed from. $1 user id, $2 "sees
+// every site" (instance owner/admin), $3 only these ids (an API client's grants) or NULL.
+const VISIBLE_SITES = `
+  FROM sites s
+  LEFT JOIN site_members sm ON sm.site_id = s.id AND sm.user_id = $1
+  LEFT JOIN team_members tm ON tm.team_id = s.team_id AND tm.user_id = $1
+ WHERE s.deleted_at IS NULL
+   AND ($2::boolean OR sm.role IS NOT NULL OR tm.role IS NOT NULL)
+   AND ($3::uuid[] IS NULL OR s.id = ANY($3::uuid[]))`;
+
+const SITE_COLUMNS = `s.id, s.team_id, s.domain, s.timezone, s.created_at, sm.role AS site_role, tm.role AS team_role,
+       ARRAY(SELECT h.hostname FROM site_hostnames h WHERE h.site_id = s.id ORDER BY h.hostname) AS hostnames`;
+
+function toView(row: SiteRow, user: Pick<UserPrincipal, 'role'>, client?: ApiClientPrincipal): SiteView {
+  let role = effectiveSiteRole(user.role, row.site_role, row.team_role);
+  if (client) role = lower(role, client.sites[row.id] ?? null);
+  return {
+    id: row.id,
+    team_id: row.team_id,
+    domain: row.domain,
+    timezone: row.timezone,
+    hostnames: row.hostnames ?? [],
+    created_at: new Date(row.created_at).toISOString(),
+    // Rows come from VISIBLE_SITES, so the user has a role; a client's grant is among $3.
+    role: role ?? 'viewer',
+  };
+}
+
+/** The person a caller acts as: the user, or the owner of the API client (never above them). */
+async function actingUser(db: MetadataQueryable, caller: Caller): Promise<UserPrincipal | null> {
+  if (caller.user) return caller.user;
+  if (!caller.apiClient) return null;
+  const { rows } = await db.query<UserPrincipal>('SELECT u.id, u.email, u.role FROM api_clients c JOIN users u ON u.id = c.owner_user_id WHERE c.id = $1', [caller.apiClient.id]);
+  return rows[0] ?? null;
+}
+
+const seesEverySite = (user: UserPrincipal) => user.role === 'owner' || user.role === 'admin';
+const clientSites = (caller: Caller) => (caller.apiClient ? Object.keys(caller.apiClient.sites) : null);
+
+export async function listSites(db: MetadataQueryable, caller: Caller, page: { limit: number; offset: number }): Promise<Page<SiteView>> {
+  if (caller.apiClient && !caller.apiClient.scopes.includes('stats:read')) throw forbidden('This token lacks the stats:read scope');
+  const user = await actingUser(db, caller);
+  if (!user) return { items: [], total: 0, limit: page.limit, offset: page.offset, has_more: false };
+  const params = [user.id, seesEverySite(user), clientSites(caller)];
+  const counted = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${VISIBLE_SITES}`, params);
+  const { rows } = await db.query<SiteRow>(`SELECT ${SITE_COLUMNS} ${VISIBLE_SITES} ORDER BY s.domain, s.id LIMIT $4 OFFSET $5`, [...params, page.limit, page.offset]);
+  const total = counted.rows[0].n;
+  const items = rows.map((row) => toView(row, user, caller.apiClient));
+  return { items, total, limit: page.limit, offset: page.offset, has_more: page.offset + items.length < total };
+}
+
+/** The site as the caller sees it; 404 when it is gone or out of the caller's reach. */
+export async function getSite(db: MetadataQueryable, caller: Caller, siteId: string): Promise<SiteView> {
+  const user = await actingUser(db, caller);
+  const ids = clientSites(caller);
+  if (user && (!ids || ids.includes(siteId))) {
+    const { rows } = await db.query<SiteRow>(`SELECT ${SITE_COLUMNS} ${VISIBLE_SITES} AND s.id = $4`, [user.id, seesEverySite(user), ids, siteId]);
+    if (rows[0]) return toView(rows[0], user, caller.apiClient);
+  }
+  throw notFound('Site not found');
+}
+
+/** Refuses a domain or hostname that another live site already answers on. */
+async function assertHostsFree(db: MetadataQueryable, hosts: readonly string[], exceptSiteId: string | null): Promise<void> {
+  const { rows } = await db.query<{ host: string }>(
+    `SELECT s.domain AS host FROM sites s
+      WHERE s.deleted_at IS NULL AND s.domain = ANY($1::text[]) AND ($2::uuid IS NULL OR s.id <> $2)
+     UNION ALL
+     SELECT h.hostname FROM site_hostnames h JOIN sites s ON s.id = h.site_id
+      WHERE s.deleted_at IS NULL AND h.hostname = ANY($1::text[]) AND ($2::uuid IS NULL OR s.id <> $2)
+     LIMIT 1`,
+    [hosts, exceptSiteId],
+  );
+  if (rows[0]) throw conflict(`${rows[0].host} already belongs to another site`);
+}
+
+/** A team that exists and is not archived (sites cannot be added to or moved into an archived team). */
+export async function liveTeam(db: MetadataQueryable, teamId: string): Promise<{ id: string; name: string }> {
+  const { rows } = await db.query<{ id: string; name: string; archived_at: Date | null }>('SELECT id, name, archived_at FROM teams WHERE id = $1', [teamId]);
+  if (!rows[0]) throw notFound('Team not found');
+  if (rows[0].archived_at) throw conflict('The team is archived');
+  return rows[0];
+}
+
+async function readOwnSite(tx: MetadataQueryable, actor: UserPrincipal, siteId: string): Promise<SiteView> {
+  return getSite(tx, { user: actor }, siteId);
+}
+
+/** Creates a site in a team the actor administers; the actor becomes the site's owner. */
+export async function createTeamSite(
+  store: MetadataStore,
+  actor: UserPrincipal,
+  input: { teamId: string; domain: string; timezone?: string; hostnames?: string[] },
+): Promise<SiteView> {
+  const domain = checkDomain(input.domain);
+  const hostnames = checkHostnames(input.hostnames ?? [], domain);
+  const timezone = checkTimezone(input.timezone ?? 'UTC');
+  return store.transaction(async (tx) => {
+    await liveTeam(tx, input.teamId);
+    await assertHostsFree(tx, [domain, ...hostnames], null);
+    const site = await createSite(tx, { teamId: input.teamId, domain, timezone, hostnames });
+    await tx.query("INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, 'owner')", [site.id, actor.id]);
+    await writeAudit(tx, { teamId: input.teamId, action: 'site.created', actor, details: `site ${site.id} (${domain})` });
+    return readOwnSite(tx, actor, site.id);
+  });
+}
+
+/** Changes domain, timezone and/or the whole set of extra hostnames. */
+export async function updateSite(store: MetadataStore, actor: UserPrincipal, siteId: string, changes: SiteChanges): Promise<{ site: SiteView; changed: string[] }> {
+  const timezone = changes.timezone === undefined ? undefined : checkTimezone(changes.timezone);
+  try {
+    return await store.transaction(async (tx) => {
+      const before = await readOwnSite(tx, actor, siteId);
+      const domain = changes.domain === undefined ? before.domain : checkDomain(changes.domain);
+      const hostnames = changes.hostnames === undefined ? before.hostnames.filter((h) => h !== domain) : checkHostnames(changes.hostnames, domain);
+      const changed: string[] = [];
+      if (domain !== before.domain) changed.push('domain');
+      if (timezone !== undefined && timezone !== before.timezone) changed.push('timezone');
+      if (hostnames.join() !== before.hostnames.join()) changed.push('hostnames');
+      if (changed.length === 0) return { site: before, changed };
+      await assertHostsFree(tx, [domain, ...hostnames], siteId);
+      await tx.query('UPDATE sites SET domain = $2, timezone = $3 WHERE id = $1', [siteId, domain, timezone ?? before.timezone]);
+      if (changed.includes('hostnames')) {
+        await tx.query('DELETE FROM site_hostnames WHERE site_id = $1', [siteId]);
+        for (const host of hostnames) await tx.query('INSERT INTO site_hostnames (hostname, site_id) VALUES ($1, $2)', [host, siteId]);
+      }
+      await writeAudit(tx, { teamId: before.team_id, action: 'site.updated', actor, details: `site ${siteId} (${domain}): ${changed.join(', ')}` });
+      return { site: await readOwnSite(tx, actor, siteId), changed };
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code === UNIQUE_VIOLATION) throw conflict('That domain or hostname already belongs to another site');
+    throw err;
+  }
+}
+
+/**
+ * Marks the site deleted (its domain is free again: the unique index covers live sites only) and
+ * frees its extra hostnames, which are unique across all sites. Analytics rows are the caller's
+ * next step (deleteSiteRows), outside this transaction: ClickHouse is not part of it.
+ */
+export async function softDeleteSite(store: MetadataStore, actor: UserPrincipal, siteId: string): Promise<{ id: string; team_id: string; domain: string }> {
+  return store.transaction(async (tx) => {
+    const moving = await tx.query("SELECT 1 FROM site_transfers WHERE site_id = $1 AND status = 'running'", [siteId]);
+    if (moving.rows[0]) throw conflict('The site is being moved to another team; delete it once the move has finished');
+    const { rows } = await tx.query<{ id: string; team_id: string; domain: string }>(
+      'UPDATE sites SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING id, team_id, domain',
+      [siteId],
+    );
+    if (!rows[0]) throw notFound('Site not found');
+    await tx.query('DELETE FROM site_hostnames WHERE site_id = $1', [siteId]);
+    await writeAudit(tx, { teamId: rows[0].team_id, action: 'site.deleted', actor, details: `site ${siteId} (${rows[0].domain})` });
+    return rows[0];
+  });
+}
