@@ -34,7 +34,7 @@ export async function auditPage(db: MetadataQueryable, teamId: string, query: { 
             count(*) OVER ()::int AS total
        FROM audit_log
       WHERE team_id = $1 AND ($2::text IS NULL OR action = $2)
-      ORDER BY created_at DESC, id
+      ORDER BY audit_log.created_at DESC, audit_log.seq DESC
       LIMIT $3 OFFSET $4`,
     [teamId, filter, query.limit, query.offset],
   );

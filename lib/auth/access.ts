@@ -6,7 +6,7 @@
 // admin → admin, team member → viewer). An API client acts with the lower of its own role on the
 // site and its owner's, and only within its scopes.
 import type { Context, Middleware } from 'moleculer';
-import { forbidden, notFound, unauthorized } from '../errors.ts';
+import { forbidden, notFound, unauthorized, validationFailed } from '../errors.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
 import type { ApiClientPrincipal, ApiScope, SiteRole } from './api-clients.ts';
 import type { SessionInfo, UserPrincipal } from './sessions.ts';
@@ -74,6 +74,15 @@ async function ownerOf(db: MetadataQueryable, client: ApiClientPrincipal): Promi
   return rows[0] ?? null;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The id a rule names; access runs before parameter validation, so a malformed one stops here. */
+function idParam(params: Record<string, unknown>, name: string): string {
+  const value = params[name];
+  if (typeof value !== 'string' || !UUID.test(value)) throw validationFailed([{ field: name, message: `The '${name}' field must be a valid UUID.`, type: 'uuid' }]);
+  return value;
+}
+
 /** Throws the right error unless the caller meets the rule. */
 export async function enforce(db: MetadataQueryable, meta: AuthMeta, mode: AuthMode, rule: AccessRule | undefined, params: Record<string, unknown>): Promise<void> {
   if (mode === 'none') return;
@@ -89,7 +98,7 @@ export async function enforce(db: MetadataQueryable, meta: AuthMeta, mode: AuthM
     if (INSTANCE_RANK[actor.role] < INSTANCE_RANK[rule.instance]) throw forbidden(`Only instance ${rule.instance === 'owner' ? 'owners' : 'administrators'} can do this`);
   }
   if (rule.site) {
-    const siteId = String(params[rule.site.param] ?? '');
+    const siteId = idParam(params, rule.site.param);
     let role = actor ? await siteRoleOf(db, actor, siteId) : null;
     if (apiClient) {
       if (rule.site.scope && !apiClient.scopes.includes(rule.site.scope)) throw forbidden(`This token lacks the ${rule.site.scope} scope`);
@@ -100,7 +109,7 @@ export async function enforce(db: MetadataQueryable, meta: AuthMeta, mode: AuthM
   }
   if (rule.team) {
     if (!actor || apiClient) throw forbidden('Team management needs a signed-in user');
-    const role = await teamRoleOf(db, actor, String(params[rule.team.param] ?? ''));
+    const role = await teamRoleOf(db, actor, idParam(params, rule.team.param));
     if (!role) throw notFound('Team not found');
     if (TEAM_RANK[role] < TEAM_RANK[rule.team.role]) throw forbidden(`You must be a team ${rule.team.role} to do this`);
   }

@@ -3,7 +3,8 @@
 import { createApiClient } from '../../lib/auth/api-clients.ts';
 import type { TestNode } from './node.ts';
 import { type Person, person } from './accounts.ts';
-import { createSite } from '../../lib/sites/sites.ts';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createSite, createTeam } from '../../lib/sites/sites.ts';
 
 export const ROLES = [
   'anonymous',
@@ -29,6 +30,15 @@ export interface Fixture {
   tokens: Partial<Record<Role, string>>;
   /** A new site of the team where `role` stands as on the main site (for destructive routes), and the headers to use on it. */
   freshSite(role: Role): Promise<{ siteId: string; headers: Record<string, string> }>;
+  /** A plain account nobody else depends on (a target for user administration). */
+  freshUser(): Promise<string>;
+  /** A new team (instance owners and admins administer every team; nobody else is in it). */
+  freshTeam(): Promise<string>;
+  /** A member of the given team or site, to be changed or removed. */
+  freshTeamMember(teamId: string): Promise<string>;
+  freshSiteMember(siteId: string): Promise<string>;
+  /** A pending invitation to the team. */
+  freshInvitation(teamId: string): Promise<string>;
   headers(role: Role): Record<string, string>;
 }
 
@@ -77,5 +87,29 @@ export async function buildFixture(t: TestNode): Promise<Fixture> {
       return { siteId: site.id, headers: headers(role) };
     },
     headers,
+    async freshUser() {
+      return (await person(t, 'user')).id;
+    },
+    async freshTeam() {
+      return (await createTeam(db, { name: `fresh team ${++freshCount}` })).id;
+    },
+    async freshTeamMember(teamId) {
+      const member = await person(t, 'user');
+      await db.query("INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, 'member')", [teamId, member.id]);
+      return member.id;
+    },
+    async freshSiteMember(siteId) {
+      const member = await person(t, 'user');
+      await db.query("INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, 'viewer')", [siteId, member.id]);
+      return member.id;
+    },
+    async freshInvitation(teamId) {
+      const id = randomUUID();
+      await db.query(
+        "INSERT INTO invitations (id, team_id, email, role, token_hash, expires_at) VALUES ($1, $2, $3, 'member', $4, now() + interval '7 days')",
+        [id, teamId, `invitee-${++freshCount}@example.com`, randomBytes(32)],
+      );
+      return id;
+    },
   };
 }

@@ -1,0 +1,155 @@
+// Invitations: a way into a team for someone without an account yet. The link carries a random
+// token shown once; only its SHA-256 is stored, so a database leak opens no team. An invitation
+// lives 7 days, can be resent (new token, new expiry, old token dead) or revoked, and is used once.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { type TeamRole, teamRoleOf } from '../auth/access.ts';
+import type { UserPrincipal } from '../auth/sessions.ts';
+import { writeAudit } from '../audit/audit.ts';
+import { conflict, forbidden, notFound } from '../errors.ts';
+import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+import { createUser, findUserByEmail } from '../users/users.ts';
+import { type Actor, assertActive, iso, lockTeam, type Page, type PageQuery, page } from './teams.ts';
+
+export const INVITATION_DAYS = 7;
+
+/** What the inviter sees of an invitation they just created or resent. */
+export interface Invitation {
+  id: string;
+  email: string;
+  role: TeamRole;
+  expires_at: string;
+}
+
+/** An open invitation in the team's list: not accepted, not revoked; maybe past its expiry. */
+export interface OpenInvitation extends Invitation {
+  status: 'pending' | 'expired';
+  created_at: string;
+}
+
+/** The invitation and its token; the token exists only in this answer. */
+export interface IssuedInvitation {
+  invitation: Invitation;
+  token: string;
+}
+
+const sha256 = (token: string) => createHash('sha256').update(token, 'utf8').digest();
+const newToken = () => randomBytes(32).toString('base64url');
+const RETURNING = `RETURNING id, email, role, ${iso('expires_at')} AS expires_at`;
+
+/** Inside the caller's transaction (the team is already locked and checked). */
+export async function createInvitation(tx: MetadataQueryable, actor: Actor, teamId: string, email: string, role: TeamRole): Promise<IssuedInvitation> {
+  // An expired invitation for the same email is closed so the new one can take its place.
+  await tx.query(
+    'UPDATE invitations SET revoked_at = now() WHERE team_id = $1 AND email = $2 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at <= now()',
+    [teamId, email],
+  );
+  const token = newToken();
+  let rows: Invitation[];
+  try {
+    ({ rows } = await tx.query<Invitation>(
+      `INSERT INTO invitations (id, team_id, email, role, token_hash, invited_by, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(days => $7)) ${RETURNING}`,
+      [randomUUID(), teamId, email, role, sha256(token), actor.id, INVITATION_DAYS],
+    ));
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw conflict(`${email} already has a pending invitation to this team; resend it instead`);
+    throw err;
+  }
+  await writeAudit(tx, { teamId, action: 'invitation.created', actor, target: { email }, details: `invited as ${role}` });
+  return { invitation: rows[0], token };
+}
+
+export async function listInvitations(db: MetadataQueryable, teamId: string, query: PageQuery): Promise<Page<OpenInvitation>> {
+  const open = 'team_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL';
+  const { rows } = await db.query<OpenInvitation>(
+    `SELECT id, email, role, CASE WHEN expires_at > now() THEN 'pending' ELSE 'expired' END AS status,
+            ${iso('created_at')} AS created_at, ${iso('expires_at')} AS expires_at
+       FROM invitations WHERE ${open}
+      ORDER BY created_at DESC, id
+      LIMIT $2 OFFSET $3`,
+    [teamId, query.limit, query.offset],
+  );
+  const counted = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM invitations WHERE ${open}`, [teamId]);
+  return page(rows, counted.rows[0].n, query);
+}
+
+/** The open invitation, locked for this transaction, or 404. */
+async function lockOpenInvitation(tx: MetadataQueryable, teamId: string, invitationId: string) {
+  const { rows } = await tx.query<{ id: string; email: string; role: TeamRole }>(
+    'SELECT id, email, role FROM invitations WHERE id = $1 AND team_id = $2 AND accepted_at IS NULL AND revoked_at IS NULL FOR UPDATE',
+    [invitationId, teamId],
+  );
+  if (!rows[0]) throw notFound('Invitation not found');
+  return rows[0];
+}
+
+/** A new token and a fresh 7-day expiry; the old token stops working at once. Works on expired invitations too. */
+export async function resendInvitation(store: MetadataStore, actor: Actor, teamId: string, invitationId: string): Promise<IssuedInvitation> {
+  return store.transaction(async (tx) => {
+    assertActive(await lockTeam(tx, teamId));
+    const open = await lockOpenInvitation(tx, teamId, invitationId);
+    // Reviving an owner invitation hands out ownership again: only an owner may do that.
+    if (open.role === 'owner' && (await teamRoleOf(tx, actor, teamId)) !== 'owner') throw forbidden('Only a team owner can resend an owner invitation');
+    const token = newToken();
+    const { rows } = await tx.query<Invitation>(
+      `UPDATE invitations SET token_hash = $2, expires_at = now() + make_interval(days => $3), invited_by = $4 WHERE id = $1 ${RETURNING}`,
+      [invitationId, sha256(token), INVITATION_DAYS, actor.id],
+    );
+    await writeAudit(tx, { teamId, action: 'invitation.resent', actor, target: { email: open.email }, details: `resent invitation as ${open.role}` });
+    return { invitation: rows[0], token };
+  });
+}
+
+export async function revokeInvitation(store: MetadataStore, actor: Actor, teamId: string, invitationId: string): Promise<void> {
+  await store.transaction(async (tx) => {
+    await lockTeam(tx, teamId);
+    const open = await lockOpenInvitation(tx, teamId, invitationId);
+    await tx.query('UPDATE invitations SET revoked_at = now() WHERE id = $1', [invitationId]);
+    await writeAudit(tx, { teamId, action: 'invitation.revoked', actor, target: { email: open.email }, details: `revoked invitation as ${open.role}` });
+  });
+}
+
+interface TokenRow {
+  id: string;
+  team_id: string;
+  email: string;
+  role: TeamRole;
+  live: boolean;
+  accepted: boolean;
+  revoked: boolean;
+  archived: boolean;
+}
+
+/**
+ * Accepts an invitation: creates the account with the invited email and a password, joins the
+ * team with the invited role, and closes the invitation, all or nothing. Every unusable token is
+ * 404 (only its message says why), so a caller learns nothing a valid link would not tell them.
+ */
+export async function acceptInvitation(store: MetadataStore, token: string, password: string): Promise<{ user: UserPrincipal; teamId: string; role: TeamRole }> {
+  return store.transaction(async (tx) => {
+    const { rows } = await tx.query<TokenRow>(
+      `SELECT i.id, i.team_id, i.email, i.role, i.expires_at > now() AS live, i.accepted_at IS NOT NULL AS accepted,
+              i.revoked_at IS NOT NULL AS revoked, t.archived_at IS NOT NULL AS archived
+         FROM invitations i JOIN teams t ON t.id = i.team_id
+        WHERE i.token_hash = $1
+        FOR UPDATE OF i`,
+      [sha256(token)],
+    );
+    const invitation = rows[0];
+    if (!invitation) throw notFound('This invitation link is not valid');
+    if (invitation.accepted) throw notFound('This invitation has already been used');
+    if (invitation.revoked) throw notFound('This invitation was revoked');
+    if (!invitation.live) throw notFound('This invitation has expired; ask for a new one');
+    if (invitation.archived) throw conflict('This team is archived; it accepts no new members');
+    if (await findUserByEmail(tx, invitation.email)) throw conflict('An account with this email already exists; sign in and ask a team admin to add you');
+    // createUser checks the password (400) and hashes it; the transaction waits those ~100 ms.
+    const user = await createUser(tx, { email: invitation.email, password, role: 'user' });
+    await tx.query('INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, $3)', [invitation.team_id, user.id, invitation.role]);
+    await tx.query('UPDATE invitations SET accepted_at = now() WHERE id = $1', [invitation.id]);
+    // One entry says both things (accepted, joined): two written in one transaction would share a
+    // timestamp and come back in no particular order.
+    const who = { id: user.id, email: user.email };
+    await writeAudit(tx, { teamId: invitation.team_id, action: 'invitation.accepted', actor: who, target: who, details: `accepted the invitation and joined as ${invitation.role}` });
+    return { user, teamId: invitation.team_id, role: invitation.role };
+  });
+}
