@@ -1,11 +1,15 @@
 // The services every Plumb node runs, in one list so the node and the tests start the same set.
 import type { ServiceSchema } from 'moleculer';
 import type { Runtime } from '../lib/runtime.ts';
+import createAnalyticsService from './analytics.service.ts';
 import createApiService from './api.service.ts';
 import createAuthService from './auth.service.ts';
+import createFaviconService from './favicon.service.ts';
+import createGoalsService from './goals.service.ts';
 import createIngestService from './ingest.service.ts';
 import createNodeService from './node.service.ts';
 import createSecurityService from './security.service.ts';
+import createShareService from './share.service.ts';
 import createSitesService from './sites.service.ts';
 import createTeamsService from './teams.service.ts';
 import createUsersService from './users.service.ts';
@@ -19,4 +23,8 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
   createUsersService,
   createTeamsService,
   createSitesService,
+  createAnalyticsService,
+  createGoalsService,
+  createShareService,
+  createFaviconService,
 ];

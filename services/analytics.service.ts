@@ -1,0 +1,7 @@
+// Filled in this session (issue 5).
+import type { ServiceSchema } from 'moleculer';
+import type { Runtime } from '../lib/runtime.ts';
+
+export default function createAnalyticsService(_runtime: Runtime): ServiceSchema {
+  return { name: 'analytics', settings: { rest: '/' }, actions: {} };
+}
