@@ -190,7 +190,15 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
     },
 
     created() {
-      (this as unknown as GatewayThis).hotRoutes = new Map();
+      const gateway = this as unknown as GatewayThis & { logger: { warn(...args: unknown[]): void } };
+      gateway.hotRoutes = new Map();
+      // moleculer-web warns whenever a client closes a streamed response early; for Server-Sent
+      // Events (realtime) that is simply a closed tab, so only other stream errors are reported.
+      const warn = gateway.logger.warn.bind(gateway.logger);
+      gateway.logger.warn = (message: unknown, details?: { err?: { code?: string } }) => {
+        if (message === 'Stream got an error.' && details?.err?.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+        warn(message, details);
+      };
     },
 
     started() {

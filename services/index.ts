@@ -4,6 +4,7 @@ import type { Runtime } from '../lib/runtime.ts';
 import createAnalyticsService from './analytics.service.ts';
 import createApiService from './api.service.ts';
 import createAuthService from './auth.service.ts';
+import createEventsService from './events.service.ts';
 import createFaviconService from './favicon.service.ts';
 import createGoalsService from './goals.service.ts';
 import createIngestService from './ingest.service.ts';
@@ -24,6 +25,7 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
   createTeamsService,
   createSitesService,
   createAnalyticsService,
+  createEventsService,
   createGoalsService,
   createShareService,
   createFaviconService,

@@ -20,6 +20,10 @@ interface Entry {
   freshSite?: boolean;
   /** The caller's own resource by id: an allowed caller gets 404 for an id that is not theirs. */
   ownResource?: boolean;
+  /** Query string the route needs to get past validation. */
+  query?: string;
+  /** A never-ending response (Server-Sent Events): only the status is read, then the request is aborted. */
+  stream?: boolean;
 }
 
 const SIGNED_IN: Role[] = ['instance-owner', 'instance-admin', 'instance-user', 'site-owner', 'site-admin', 'site-editor', 'site-viewer'];
@@ -117,6 +121,13 @@ const MATRIX: Record<string, Entry> = {
   'PUT /api/sites/{id}/members/{userId}': { allow: SITE_ADMINS, params: async (fx) => ({ userId: await fx.freshUser() }), body: () => ({ role: 'viewer' }) },
   'DELETE /api/sites/{id}/members/{userId}': { allow: SITE_ADMINS, params: async (fx) => ({ userId: await fx.freshSiteMember(fx.siteId) }) },
   'POST /api/sites/{id}/transfer-team': { allow: SITE_ADMINS, body: (fx) => ({ team_id: fx.teamId }) },
+  // Event analytics and realtime: site viewers and tokens with stats:read.
+  'GET /api/sites/{id}/events/names': { allow: [...SITE_READERS, 'client-scoped'] },
+  'GET /api/sites/{id}/events/properties': { allow: [...SITE_READERS, 'client-scoped'], query: 'event_name=Signup' },
+  'GET /api/sites/{id}/events/breakdown': { allow: [...SITE_READERS, 'client-scoped'], query: 'event_name=Signup&property_key=plan' },
+  'GET /api/sites/{id}/events/timeseries': { allow: [...SITE_READERS, 'client-scoped'], query: 'event_name=Signup' },
+  'GET /api/sites/{id}/events/audience': { allow: [...SITE_READERS, 'client-scoped'], query: 'event_name=Signup' },
+  'GET /api/sites/{id}/realtime': { allow: [...SITE_READERS, 'client-scoped'], stream: true },
   'POST /api/sites/{id}/ingest/ai-fetch': {
     allow: SCOPED_CLIENT,
     body: () => ({ path: '/', status_code: 200, user_agent: 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)' }),
@@ -161,12 +172,15 @@ describe('the permission matrix', () => {
       }
       const path = template.replace(/\{(\w+)\}/g, (_, name: string) => params[name] ?? name);
       const sendsBody = ['POST', 'PUT', 'PATCH'].includes(method);
-      const res = await fetch(`${t.url}${path}`, {
+      const abort = new AbortController();
+      const res = await fetch(`${t.url}${path}${entry.query ? `?${entry.query}` : ''}`, {
         method,
         headers: { ...headers, ...(sendsBody ? { 'Content-Type': 'application/json' } : {}) },
         body: sendsBody ? JSON.stringify(entry.body?.(fx) ?? {}) : undefined,
+        signal: abort.signal,
       });
-      await res.arrayBuffer();
+      if (entry.stream && res.status === 200) abort.abort();
+      else await res.arrayBuffer();
       if (entry.allow === 'everyone') {
         // Public routes may refuse a request for reasons of their own (unknown origin, bad login), but alike for all.
         expected[role] = String(publicStatus ?? res.status);
