@@ -62,6 +62,9 @@ export const SETTINGS = [
   { flag: 'auth-session-minutes', env: ['PLUMB_AUTH_SESSION_MINUTES'], type: 'int', default: 15, min: 1, max: 10080, description: 'Session lifetime in minutes.' },
   { flag: 'auth-session-warning-seconds', env: ['PLUMB_AUTH_SESSION_WARNING_SECONDS'], type: 'int', default: 60, min: 0, max: 86400, description: 'How long before expiry the dashboard warns.' },
   { flag: 'auth-remember-me-days', env: ['PLUMB_AUTH_REMEMBER_ME_DAYS'], type: 'int', default: 30, min: 1, max: 365, description: 'Remember-me lifetime in days.' },
+  // Favicons (spec: What the service does §3, Upstream favicon rules)
+  { flag: 'favicon-upstream', env: ['PLUMB_FAVICON_UPSTREAM'], type: 'url', default: 'https://icons.duckduckgo.com/ip3/', schemes: ['http:', 'https:'], description: 'The one favicon host the server asks; `<domain>.ico` is appended to the URL path.' },
+  { flag: 'favicon-allow-private-upstream', env: ['PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM'], type: 'bool', default: false, description: 'Let the favicon upstream be a loopback/private address (tests and development only).' },
 ] as const satisfies readonly SettingSpec[];
 
 type Spec = (typeof SETTINGS)[number];

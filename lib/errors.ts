@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'validation_failed'
   | 'invalid_json'
   | 'unauthorized'
+  | 'password_required'
   | 'forbidden'
   | 'cross_origin_rejected'
   | 'not_found'

@@ -1,7 +1,105 @@
-// Filled in this session (issue 5).
-import type { ServiceSchema } from 'moleculer';
+// GET /api/favicon/{domain}: the dashboard's site icons, fetched by the server from one fixed
+// favicon host and relayed with a 24-hour cache header, so browsers never ask a third party.
+// Public (img tags send no token); on any upstream trouble the placeholder icon, never a 5xx.
+import { join } from 'node:path';
+import type { Context, ServiceSchema } from 'moleculer';
+import { badRequest } from '../lib/errors.ts';
+import { normaliseFaviconDomain } from '../lib/favicon/domain.ts';
+import { createFaviconProxy, FAVICON_MAX_AGE_SECONDS, type Icon } from '../lib/favicon/proxy.ts';
+import { placeholderIcon } from '../lib/favicon/cache.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import type { RequestMeta } from '../types/meta.ts';
 
-export default function createFaviconService(_runtime: Runtime): ServiceSchema {
-  return { name: 'favicon', settings: { rest: '/' }, actions: {} };
+/** Test hooks: a short upstream timeout keeps the "slow upstream" case fast. */
+export interface FaviconServiceOptions {
+  timeoutMs?: number;
+  maxBytes?: number;
+}
+
+type Ctx = Context<{ domain: string }, RequestMeta & { $responseType?: string }>;
+
+const PRUNE_EVERY_MS = 6 * 60 * 60 * 1000;
+
+/** Headers of every icon answer, 304 included (a revalidation refreshes the cache lifetime). */
+function iconHeaders(icon: Icon): Record<string, string> {
+  const headers: Record<string, string> = {
+    'Cache-Control': `public, max-age=${FAVICON_MAX_AGE_SECONDS}`,
+    ETag: icon.etag,
+    'X-Content-Type-Options': 'nosniff',
+  };
+  // SVG can carry script; should someone open it directly, nothing in it may run or load.
+  if (icon.contentType === 'image/svg+xml') headers['Content-Security-Policy'] = "default-src 'none'; style-src 'unsafe-inline'";
+  return headers;
+}
+
+/** If-None-Match: '*' or a list of (possibly weak) validators; weak comparison, as for GET. */
+function matchesEtag(header: string | string[] | undefined, etag: string): boolean {
+  const value = Array.isArray(header) ? header.join(',') : header;
+  if (!value) return false;
+  return value.split(',').some((tag) => {
+    const candidate = tag.trim().replace(/^W\//, '');
+    return candidate === '*' || candidate === etag;
+  });
+}
+
+export default function createFaviconService(runtime: Runtime, options: FaviconServiceOptions = {}): ServiceSchema {
+  const { config, log } = runtime;
+  const proxy = createFaviconProxy({
+    upstream: config.faviconUpstream,
+    allowPrivateUpstream: config.faviconAllowPrivateUpstream,
+    cacheDir: join(config.dataDir, 'favicons'),
+    log,
+    timeoutMs: options.timeoutMs,
+    maxBytes: options.maxBytes,
+  });
+  let pruner: NodeJS.Timeout | undefined;
+  const prune = () => proxy.prune().catch((err: unknown) => log.warn({ err }, 'favicon: pruning the disk cache failed'));
+
+  return {
+    name: 'favicon',
+    settings: { rest: '/' },
+    actions: {
+      get: {
+        rest: 'GET /api/favicon/:domain',
+        auth: 'none',
+        params: { domain: 'string|min:1|max:2048' },
+        openapi: {
+          summary: 'A site’s favicon, fetched by the server from the configured favicon host (placeholder icon when it has none)',
+          description: 'Cached for 24 hours; answers 304 to a matching If-None-Match. 400 when the domain is not a plain public DNS name.',
+          tags: ['favicon'],
+          responseType: 'image/*',
+        },
+        async handler(ctx: Ctx) {
+          const domain = normaliseFaviconDomain(ctx.params.domain);
+          if (!domain) throw badRequest('The domain must be a DNS name with at least two labels: no IP address, port, user or path, at most 253 characters');
+          let icon: Icon;
+          try {
+            icon = await proxy.icon(domain);
+          } catch (err) {
+            // The proxy turns upstream failures into placeholders itself; this is a bug, still no 5xx.
+            log.warn({ err, domain }, 'favicon: unexpected failure');
+            icon = placeholderIcon(Date.now());
+          }
+          ctx.meta.$responseHeaders = iconHeaders(icon);
+          if (matchesEtag(ctx.meta.request?.headers['if-none-match'], icon.etag)) {
+            ctx.meta.$statusCode = 304;
+            return null;
+          }
+          ctx.meta.$responseType = icon.contentType;
+          return icon.body;
+        },
+      },
+    },
+
+    started() {
+      // Expired entries would be fetched again anyway; removing them keeps the folder small.
+      void prune();
+      pruner = setInterval(prune, PRUNE_EVERY_MS);
+      pruner.unref();
+    },
+
+    stopped() {
+      clearInterval(pruner);
+    },
+  };
 }

@@ -23,12 +23,21 @@ export interface AccessRule {
   team?: { param: string; role: TeamRole };
 }
 
+/**
+ * A share link's visitor (set by the share service when it forwards a read, never by the gateway):
+ * a viewer of this one site, with no person, token, instance or team rights behind it.
+ */
+export interface SharePrincipal {
+  siteId: string;
+}
+
 /** What authentication leaves in ctx.meta (set by the gateway). */
 export interface AuthMeta {
   request?: unknown;
   user?: UserPrincipal;
   session?: SessionInfo;
   apiClient?: ApiClientPrincipal;
+  share?: SharePrincipal;
 }
 
 export const SITE_RANK: Record<SiteRole, number> = { viewer: 1, editor: 2, admin: 3, owner: 4 };
@@ -83,9 +92,20 @@ function idParam(params: Record<string, unknown>, name: string): string {
   return value;
 }
 
+/**
+ * A share link reaches only actions that read one site (a `site` rule needing no more than
+ * viewer), and only its own site there; everything else is refused, whoever else is in meta.
+ */
+function enforceShare(share: SharePrincipal, mode: AuthMode, rule: AccessRule | undefined, params: Record<string, unknown>): void {
+  if (mode === 'user' || mode === 'client' || !rule?.site || rule.instance || rule.team) throw forbidden('A share link can only read its own site');
+  if (idParam(params, rule.site.param) !== share.siteId) throw notFound('Site not found');
+  if (SITE_RANK[rule.site.role] > SITE_RANK.viewer) throw forbidden('A share link can only read its own site');
+}
+
 /** Throws the right error unless the caller meets the rule. */
 export async function enforce(db: MetadataQueryable, meta: AuthMeta, mode: AuthMode, rule: AccessRule | undefined, params: Record<string, unknown>): Promise<void> {
   if (mode === 'none') return;
+  if (meta.share) return enforceShare(meta.share, mode, rule, params);
   const { user, apiClient } = meta;
   if (mode === 'user' && !user) throw apiClient ? forbidden('This action needs a signed-in user; API tokens cannot perform it') : unauthorized();
   if (mode === 'client' && !apiClient) throw unauthorized('An API-client bearer token is required');

@@ -5,6 +5,7 @@
 // and 404 (the body may still be refused with 400/409). "denied" means 401, 403 or 404. Public
 // routes must answer every role alike: credentials change nothing there.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createShareLink } from '../../lib/share/links.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 import { buildFixture, type Fixture, ROLES, type Role } from '../support/permission-fixture.ts';
 
@@ -128,6 +129,27 @@ const MATRIX: Record<string, Entry> = {
   'GET /api/sites/{id}/events/timeseries': { allow: [...SITE_READERS, 'client-scoped'], query: 'event_name=Signup' },
   'GET /api/sites/{id}/events/audience': { allow: [...SITE_READERS, 'client-scoped'], query: 'event_name=Signup' },
   'GET /api/sites/{id}/realtime': { allow: [...SITE_READERS, 'client-scoped'], stream: true },
+  // Share links: managed by site admins; the public side answers everyone alike (404 for a bad token).
+  'POST /api/sites/{id}/share': { allow: SITE_ADMINS },
+  'GET /api/sites/{id}/share': { allow: SITE_ADMINS },
+  'DELETE /api/sites/{id}/share/{shareId}': {
+    allow: SITE_ADMINS,
+    params: async (fx) => ({
+      shareId: (await createShareLink(fx.t.node.runtime.metadata(), { id: await fx.freshUser(), email: 'sharer@example.com', role: 'user' }, fx.siteId, {}, '')).share.id,
+    }),
+  },
+  'GET /api/share/{token}': { allow: 'everyone' },
+  'POST /api/share/{token}/unlock': { allow: 'everyone', body: () => ({ password: 'a long enough password' }) },
+  'GET /api/share/{token}/stats': { allow: 'everyone' },
+  'GET /api/share/{token}/stats/timeseries': { allow: 'everyone' },
+  'GET /api/share/{token}/stats/breakdown': { allow: 'everyone' },
+  'GET /api/share/{token}/events/names': { allow: 'everyone' },
+  'GET /api/share/{token}/events/properties': { allow: 'everyone' },
+  'GET /api/share/{token}/events/breakdown': { allow: 'everyone' },
+  'GET /api/share/{token}/events/timeseries': { allow: 'everyone' },
+  'GET /api/share/{token}/events/audience': { allow: 'everyone' },
+  'GET /api/share/{token}/goals/stats': { allow: 'everyone' },
+  'GET /api/favicon/{domain}': { allow: 'everyone', params: () => ({ domain: 'example.com' }) },
   'POST /api/sites/{id}/ingest/ai-fetch': {
     allow: SCOPED_CLIENT,
     body: () => ({ path: '/', status_code: 200, user_agent: 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)' }),
@@ -142,7 +164,8 @@ let fx: Fixture;
 let documented: string[];
 
 beforeAll(async () => {
-  t = await startTestNode({ PLUMB_LOGIN_RATE_PER_MINUTE: '100000', PLUMB_LOGIN_BURST: '100000', PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
+  // The favicon upstream is a closed local port: the proxy answers its placeholder without leaving the machine.
+  t = await startTestNode({ PLUMB_FAVICON_UPSTREAM: 'http://127.0.0.1:9/', PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM: 'true', PLUMB_LOGIN_RATE_PER_MINUTE: '100000', PLUMB_LOGIN_BURST: '100000', PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
   fx = await buildFixture(t);
   const doc = (await (await fetch(`${t.url}/api/docs/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
   documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));
