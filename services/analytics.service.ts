@@ -1,7 +1,99 @@
-// Filled in this session (issue 5).
-import type { ServiceSchema } from 'moleculer';
+// The analytics API of a site: dashboard stats (KPIs, timeseries, breakdowns) now; event analytics
+// and realtime join this service in their own blocks. Thin actions over lib/analytics/.
+import type { Context, ServiceSchema } from 'moleculer';
+import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from '../lib/analytics/query/plan.ts';
+import { INTERVALS, type Interval } from '../lib/analytics/query/interval.ts';
+import { COMPARISONS, siteBreakdown, siteStats, siteTimeseries, type StatsRequest, type StatsSite } from '../lib/analytics/query/stats.ts';
+import type { AccessRule } from '../lib/auth/access.ts';
+import { notFound } from '../lib/errors.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import type { RequestMeta } from '../types/meta.ts';
 
-export default function createAnalyticsService(_runtime: Runtime): ServiceSchema {
-  return { name: 'analytics', settings: { rest: '/' }, actions: {} };
+type Ctx<P> = Context<P, RequestMeta>;
+
+// ---- Stats (issue 5, "Stats API"): stats, timeseries, breakdown ----
+
+/** Any member of the site from viewer up, or a token with stats:read on it. */
+const readStats: AccessRule = { site: { param: 'id', role: 'viewer', scope: 'stats:read' } };
+const statsTags = ['stats'];
+const text = (max: number) => ({ type: 'string', max, optional: true });
+/** Query parameters every stats endpoint takes. */
+const statsQuery = {
+  id: 'uuid',
+  from: text(64),
+  to: text(64),
+  // Repeatable: one string, or an array when given more than once (filters AND-combine).
+  filter: { type: 'multi', optional: true, rules: [{ type: 'string' }, { type: 'array', items: 'string' }] },
+  compare: { type: 'enum', values: [...COMPARISONS], optional: true },
+  compare_from: text(64),
+  compare_to: text(64),
+};
+/** `auto` (or absent) lets the range choose: ≤ 2 days hour, ≤ 62 days day, ≤ 26 weeks week, else month. */
+const intervalParam = { type: 'enum', values: ['auto', ...INTERVALS], optional: true };
+
+type StatsParams = StatsRequest & { id: string; interval?: Interval | 'auto' };
+type BreakdownParams = StatsRequest & { id: string; dimension: BreakdownDimension; limit: number; offset: number };
+
+function statsActions(runtime: Runtime): ServiceSchema['actions'] {
+  const siteOf = async (id: string): Promise<StatsSite> => {
+    const site = await runtime.sites.byId(id);
+    if (!site) throw notFound('Site not found');
+    return site;
+  };
+  const interval = (value: StatsParams['interval']) => (value === 'auto' ? undefined : value);
+
+  return {
+    stats: {
+      rest: 'GET /api/sites/:id/stats',
+      auth: 'any',
+      access: readStats,
+      params: { ...statsQuery, interval: intervalParam },
+      openapi: { summary: 'KPIs (with comparison) and the zero-filled timeseries of a range, in the site’s time zone', tags: statsTags },
+      async handler(ctx: Ctx<StatsParams>) {
+        const { id, ...request } = ctx.params;
+        return siteStats(runtime.analytics(), await siteOf(id), { ...request, interval: interval(request.interval) });
+      },
+    },
+
+    timeseries: {
+      rest: 'GET /api/sites/:id/stats/timeseries',
+      auth: 'any',
+      access: readStats,
+      params: { ...statsQuery, interval: intervalParam },
+      openapi: { summary: 'Visitors, visits and pageviews per hour, day, week or month of a range (every bucket, zero-filled)', tags: statsTags },
+      async handler(ctx: Ctx<StatsParams>) {
+        const { id, ...request } = ctx.params;
+        return siteTimeseries(runtime.analytics(), await siteOf(id), { ...request, interval: interval(request.interval) });
+      },
+    },
+
+    breakdown: {
+      rest: 'GET /api/sites/:id/stats/breakdown',
+      auth: 'any',
+      access: readStats,
+      params: {
+        ...statsQuery,
+        dimension: { type: 'enum', values: BREAKDOWN_DIMENSIONS },
+        limit: { type: 'number', integer: true, min: 1, max: 1000, optional: true, default: 10, convert: true },
+        offset: { type: 'number', integer: true, min: 0, max: 1_000_000, optional: true, default: 0, convert: true },
+      },
+      openapi: { summary: 'Visitors, visits, pageviews, bounce rate and visit duration per value of a dimension, most visitors first', tags: statsTags },
+      async handler(ctx: Ctx<BreakdownParams>) {
+        const { id, ...request } = ctx.params;
+        return siteBreakdown(runtime.analytics(), await siteOf(id), request);
+      },
+    },
+  };
+}
+
+// ---- end of Stats ----
+
+export default function createAnalyticsService(runtime: Runtime): ServiceSchema {
+  return {
+    name: 'analytics',
+    settings: { rest: '/' },
+    actions: {
+      ...statsActions(runtime),
+    },
+  };
 }

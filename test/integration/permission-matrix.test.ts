@@ -122,6 +122,10 @@ const MATRIX: Record<string, Entry> = {
   'PUT /api/sites/{id}/members/{userId}': { allow: SITE_ADMINS, params: async (fx) => ({ userId: await fx.freshUser() }), body: () => ({ role: 'viewer' }) },
   'DELETE /api/sites/{id}/members/{userId}': { allow: SITE_ADMINS, params: async (fx) => ({ userId: await fx.freshSiteMember(fx.siteId) }) },
   'POST /api/sites/{id}/transfer-team': { allow: SITE_ADMINS, body: (fx) => ({ team_id: fx.teamId }) },
+  // Stats: site viewers and tokens with stats:read.
+  'GET /api/sites/{id}/stats': { allow: [...SITE_READERS, 'client-scoped'] },
+  'GET /api/sites/{id}/stats/breakdown': { allow: [...SITE_READERS, 'client-scoped'], query: 'dimension=pages' },
+  'GET /api/sites/{id}/stats/timeseries': { allow: [...SITE_READERS, 'client-scoped'] },
   // Event analytics and realtime: site viewers and tokens with stats:read.
   'GET /api/sites/{id}/events/names': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/events/properties': { allow: [...SITE_READERS, 'client-scoped'], query: 'event_name=Signup' },

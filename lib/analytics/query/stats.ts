@@ -1,0 +1,221 @@
+// The stats use cases behind GET /api/sites/:id/stats, …/stats/timeseries and …/stats/breakdown:
+// read the request (range in the site's time zone, interval, filters, comparison) → run the
+// statements of sql.ts → shape the answer. Ratios and rounding happen here, once, for both stores.
+//
+// Definitions (over pageviews, i.e. `hits`, with ts in the half-open range; see plan.ts):
+// - visitors: distinct visitor_id of the hits of the visits in scope.
+// - visits: distinct session_id. pageviews: number of hits.
+// - views_per_visit: pageviews / visits, 2 decimals.
+// - bounce_rate: % of visits with exactly one pageview and no custom event (any event other than
+//   `$engagement`, in the range), 1 decimal.
+// - visit_duration: mean over visits of (last hit's ts − first hit's ts), in seconds, rounded.
+// - engagement_time: sum of the visits' `$engagement` events' engagement_ms / visits, in seconds,
+//   rounded; a visit that sent none counts as 0.
+// - live_visitors: distinct visitor_id with a hit in the last 5 minutes, whatever the range and
+//   filters (so it has no comparison value).
+// Filters AND-combine and keep or drop whole visits: every metric, the timeseries and the
+// breakdowns then count all hits of the kept visits (see plan.ts for what "matches" means).
+import { badRequest } from '../../errors.ts';
+import type { AnalyticsStore } from '../../stores/analytics/index.ts';
+import { parseRange, previousPeriod, previousYear, type TimeRange } from '../range.ts';
+import { type Filter, parseFilters } from './filters.ts';
+import { bucketKeyToMs, bucketStarts, chooseInterval, type Interval } from './interval.ts';
+import { type BreakdownDimension, planBreakdown } from './plan.ts';
+import { breakdownStatement, kpiStatement, liveVisitorsStatement, type Scope, type Statement, timeseriesStatement } from './sql.ts';
+
+export const COMPARISONS = ['previous_period', 'year', 'custom'] as const;
+export type Comparison = (typeof COMPARISONS)[number];
+const LIVE_WINDOW_MS = 5 * 60_000;
+
+/** The site as the stats need it: where its rows are and which clock its days follow. */
+export interface StatsSite {
+  id: string;
+  tenant: string;
+  timezone: string;
+}
+
+/** Query parameters shared by every stats endpoint (already type-checked by the action). */
+export interface StatsRequest {
+  from?: string;
+  to?: string;
+  filter?: unknown;
+  compare?: Comparison;
+  compare_from?: string;
+  compare_to?: string;
+}
+
+export interface RangeView {
+  from: string;
+  to: string;
+  timezone: string;
+  interval: Interval;
+}
+
+export interface Kpis {
+  visitors: number;
+  visits: number;
+  pageviews: number;
+  views_per_visit: number;
+  bounce_rate: number;
+  visit_duration: number;
+  engagement_time: number;
+}
+
+export interface TimeseriesPoint {
+  /** UTC instant (RFC 3339) at which the bucket starts on the site's local clock. */
+  bucket: string;
+  visitors: number;
+  visits: number;
+  pageviews: number;
+}
+
+export interface StatsResponse {
+  range: RangeView;
+  kpis: Kpis & { live_visitors: number };
+  comparison?: { range: RangeView; kpis: Kpis };
+  timeseries: TimeseriesPoint[];
+}
+
+export interface BreakdownRow {
+  value: string;
+  visitors: number;
+  visits: number;
+  pageviews: number;
+  bounce_rate: number;
+  visit_duration: number;
+  comparison?: { visitors: number };
+}
+
+export interface BreakdownResponse {
+  dimension: BreakdownDimension;
+  rows: BreakdownRow[];
+  total: number;
+  limit: number;
+  offset: number;
+  has_more: boolean;
+}
+
+interface ParsedRequest {
+  range: TimeRange;
+  filters: Filter[];
+  comparison?: TimeRange;
+}
+
+/** Validates the range, filters and comparison of a request; every problem is a 400. */
+export function parseStatsRequest(site: StatsSite, request: StatsRequest, now: Date): ParsedRequest {
+  const range = parseRange({ from: request.from, to: request.to }, site.timezone, now);
+  const filters = parseFilters(request.filter);
+  const custom = request.compare_from !== undefined || request.compare_to !== undefined;
+  if (custom && request.compare !== 'custom') throw badRequest('compare_from and compare_to go with compare=custom');
+  if (!request.compare) return { range, filters };
+  if (request.compare === 'previous_period') return { range, filters, comparison: previousPeriod(range) };
+  if (request.compare === 'year') return { range, filters, comparison: previousYear(range) };
+  if (request.compare_from === undefined || request.compare_to === undefined) throw badRequest('compare=custom needs compare_from and compare_to');
+  const comparison = parseRange({ from: request.compare_from, to: request.compare_to }, site.timezone, now);
+  return { range, filters, comparison };
+}
+
+const scopeOf = (site: StatsSite, range: TimeRange, filters: readonly Filter[]): Scope => ({ db: site.tenant, site: site.id, from: range.from, to: range.to, filters });
+const rangeView = (range: TimeRange, interval: Interval): RangeView => ({ from: range.from.toISOString(), to: range.to.toISOString(), timezone: range.timezone, interval });
+/** `numerator / denominator` rounded to `decimals`, 0 when there is nothing to divide by. */
+const ratio = (numerator: number, denominator: number, decimals: number) => {
+  if (denominator === 0) return 0;
+  const scale = 10 ** decimals;
+  return Math.round((numerator * scale) / denominator) / scale;
+};
+
+/** ClickHouse sends 64-bit counts as strings; every count here fits a double exactly. */
+async function run<T extends Record<string, unknown>>(store: AnalyticsStore, statement: Statement): Promise<T[]> {
+  return store.query<T>(statement.sql, statement.params);
+}
+const num = (value: unknown) => Number(value ?? 0);
+
+async function kpis(store: AnalyticsStore, scope: Scope): Promise<Kpis> {
+  const [row] = await run(store, kpiStatement(scope));
+  const visits = num(row?.visits);
+  const pageviews = num(row?.pageviews);
+  return {
+    visitors: num(row?.visitors),
+    visits,
+    pageviews,
+    views_per_visit: ratio(pageviews, visits, 2),
+    bounce_rate: ratio(100 * num(row?.bounces), visits, 1),
+    visit_duration: ratio(num(row?.duration_ms), visits * 1000, 0),
+    engagement_time: ratio(num(row?.engagement_ms), visits * 1000, 0),
+  };
+}
+
+async function liveVisitors(store: AnalyticsStore, site: StatsSite, now: Date): Promise<number> {
+  const [row] = await run(store, liveVisitorsStatement(site.tenant, site.id, new Date(now.getTime() - LIVE_WINDOW_MS)));
+  return num(row?.live_visitors);
+}
+
+/** Every bucket of the range, in order, zero where nothing happened. */
+async function timeseries(store: AnalyticsStore, scope: Scope, range: TimeRange, interval: Interval): Promise<TimeseriesPoint[]> {
+  const rows = await run(store, timeseriesStatement(scope, interval, range.timezone));
+  const found = new Map(rows.map((r) => [bucketKeyToMs(r.bucket as string | number, interval, range.timezone), r]));
+  return bucketStarts(range, interval).map((start) => {
+    const row = found.get(start.getTime());
+    return { bucket: start.toISOString(), visitors: num(row?.visitors), visits: num(row?.visits), pageviews: num(row?.pageviews) };
+  });
+}
+
+export async function siteStats(store: AnalyticsStore, site: StatsSite, request: StatsRequest & { interval?: Interval }, now = new Date()): Promise<StatsResponse> {
+  const { range, filters, comparison } = parseStatsRequest(site, request, now);
+  const interval = chooseInterval(range, request.interval);
+  const scope = scopeOf(site, range, filters);
+  const [current, live, series, previous] = await Promise.all([
+    kpis(store, scope),
+    liveVisitors(store, site, now),
+    timeseries(store, scope, range, interval),
+    comparison ? kpis(store, scopeOf(site, comparison, filters)) : undefined,
+  ]);
+  const response: StatsResponse = { range: rangeView(range, interval), kpis: { ...current, live_visitors: live }, timeseries: series };
+  if (comparison && previous) response.comparison = { range: rangeView(comparison, interval), kpis: previous };
+  return response;
+}
+
+export async function siteTimeseries(
+  store: AnalyticsStore,
+  site: StatsSite,
+  request: StatsRequest & { interval?: Interval },
+  now = new Date(),
+): Promise<{ range: RangeView; timeseries: TimeseriesPoint[] }> {
+  const { range, filters } = parseStatsRequest(site, { ...request, compare: undefined, compare_from: undefined, compare_to: undefined }, now);
+  const interval = chooseInterval(range, request.interval);
+  return { range: rangeView(range, interval), timeseries: await timeseries(store, scopeOf(site, range, filters), range, interval) };
+}
+
+export interface BreakdownRequest extends StatsRequest {
+  dimension: BreakdownDimension;
+  limit: number;
+  offset: number;
+}
+
+export async function siteBreakdown(store: AnalyticsStore, site: StatsSite, request: BreakdownRequest, now = new Date()): Promise<BreakdownResponse> {
+  const { range, filters, comparison } = parseStatsRequest(site, request, now);
+  const plan = planBreakdown(request.dimension, filters);
+  const { limit, offset } = request;
+  const rows = await run(store, breakdownStatement(scopeOf(site, range, plan.filters), plan.source, { limit, offset }));
+  let total = num(rows[0]?.total);
+  // Past the last row there is no row to carry the total; count once more from the start.
+  if (rows.length === 0 && offset > 0) {
+    const [first] = await run(store, breakdownStatement(scopeOf(site, range, plan.filters), plan.source, { limit: 1, offset: 0 }));
+    total = num(first?.total);
+  }
+  const shaped: BreakdownRow[] = rows.map((r) => ({
+    value: String(r.value),
+    visitors: num(r.visitors),
+    visits: num(r.visits),
+    pageviews: num(r.pageviews),
+    bounce_rate: ratio(100 * num(r.bounces), num(r.visits), 1),
+    visit_duration: ratio(num(r.duration_ms), num(r.visits) * 1000, 0),
+  }));
+  if (comparison && shaped.length > 0) {
+    const values = shaped.map((r) => r.value);
+    const before = await run(store, breakdownStatement(scopeOf(site, comparison, plan.filters), plan.source, { limit: values.length, offset: 0, only: values }));
+    const visitors = new Map(before.map((r) => [String(r.value), num(r.visitors)]));
+    for (const row of shaped) row.comparison = { visitors: visitors.get(row.value) ?? 0 };
+  }
+  return { dimension: request.dimension, rows: shaped, total, limit, offset, has_more: offset + shaped.length < total };
+}
