@@ -1,7 +1,218 @@
-// Filled in this session (issue 5).
-import type { ServiceSchema } from 'moleculer';
+// Goals and funnels of a site over HTTP: CRUD (editors change, viewers read), goal conversions
+// and funnel steps in stats; and, as the ingest writer stores rows, each new goal conversion
+// announced once as the internal event `goal.converted`. Thin actions over lib/goals, lib/funnels.
+import type { Context, ServiceSchema } from 'moleculer';
+import { parseRange } from '../lib/analytics/range.ts';
+import { type FunnelInput, createFunnel, deleteFunnel, FUNNEL_FIELDS, getFunnel, listFunnels, updateFunnel } from '../lib/funnels/funnels.ts';
+import { funnelStats } from '../lib/funnels/stats.ts';
+import { createConversionDetector, goalStats } from '../lib/goals/conversions.ts';
+import { createGoal, deleteGoal, GOAL_FIELDS, type Goal, type GoalChanges, type GoalInput, getGoal, listGoals, siteGoals, updateGoal } from '../lib/goals/goals.ts';
+import type { StoredRow } from '../lib/goals/matcher.ts';
+import { notFound } from '../lib/errors.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import type { Site } from '../lib/sites/sites.ts';
+import type { RequestMeta } from '../types/meta.ts';
 
-export default function createGoalsService(_runtime: Runtime): ServiceSchema {
-  return { name: 'goals', settings: { rest: '/' }, actions: {} };
+type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
+type Paging = { limit: number; offset: number };
+type SiteParam = { id: string };
+type Range = { from?: string; to?: string };
+
+const paging = {
+  limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, default: 100, convert: true },
+  offset: { type: 'number', integer: true, min: 0, optional: true, default: 0, convert: true },
+};
+const range = { from: { type: 'string', optional: true }, to: { type: 'string', optional: true } };
+/** Reading: viewers and up, signed in or with a stats:read token. */
+const read = { auth: 'any' as const, access: { site: { param: 'id', role: 'viewer' as const, scope: 'stats:read' as const } } };
+/** Changing: editors and up, and only a person (API tokens cannot manage goals or funnels). */
+const manage = { auth: 'user' as const, access: { site: { param: 'id', role: 'editor' as const } } };
+/** PATCH takes any subset of the create fields. */
+const optional = <T extends Record<string, object>>(fields: T) => Object.fromEntries(Object.entries(fields).map(([k, rule]) => [k, { ...rule, optional: true }]));
+const goalTags = ['goals'];
+const funnelTags = ['funnels'];
+
+export default function createGoalsService(runtime: Runtime): ServiceSchema {
+  const { log } = runtime;
+  const detector = createConversionDetector({ goalsOf: (siteId) => siteGoals(runtime.metadata(), siteId) });
+
+  /** Every node's conversion detector must see the change before the next batch. */
+  const goalsChanged = (ctx: Ctx<unknown>, siteId: string) => {
+    detector.invalidate(siteId);
+    ctx.broadcast('goals.changed', { site_id: siteId });
+  };
+  const announce = (ctx: Ctx<unknown>, type: 'created' | 'updated' | 'deleted', goal: Goal) =>
+    ctx.emit(`ops.goal.${type}`, { site_id: goal.site_id, goal_id: goal.id, name: goal.name, type: goal.type });
+  const liveSite = async (id: string): Promise<Site> => {
+    const site = await runtime.sites.byId(id);
+    if (!site) throw notFound('Site not found');
+    return site;
+  };
+
+  return {
+    name: 'goals',
+    settings: { rest: '/' },
+    actions: {
+      listGoals: {
+        rest: 'GET /api/sites/:id/goals',
+        ...read,
+        params: { id: 'uuid', ...paging },
+        openapi: { summary: 'Goals of the site, oldest first', tags: goalTags },
+        handler: (ctx: Ctx<SiteParam & Paging>) => listGoals(runtime.metadata(), ctx.params.id, ctx.params),
+      },
+
+      // Declared before `getGoal` so "stats" is never taken for a goal id.
+      goalStats: {
+        rest: 'GET /api/sites/:id/goals/stats',
+        ...read,
+        params: { id: 'uuid', ...range },
+        openapi: {
+          summary: 'Conversions per goal in a date range: unique converting visitors, matching hits/events, rate of the range’s visitors, revenue',
+          tags: goalTags,
+        },
+        async handler(ctx: Ctx<SiteParam & Range>) {
+          const site = await liveSite(ctx.params.id);
+          const period = parseRange(ctx.params, site.timezone);
+          const goals = await siteGoals(runtime.metadata(), site.id);
+          return { rows: await goalStats(runtime.analytics(), site, goals, period) };
+        },
+      },
+
+      createGoal: {
+        rest: 'POST /api/sites/:id/goals',
+        ...manage,
+        params: { $$strict: true, id: 'uuid', ...GOAL_FIELDS },
+        openapi: { summary: 'Create an event goal (name, property conditions) or a path goal (exact or wildcard path)', tags: goalTags, successStatus: 201 },
+        async handler(ctx: Ctx<SiteParam & GoalInput>) {
+          const { id, ...input } = ctx.params;
+          const goal = await createGoal(runtime.metadata(), ctx.meta.user!, id, input);
+          goalsChanged(ctx, id);
+          announce(ctx, 'created', goal);
+          ctx.meta.$statusCode = 201;
+          return { goal };
+        },
+      },
+
+      getGoal: {
+        rest: 'GET /api/sites/:id/goals/:goalId',
+        ...read,
+        params: { id: 'uuid', goalId: 'uuid' },
+        openapi: { summary: 'One goal of the site', tags: goalTags },
+        async handler(ctx: Ctx<SiteParam & { goalId: string }>) {
+          return { goal: await getGoal(runtime.metadata(), ctx.params.id, ctx.params.goalId) };
+        },
+      },
+
+      updateGoal: {
+        rest: 'PATCH /api/sites/:id/goals/:goalId',
+        ...manage,
+        params: { $$strict: true, id: 'uuid', goalId: 'uuid', ...optional(GOAL_FIELDS) },
+        openapi: { summary: 'Change a goal; a new type needs its own matcher; null clears revenue or property conditions', tags: goalTags },
+        async handler(ctx: Ctx<SiteParam & { goalId: string } & GoalChanges>) {
+          const { id, goalId, ...changes } = ctx.params;
+          const { goal, changed } = await updateGoal(runtime.metadata(), ctx.meta.user!, id, goalId, changes);
+          if (changed) {
+            goalsChanged(ctx, id);
+            announce(ctx, 'updated', goal);
+          }
+          return { goal };
+        },
+      },
+
+      deleteGoal: {
+        rest: 'DELETE /api/sites/:id/goals/:goalId',
+        ...manage,
+        params: { id: 'uuid', goalId: 'uuid' },
+        openapi: { summary: 'Delete a goal (its past conversions stay in the analytics rows)', tags: goalTags, successStatus: 204 },
+        async handler(ctx: Ctx<SiteParam & { goalId: string }>) {
+          const goal = await deleteGoal(runtime.metadata(), ctx.meta.user!, ctx.params.id, ctx.params.goalId);
+          goalsChanged(ctx, goal.site_id);
+          announce(ctx, 'deleted', goal);
+          ctx.meta.$statusCode = 204;
+          return null;
+        },
+      },
+
+      listFunnels: {
+        rest: 'GET /api/sites/:id/funnels',
+        ...read,
+        params: { id: 'uuid', ...paging },
+        openapi: { summary: 'Funnels of the site, oldest first', tags: funnelTags },
+        handler: (ctx: Ctx<SiteParam & Paging>) => listFunnels(runtime.metadata(), ctx.params.id, ctx.params),
+      },
+
+      createFunnel: {
+        rest: 'POST /api/sites/:id/funnels',
+        ...manage,
+        params: { $$strict: true, id: 'uuid', ...FUNNEL_FIELDS },
+        openapi: { summary: 'Create a funnel: 2–8 ordered event or path steps and a conversion window (default one day)', tags: funnelTags, successStatus: 201 },
+        async handler(ctx: Ctx<SiteParam & FunnelInput>) {
+          const { id, ...input } = ctx.params;
+          const funnel = await createFunnel(runtime.metadata(), ctx.meta.user!, id, input);
+          ctx.meta.$statusCode = 201;
+          return { funnel };
+        },
+      },
+
+      getFunnel: {
+        rest: 'GET /api/sites/:id/funnels/:funnelId',
+        ...read,
+        params: { id: 'uuid', funnelId: 'uuid' },
+        openapi: { summary: 'One funnel of the site', tags: funnelTags },
+        async handler(ctx: Ctx<SiteParam & { funnelId: string }>) {
+          return { funnel: await getFunnel(runtime.metadata(), ctx.params.id, ctx.params.funnelId) };
+        },
+      },
+
+      funnelStats: {
+        rest: 'GET /api/sites/:id/funnels/:funnelId/stats',
+        ...read,
+        params: { id: 'uuid', funnelId: 'uuid', ...range },
+        openapi: { summary: 'Visitors per funnel step (in order, within the window), drop-off and conversion rates', tags: funnelTags },
+        async handler(ctx: Ctx<SiteParam & { funnelId: string } & Range>) {
+          const site = await liveSite(ctx.params.id);
+          const funnel = await getFunnel(runtime.metadata(), site.id, ctx.params.funnelId);
+          return funnelStats(runtime.analytics(), site, funnel, parseRange(ctx.params, site.timezone));
+        },
+      },
+
+      updateFunnel: {
+        rest: 'PATCH /api/sites/:id/funnels/:funnelId',
+        ...manage,
+        params: { $$strict: true, id: 'uuid', funnelId: 'uuid', ...optional(FUNNEL_FIELDS) },
+        openapi: { summary: 'Change a funnel’s name, steps (the list replaces the old one) or window', tags: funnelTags },
+        async handler(ctx: Ctx<SiteParam & { funnelId: string } & Partial<FunnelInput>>) {
+          const { id, funnelId, ...changes } = ctx.params;
+          return { funnel: await updateFunnel(runtime.metadata(), ctx.meta.user!, id, funnelId, changes) };
+        },
+      },
+
+      deleteFunnel: {
+        rest: 'DELETE /api/sites/:id/funnels/:funnelId',
+        ...manage,
+        params: { id: 'uuid', funnelId: 'uuid' },
+        openapi: { summary: 'Delete a funnel', tags: funnelTags, successStatus: 204 },
+        async handler(ctx: Ctx<SiteParam & { funnelId: string }>) {
+          await deleteFunnel(runtime.metadata(), ctx.meta.user!, ctx.params.id, ctx.params.funnelId);
+          ctx.meta.$statusCode = 204;
+          return null;
+        },
+      },
+    },
+
+    events: {
+      /** The ingest writer stored a batch on this node (services/ingest.service.ts): judge it for new conversions. */
+      async 'ingest.batch.stored'(ctx: Context<{ records: readonly StoredRow[] }>) {
+        try {
+          for (const conversion of await detector.detect(ctx.params.records)) ctx.emit('goal.converted', conversion);
+        } catch (err) {
+          // The rows are stored either way; only their announcement is lost (e.g. metadata closing).
+          log.warn({ err }, 'goals: could not judge a stored batch for conversions');
+        }
+      },
+      'goals.changed'(ctx: Context<{ site_id?: string }>) {
+        detector.invalidate(ctx.params.site_id);
+      },
+    },
+  };
 }

@@ -169,7 +169,11 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
       const geo = await openGeoDatabase(config.geoipDb);
       const rejections = createRejectionCounter(runtime.metadata);
       const salts = createSaltRing(runtime.metadata);
-      const writer = createIngestWriter({ journal, analytics: runtime.analytics, log, batchSize: config.ingestBatchSize, flushMs: config.ingestFlushMs });
+      // Extension point: every stored batch is announced to this node's services as the local
+      // event `ingest.batch.stored` ({ records }), after the analytics store has it (goals judge
+      // new conversions there). Local only: records never cross the transporter.
+      const onStored = (records: readonly ingest.JournalRecord[]) => this.broker.broadcastLocal('ingest.batch.stored', { records });
+      const writer = createIngestWriter({ journal, analytics: runtime.analytics, log, batchSize: config.ingestBatchSize, flushMs: config.ingestFlushMs, onStored });
       const flushRejections = () => rejections.flush().catch((err: Error) => log.warn({ err: err.message }, 'could not store ingest rejection counts'));
       state = {
         geo,

@@ -21,6 +21,13 @@ export interface WriterOptions {
   log: Log;
   batchSize: number;
   flushMs: number;
+  /**
+   * Called once per batch after it is stored and acknowledged, with its records (goal conversions
+   * are judged here). A retried batch is reported once, after the retry succeeds; a batch replayed
+   * after a crash can be reported again, so listeners must be idempotent. Never delays or fails
+   * the writer: what it throws is logged.
+   */
+  onStored?: (records: readonly JournalRecord[]) => void;
 }
 
 const MAX_BACKOFF_MS = 5_000;
@@ -95,6 +102,11 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
         stats.batches++;
         batch = null;
         backoff = 100;
+        try {
+          options.onStored?.(current.records);
+        } catch (err) {
+          log.warn({ err }, 'ingest writer: a stored-batch listener failed');
+        }
       } catch (err) {
         // The batch stays outstanding and is retried as is: same records, same token.
         stats.failures++;

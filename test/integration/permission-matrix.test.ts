@@ -5,6 +5,8 @@
 // and 404 (the body may still be refused with 400/409). "denied" means 401, 403 or 404. Public
 // routes must answer every role alike: credentials change nothing there.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createFunnel } from '../../lib/funnels/funnels.ts';
+import { createGoal } from '../../lib/goals/goals.ts';
 import { createShareLink } from '../../lib/share/links.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 import { buildFixture, type Fixture, ROLES, type Role } from '../support/permission-fixture.ts';
@@ -35,6 +37,17 @@ const SITE_ADMINS: Role[] = ['instance-owner', 'instance-admin', 'site-owner', '
 const NOBODY_ID = '00000000-0000-4000-8000-00000000abcd';
 let unique = 0;
 const fresh = (what: string) => `${what}-${++unique}-${Date.now()}`;
+const EDITORS: Role[] = ['instance-owner', 'instance-admin', 'site-owner', 'site-admin', 'site-editor'];
+const steps = [
+  { type: 'path' as const, path_pattern: '/a' },
+  { type: 'path' as const, path_pattern: '/b' },
+];
+const freshGoal = async (fx: Fixture) => ({
+  goalId: (await createGoal(fx.t.node.runtime.metadata(), fx.people['site-owner']!, fx.siteId, { name: fresh('goal'), type: 'path', path_pattern: '/m' })).id,
+});
+const freshFunnel = async (fx: Fixture) => ({
+  funnelId: (await createFunnel(fx.t.node.runtime.metadata(), fx.people['site-owner']!, fx.siteId, { name: fresh('funnel'), steps })).id,
+});
 
 const serverPageview = (fx: Fixture) => ({
   url: `https://${fx.t.site.domain}/matrix`,
@@ -122,6 +135,19 @@ const MATRIX: Record<string, Entry> = {
   'PUT /api/sites/{id}/members/{userId}': { allow: SITE_ADMINS, params: async (fx) => ({ userId: await fx.freshUser() }), body: () => ({ role: 'viewer' }) },
   'DELETE /api/sites/{id}/members/{userId}': { allow: SITE_ADMINS, params: async (fx) => ({ userId: await fx.freshSiteMember(fx.siteId) }) },
   'POST /api/sites/{id}/transfer-team': { allow: SITE_ADMINS, body: (fx) => ({ team_id: fx.teamId }) },
+  // Goals and funnels: read like stats; changed by editors (people, not tokens).
+  'GET /api/sites/{id}/goals': { allow: [...SITE_READERS, 'client-scoped'] },
+  'GET /api/sites/{id}/goals/stats': { allow: [...SITE_READERS, 'client-scoped'] },
+  'POST /api/sites/{id}/goals': { allow: EDITORS, body: () => ({ name: fresh('goal'), type: 'path', path_pattern: '/m' }) },
+  'GET /api/sites/{id}/goals/{goalId}': { allow: [...SITE_READERS, 'client-scoped'], params: freshGoal },
+  'PATCH /api/sites/{id}/goals/{goalId}': { allow: EDITORS, params: freshGoal, body: () => ({ name: fresh('goal') }) },
+  'DELETE /api/sites/{id}/goals/{goalId}': { allow: EDITORS, params: freshGoal },
+  'GET /api/sites/{id}/funnels': { allow: [...SITE_READERS, 'client-scoped'] },
+  'POST /api/sites/{id}/funnels': { allow: EDITORS, body: () => ({ name: fresh('funnel'), steps }) },
+  'GET /api/sites/{id}/funnels/{funnelId}': { allow: [...SITE_READERS, 'client-scoped'], params: freshFunnel },
+  'GET /api/sites/{id}/funnels/{funnelId}/stats': { allow: [...SITE_READERS, 'client-scoped'], params: freshFunnel },
+  'PATCH /api/sites/{id}/funnels/{funnelId}': { allow: EDITORS, params: freshFunnel, body: () => ({ name: fresh('funnel') }) },
+  'DELETE /api/sites/{id}/funnels/{funnelId}': { allow: EDITORS, params: freshFunnel },
   // Stats: site viewers and tokens with stats:read.
   'GET /api/sites/{id}/stats': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/stats/breakdown': { allow: [...SITE_READERS, 'client-scoped'], query: 'dimension=pages' },
