@@ -7,7 +7,8 @@ import { auditPage } from '../lib/audit/audit.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import { acceptInvitation, type IssuedInvitation, listInvitations, resendInvitation, revokeInvitation } from '../lib/teams/invitations.ts';
 import { addMember, changeRole, listMembers, removeMember } from '../lib/teams/members.ts';
-import { archiveTeam, createTeamWithOwner, listTeams, type PageQuery, renameTeam } from '../lib/teams/teams.ts';
+import type { PageQuery } from '../lib/pagination.ts';
+import { archiveTeam, createTeamWithOwner, listTeams, renameTeam } from '../lib/teams/teams.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;

@@ -5,6 +5,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { forbidden, unauthorized } from '../errors.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
 import { siteRoleOf } from './access.ts';
+import { pageOf } from '../pagination.ts';
 
 export const API_SCOPES = ['stats:read', 'ingest:write', 'ai-fetch:write', 'mcp'] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
@@ -81,7 +82,7 @@ export async function listApiClients(db: MetadataQueryable, ownerUserId: string,
     total = counted.rows[0].n;
   }
   const items = await views(db, rows);
-  return { items, total, limit: page.limit, offset: page.offset, has_more: page.offset + items.length < total };
+  return pageOf(items, total, page);
 }
 
 /** The client if it belongs to that user, else null (someone else's client is indistinguishable from none). */

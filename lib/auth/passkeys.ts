@@ -16,6 +16,7 @@ import {
 import { BRAND } from '../brand.ts';
 import { badRequest, conflict, notFound, PlumbError } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+import { pageOf } from '../pagination.ts';
 
 /** Enough for every device a person owns; keeps excludeCredentials lists short. */
 export const MAX_PASSKEYS_PER_USER = 20;
@@ -156,7 +157,7 @@ export async function listPasskeys(db: MetadataQueryable, userId: string, page: 
   ]);
   const { rows: counted } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM passkeys WHERE user_id = $1', [userId]);
   const total = counted[0].n;
-  return { items, total, limit: page.limit, offset: page.offset, has_more: page.offset + items.length < total };
+  return pageOf(items, total, page);
 }
 
 export async function renamePasskey(db: MetadataQueryable, userId: string, id: string, name: string): Promise<PasskeyView> {

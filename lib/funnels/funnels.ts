@@ -5,9 +5,10 @@ import { randomUUID } from 'node:crypto';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { badRequest, conflict, type FieldError, notFound, validationFailed } from '../errors.ts';
-import { eventNameProblem, type Page, pathPatternProblem, siteTeam } from '../goals/goals.ts';
+import { eventNameProblem, pathPatternProblem, siteTeam } from '../goals/goals.ts';
 import type { MatchType } from '../goals/matcher.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+import { pageOf, type Page } from '../pagination.ts';
 
 export interface FunnelStep {
   type: MatchType;
@@ -111,7 +112,7 @@ export async function listFunnels(db: MetadataQueryable, siteId: string, page: {
   const counted = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM funnels WHERE site_id = $1', [siteId]);
   const { rows } = await db.query<FunnelRow>(`SELECT ${COLUMNS} FROM funnels WHERE site_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`, [siteId, page.limit, page.offset]);
   const total = counted.rows[0].n;
-  return { items: rows.map(toFunnel), total, limit: page.limit, offset: page.offset, has_more: page.offset + rows.length < total };
+  return pageOf(rows.map(toFunnel), total, page);
 }
 
 export async function getFunnel(db: MetadataQueryable, siteId: string, funnelId: string): Promise<Funnel> {

@@ -6,6 +6,7 @@ import { writeAudit } from '../audit/audit.ts';
 import { badRequest, conflict, type FieldError, notFound, validationFailed } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import type { MatchType, PropertyCondition } from './matcher.ts';
+import { pageOf, type Page } from '../pagination.ts';
 
 export interface Goal {
   id: string;
@@ -33,13 +34,6 @@ export interface GoalInput {
 
 export type GoalChanges = Partial<GoalInput>;
 
-export interface Page<T> {
-  items: T[];
-  total: number;
-  limit: number;
-  offset: number;
-  has_more: boolean;
-}
 
 export const MAX_GOALS_PER_SITE = 100;
 export const MAX_PROPERTY_CONDITIONS = 10;
@@ -165,7 +159,7 @@ export async function listGoals(db: MetadataQueryable, siteId: string, page: { l
   const counted = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM goals WHERE site_id = $1', [siteId]);
   const { rows } = await db.query<GoalRow>(`SELECT ${COLUMNS} FROM goals WHERE site_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`, [siteId, page.limit, page.offset]);
   const total = counted.rows[0].n;
-  return { items: rows.map(toGoal), total, limit: page.limit, offset: page.offset, has_more: page.offset + rows.length < total };
+  return pageOf(rows.map(toGoal), total, page);
 }
 
 export async function getGoal(db: MetadataQueryable, siteId: string, goalId: string): Promise<Goal> {

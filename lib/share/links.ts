@@ -6,8 +6,8 @@ import { writeAudit } from '../audit/audit.ts';
 import { hashPassword, passwordProblem } from '../auth/passwords.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { badRequest, notFound } from '../errors.ts';
-import type { Page } from '../sites/sites-admin.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+import { pageOf, type Page } from '../pagination.ts';
 
 export interface ShareView {
   id: string;
@@ -117,7 +117,7 @@ export async function listShareLinks(db: MetadataQueryable, siteId: string, page
   );
   const total = counted.rows[0].n;
   const items = rows.map(toView);
-  return { items, total, limit: page.limit, offset: page.offset, has_more: page.offset + items.length < total };
+  return pageOf(items, total, page);
 }
 
 /** Revokes a link of this site; 404 for a link of another site or one already revoked. */

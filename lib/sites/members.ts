@@ -6,7 +6,7 @@ import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { forbidden, notFound } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
-import type { Page } from './sites-admin.ts';
+import { pageOf, type Page } from '../pagination.ts';
 
 export interface SiteMember {
   user_id: string;
@@ -22,7 +22,7 @@ export async function listSiteMembers(db: MetadataQueryable, siteId: string, pag
     [siteId, page.limit, page.offset],
   );
   const total = counted.rows[0].n;
-  return { items: rows, total, limit: page.limit, offset: page.offset, has_more: page.offset + rows.length < total };
+  return pageOf(rows, total, page);
 }
 
 /** The site's team, for the audit entry; the route's access rule has already proved the site live. */

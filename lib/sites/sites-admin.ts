@@ -9,6 +9,7 @@ import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { normaliseHostname } from './hostname.ts';
 import { createSite } from './sites.ts';
+import { pageOf, type Page } from '../pagination.ts';
 
 /** Who is asking: a signed-in person, or an API client (acting for its owner, within its grants). */
 export interface Caller {
@@ -28,13 +29,6 @@ export interface SiteView {
   role: SiteRole;
 }
 
-export interface Page<T> {
-  items: T[];
-  total: number;
-  limit: number;
-  offset: number;
-  has_more: boolean;
-}
 
 export interface SiteChanges {
   domain?: string;
@@ -154,7 +148,7 @@ export async function listSites(db: MetadataQueryable, caller: Caller, page: { l
   const { rows } = await db.query<SiteRow>(`SELECT ${SITE_COLUMNS} ${VISIBLE_SITES} ORDER BY s.domain, s.id LIMIT $4 OFFSET $5`, [...params, page.limit, page.offset]);
   const total = counted.rows[0].n;
   const items = rows.map((row) => toView(row, user, caller.apiClient));
-  return { items, total, limit: page.limit, offset: page.offset, has_more: page.offset + items.length < total };
+  return pageOf(items, total, page);
 }
 
 /** The site as the caller sees it; 404 when it is gone or out of the caller's reach. */

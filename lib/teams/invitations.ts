@@ -8,7 +8,8 @@ import { writeAudit } from '../audit/audit.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { createUser, findUserByEmail } from '../users/users.ts';
-import { type Actor, assertActive, iso, lockTeam, type Page, type PageQuery, page } from './teams.ts';
+import { type Page, type PageQuery, pageOf } from '../pagination.ts';
+import { type Actor, assertActive, iso, lockTeam } from './teams.ts';
 
 export const INVITATION_DAYS = 7;
 
@@ -70,7 +71,7 @@ export async function listInvitations(db: MetadataQueryable, teamId: string, que
     [teamId, query.limit, query.offset],
   );
   const counted = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM invitations WHERE ${open}`, [teamId]);
-  return page(rows, counted.rows[0].n, query);
+  return pageOf(rows, counted.rows[0].n, query);
 }
 
 /** The open invitation, locked for this transaction, or 404. */

@@ -7,7 +7,8 @@ import { conflict, forbidden, notFound } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { findUserByEmail, normaliseEmail } from '../users/users.ts';
 import { createInvitation, type IssuedInvitation } from './invitations.ts';
-import { type Actor, assertActive, atLeast, iso, lockTeam, type Page, type PageQuery, page } from './teams.ts';
+import { type Page, type PageQuery, pageOf } from '../pagination.ts';
+import { type Actor, assertActive, atLeast, iso, lockTeam } from './teams.ts';
 
 export interface Member {
   user_id: string;
@@ -30,7 +31,7 @@ export async function listMembers(db: MetadataQueryable, teamId: string, query: 
     [teamId, query.limit, query.offset],
   );
   const counted = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM team_members WHERE team_id = $1', [teamId]);
-  return page(rows, counted.rows[0].n, query);
+  return pageOf(rows, counted.rows[0].n, query);
 }
 
 async function memberOf(tx: MetadataQueryable, teamId: string, userId: string): Promise<Member | null> {

@@ -6,6 +6,7 @@ import { writeAudit } from '../audit/audit.ts';
 import { conflict, notFound } from '../errors.ts';
 import { createTeam } from '../sites/sites.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+import { type Page, type PageQuery, pageOf } from '../pagination.ts';
 
 /** The signed-in person doing something. */
 export type Actor = Pick<UserPrincipal, 'id' | 'email' | 'role'>;
@@ -19,29 +20,11 @@ export interface Team {
   archived_at: string | null;
 }
 
-export interface Page<T> {
-  items: T[];
-  total: number;
-  limit: number;
-  offset: number;
-  has_more: boolean;
-}
 
-export interface PageQuery {
-  limit: number;
-  offset: number;
-}
 
 /** RFC 3339 UTC text of a timestamptz column, the same on PGlite and PostgreSQL. `column` is a fixed name, never input. */
 export const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-export const page = <T>(items: T[], total: number, query: PageQuery): Page<T> => ({
-  items,
-  total,
-  limit: query.limit,
-  offset: query.offset,
-  has_more: query.offset + items.length < total,
-});
 
 /** True when `role` is at least `needed` (owner > admin > member). */
 export const atLeast = (role: TeamRole | null, needed: TeamRole) => role !== null && TEAM_RANK[role] >= TEAM_RANK[needed];
@@ -86,7 +69,7 @@ export async function listTeams(db: MetadataQueryable, actor: Actor, query: Page
     'SELECT count(*)::int AS n FROM teams t WHERE $2::boolean OR EXISTS (SELECT 1 FROM team_members tm WHERE tm.team_id = t.id AND tm.user_id = $1)',
     [actor.id, seesAll],
   );
-  return page(
+  return pageOf(
     rows.map((row) => toTeam(actor, row)),
     counted.rows[0].n,
     query,

@@ -6,6 +6,7 @@ import type { InstanceRole, UserPrincipal } from '../auth/sessions.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { createUser } from './users.ts';
+import { pageOf } from '../pagination.ts';
 
 export interface UserView {
   id: string;
@@ -30,7 +31,7 @@ export async function listUsers(db: MetadataQueryable, page: { limit: number; of
   const { rows } = await db.query<UserRow>(`SELECT ${COLUMNS} FROM users ORDER BY created_at, id LIMIT $1 OFFSET $2`, [page.limit, page.offset]);
   const { rows: counted } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM users');
   const total = counted[0].n;
-  return { items: rows.map(toView), total, limit: page.limit, offset: page.offset, has_more: page.offset + rows.length < total };
+  return pageOf(rows.map(toView), total, page);
 }
 
 /** Instance-level audit entry (see migration 0007); written inside the change's transaction. */
