@@ -4,7 +4,7 @@
 // Effective site role: instance owner → owner and instance admin → admin on every site; otherwise
 // the higher of the site membership and the role from the site's team (team owner → owner, team
 // admin → admin, team member → viewer). An API client acts with the lower of its own role on the
-// site and its owner's, and only within its scopes.
+// site and its owner's (lowered once, when the token is verified) and only within its scopes.
 import type { Context, Middleware } from 'moleculer';
 import { forbidden, notFound, unauthorized, validationFailed } from '../errors.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
@@ -46,7 +46,6 @@ const INSTANCE_RANK = { user: 1, admin: 2, owner: 3 } as const;
 const TEAM_TO_SITE: Record<TeamRole, SiteRole> = { owner: 'owner', admin: 'admin', member: 'viewer' };
 
 const higher = (a: SiteRole | null, b: SiteRole | null): SiteRole | null => (!a ? b : !b ? a : SITE_RANK[a] >= SITE_RANK[b] ? a : b);
-const lower = (a: SiteRole | null, b: SiteRole | null): SiteRole | null => (!a || !b ? null : SITE_RANK[a] <= SITE_RANK[b] ? a : b);
 
 /** The user's role on a live site, or null when they have none (or the site does not exist). */
 export async function siteRoleOf(db: MetadataQueryable, user: Pick<UserPrincipal, 'id' | 'role'>, siteId: string): Promise<SiteRole | null> {
@@ -78,10 +77,6 @@ export async function teamRoleOf(db: MetadataQueryable, user: Pick<UserPrincipal
   return member;
 }
 
-async function ownerOf(db: MetadataQueryable, client: ApiClientPrincipal): Promise<UserPrincipal | null> {
-  const { rows } = await db.query<UserPrincipal>('SELECT u.id, u.email, u.role FROM api_clients c JOIN users u ON u.id = c.owner_user_id WHERE c.id = $1', [client.id]);
-  return rows[0] ?? null;
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -111,25 +106,26 @@ export async function enforce(db: MetadataQueryable, meta: AuthMeta, mode: AuthM
   if (mode === 'client' && !apiClient) throw unauthorized('An API-client bearer token is required');
   if (!user && !apiClient) throw unauthorized();
   if (!rule) return;
-  // A token acts for its owner: never above the owner's rights.
-  const actor = user ?? (apiClient ? await ownerOf(db, apiClient) : null);
   if (rule.instance) {
-    if (!actor || apiClient) throw forbidden('Only instance administrators can do this');
-    if (INSTANCE_RANK[actor.role] < INSTANCE_RANK[rule.instance]) throw forbidden(`Only instance ${rule.instance === 'owner' ? 'owners' : 'administrators'} can do this`);
+    if (!user || apiClient) throw forbidden('Only instance administrators can do this');
+    if (INSTANCE_RANK[user.role] < INSTANCE_RANK[rule.instance]) throw forbidden(`Only instance ${rule.instance === 'owner' ? 'owners' : 'administrators'} can do this`);
   }
   if (rule.site) {
     const siteId = idParam(params, rule.site.param);
-    let role = actor ? await siteRoleOf(db, actor, siteId) : null;
+    let role: SiteRole | null;
     if (apiClient) {
       if (rule.site.scope && !apiClient.scopes.includes(rule.site.scope)) throw forbidden(`This token lacks the ${rule.site.scope} scope`);
-      role = lower(role, Object.hasOwn(apiClient.sites, siteId) ? apiClient.sites[siteId] : null);
+      // The verifier already lowered each of the token's site roles to its owner's current role.
+      role = Object.hasOwn(apiClient.sites, siteId) ? apiClient.sites[siteId] : null;
+    } else {
+      role = await siteRoleOf(db, user!, siteId);
     }
     if (!role) throw notFound('Site not found');
     if (SITE_RANK[role] < SITE_RANK[rule.site.role]) throw forbidden(`This needs the ${rule.site.role} role on the site`);
   }
   if (rule.team) {
-    if (!actor || apiClient) throw forbidden('Team management needs a signed-in user');
-    const role = await teamRoleOf(db, actor, idParam(params, rule.team.param));
+    if (!user || apiClient) throw forbidden('Team management needs a signed-in user');
+    const role = await teamRoleOf(db, user, idParam(params, rule.team.param));
     if (!role) throw notFound('Team not found');
     if (TEAM_RANK[role] < TEAM_RANK[rule.team.role]) throw forbidden(`You must be a team ${rule.team.role} to do this`);
   }

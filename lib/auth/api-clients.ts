@@ -4,7 +4,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { forbidden, unauthorized } from '../errors.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
-import { siteRoleOf } from './access.ts';
+import { SITE_RANK, siteRoleOf } from './access.ts';
 import { pageOf } from '../pagination.ts';
 
 export const API_SCOPES = ['stats:read', 'ingest:write', 'ai-fetch:write', 'mcp'] as const;
@@ -32,7 +32,6 @@ export interface ApiClientView {
 }
 
 const TOKEN_PREFIX = 'plumb_';
-const ROLE_RANK: Record<SiteRole, number> = { viewer: 1, editor: 2, admin: 3, owner: 4 };
 
 export const hashToken = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 const newToken = () => `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
@@ -207,7 +206,7 @@ export function createApiClientVerifier(
       if (first.owner_user_id && first.owner_role) {
         const owners = await siteRoleOf(db(), { id: first.owner_user_id, role: first.owner_role }, row.site_id);
         if (!owners) role = null;
-        else if (ROLE_RANK[owners] < ROLE_RANK[role]) role = owners;
+        else if (SITE_RANK[owners] < SITE_RANK[role]) role = owners;
       }
       if (role) sites[row.site_id] = role;
     }
@@ -248,6 +247,6 @@ export function requireClientAccess(client: ApiClientPrincipal | undefined, scop
   if (!client) throw unauthorized('An API-client bearer token is required');
   if (!client.scopes.includes(scope)) throw forbidden(`This token lacks the ${scope} scope`);
   const role = Object.hasOwn(client.sites, siteId) ? client.sites[siteId] : undefined;
-  if (!role || ROLE_RANK[role] < ROLE_RANK[minimumRole]) throw forbidden('This token has no access to that site');
+  if (!role || SITE_RANK[role] < SITE_RANK[minimumRole]) throw forbidden('This token has no access to that site');
   return client;
 }
