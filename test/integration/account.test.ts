@@ -1,16 +1,11 @@
 // The caller's own account through a real node: who am I, and a password change that keeps the
 // changer signed in with a fresh cookie while every other session of theirs ends.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { as, type Person, person } from '../support/accounts.ts';
+import { as, type Person, person, cookiesOf } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
 let t: TestNode;
 
-const cookiesOf = (res: { headers: Headers }) =>
-  res.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .join('; ');
 
 async function login(email: string, password: string, remember = false): Promise<string> {
   const res = await fetch(`${t.url}/api/login`, {

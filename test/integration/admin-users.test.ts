@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Context } from 'moleculer';
 import { createApiClient } from '../../lib/auth/api-clients.ts';
-import { as, type Person, person } from '../support/accounts.ts';
+import { as, type Person, person, withToken } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -15,14 +15,6 @@ let user: Person;
 let ownerToken: string;
 const events: { name: string; data: unknown }[] = [];
 
-/** A request carrying an API-client token instead of a cookie. */
-async function withToken(token: string, method: string, path: string, body?: unknown) {
-  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(`${t.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-}
 
 async function login(email: string, password: string): Promise<string> {
   const res = await fetch(`${t.url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email, password }) });
@@ -81,7 +73,7 @@ describe('GET /api/admin/users', () => {
     ["the owner's API token", 'token', 403],
     ['nobody', 'anonymous', 401],
   ])('refuses %s', async (_name, who, status) => {
-    const res = who === 'token' ? await withToken(ownerToken, 'GET', '/api/admin/users') : await as(t, who === 'user' ? user : undefined, 'GET', '/api/admin/users');
+    const res = who === 'token' ? await withToken(t, ownerToken, 'GET', '/api/admin/users') : await as(t, who === 'user' ? user : undefined, 'GET', '/api/admin/users');
     expect(res.status).toBe(status);
   });
 });
@@ -111,7 +103,7 @@ describe('POST /api/admin/users', () => {
   });
 
   it('refuses an API token even of an owner', async () => {
-    const res = await withToken(ownerToken, 'POST', '/api/admin/users', { email: 'by-token@example.com', password: 'a fine new password', role: 'user' });
+    const res = await withToken(t, ownerToken, 'POST', '/api/admin/users', { email: 'by-token@example.com', password: 'a fine new password', role: 'user' });
     expect(res.status).toBe(403);
   });
 
@@ -198,11 +190,11 @@ describe('DELETE /api/admin/users/:id', () => {
     const target = await person(t, 'user', 'leaving@example.com');
     const created = await as(t, target, 'POST', '/api/user/api-clients', { name: 'ci', scopes: ['stats:read'], sites: [] });
     const token = created.body.token as string;
-    expect((await withToken(token, 'GET', '/api/admin/users')).status).toBe(403);
+    expect((await withToken(t, token, 'GET', '/api/admin/users')).status).toBe(403);
     const res = await as(t, owner, 'DELETE', `/api/admin/users/${target.id}`);
     expect(res.status).toBe(204);
     expect((await as(t, target, 'GET', '/api/user/me')).status).toBe(401);
-    expect((await withToken(token, 'GET', '/api/admin/users')).status).toBe(401);
+    expect((await withToken(t, token, 'GET', '/api/admin/users')).status).toBe(401);
     const list = await as(t, owner, 'GET', '/api/admin/users?limit=200');
     expect((list.body.items as { email: string }[]).map((u) => u.email)).not.toContain('leaving@example.com');
     expect(events).toContainEqual({ name: 'ops.system.user.deleted', data: { user_id: target.id, email: 'leaving@example.com', role: 'user' } });
@@ -214,7 +206,7 @@ describe('DELETE /api/admin/users/:id', () => {
     const other = await person(t, 'admin');
     expect((await as(t, admin, 'DELETE', `/api/admin/users/${other.id}`)).status).toBe(403);
     expect((await as(t, admin, 'DELETE', `/api/admin/users/${owner.id}`)).status).toBe(403);
-    expect((await withToken(ownerToken, 'DELETE', `/api/admin/users/${user.id}`)).status).toBe(403);
+    expect((await withToken(t, ownerToken, 'DELETE', `/api/admin/users/${user.id}`)).status).toBe(403);
   });
 
   it('lets an admin delete a plain user and an owner delete another owner', async () => {

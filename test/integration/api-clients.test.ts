@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createSite, createTeam } from '../../lib/sites/sites.ts';
 import { waitFor } from '../support/instance.ts';
-import { as, type Person, person } from '../support/accounts.ts';
+import { as, type Person, person, withToken } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -14,16 +14,9 @@ let alice: Person;
 let stranger: Person;
 let elsewhereSiteId: string;
 
-async function withToken(token: string, method: string, path: string, body?: unknown) {
-  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(`${t.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-}
 
 const ingest = (token: string) =>
-  withToken(token, 'POST', '/api/ingest/server/pageview', {
+  withToken(t, token, 'POST', '/api/ingest/server/pageview', {
     url: 'https://example.com/from-a-token',
     timestamp: new Date().toISOString(),
     visitor_ip: '193.0.6.139',
@@ -186,10 +179,10 @@ describe('what a token may hold', () => {
     const created = await as(t, alice, 'POST', '/api/user/api-clients', { name: 'minter', scopes: ['ingest:write'], sites: [{ site_id: t.site.id, role: 'editor' }] });
     const token = created.body.token as string;
     const clientId = (created.body.api_client as { id: string }).id;
-    expect((await withToken(token, 'POST', '/api/user/api-clients', { name: 'child', scopes: ['ingest:write'], sites: [] })).status).toBe(403);
-    expect((await withToken(token, 'GET', '/api/user/api-clients')).status).toBe(403);
-    expect((await withToken(token, 'POST', `/api/user/api-clients/${clientId}/rotate`)).status).toBe(403);
-    expect((await withToken(token, 'DELETE', `/api/user/api-clients/${clientId}`)).status).toBe(403);
+    expect((await withToken(t, token, 'POST', '/api/user/api-clients', { name: 'child', scopes: ['ingest:write'], sites: [] })).status).toBe(403);
+    expect((await withToken(t, token, 'GET', '/api/user/api-clients')).status).toBe(403);
+    expect((await withToken(t, token, 'POST', `/api/user/api-clients/${clientId}/rotate`)).status).toBe(403);
+    expect((await withToken(t, token, 'DELETE', `/api/user/api-clients/${clientId}`)).status).toBe(403);
   });
 
   it('an expiring token stops working at its expiry', async () => {

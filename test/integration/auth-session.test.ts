@@ -3,17 +3,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
+import { cookiesOf } from '../support/accounts.ts';
 
 let t: TestNode;
 const OWNER = { email: 'Owner@Example.com', password: 'correct horse battery' };
 
-/** The cookies a response sets, as a Cookie header value (name=value; …). */
-const cookiesOf = (res: { headers: Headers }) =>
-  res.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .filter((c) => !c.endsWith('='))
-    .join('; ');
 
 function call(method: string, path: string, body?: unknown, cookie?: string) {
   const headers: Record<string, string> = {};

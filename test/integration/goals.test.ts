@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Context } from 'moleculer';
 import { createApiClient } from '../../lib/auth/api-clients.ts';
 import { createSite, type Site } from '../../lib/sites/sites.ts';
-import { as, type Person, person } from '../support/accounts.ts';
+import { as, type Person, person, withToken } from '../support/accounts.ts';
 import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
@@ -26,14 +26,6 @@ const UUID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 const db = () => t.node.runtime.metadata();
 const goalsOf = (siteId: string) => `/api/sites/${siteId}/goals`;
 
-function withToken(token: string, method: string, path: string, body?: unknown) {
-  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  return fetch(`${t.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (res) => ({
-    status: res.status,
-    body: (res.status === 204 ? {} : await res.json()) as Record<string, unknown>,
-  }));
-}
 
 beforeAll(async () => {
   t = await startTestNode({ PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
@@ -93,7 +85,7 @@ describe('goals CRUD', () => {
     expect(byViewer.status).toBe(200);
     expect(byViewer.body).toMatchObject({ total: 2, limit: 100, offset: 0, has_more: false });
     expect((byViewer.body.items as { name: string }[]).map((g) => g.name)).toEqual(['Pro signup', 'Read the blog']);
-    const byToken = await withToken(readToken, 'GET', goalsOf(t.site.id));
+    const byToken = await withToken(t, readToken, 'GET', goalsOf(t.site.id));
     expect(byToken.body).toEqual(byViewer.body);
   });
 
@@ -187,8 +179,8 @@ describe('who may manage goals', () => {
   });
 
   it('an API token reads with stats:read but can never change goals (403)', async () => {
-    expect((await withToken(noScopeToken, 'GET', goalsOf(t.site.id))).status).toBe(403);
-    const res = await withToken(readToken, 'POST', goalsOf(t.site.id), body);
+    expect((await withToken(t, noScopeToken, 'GET', goalsOf(t.site.id))).status).toBe(403);
+    const res = await withToken(t, readToken, 'POST', goalsOf(t.site.id), body);
     expect(res.status).toBe(403);
   });
 
@@ -294,7 +286,7 @@ describe('GET /api/sites/:id/goals/stats', () => {
 
   it('answers stats:read tokens and refuses a malformed range (400)', async () => {
     const token = (await createApiClient(db(), { name: 'stats', scopes: ['stats:read'], sites: [{ siteId: site.id, role: 'viewer' }], ownerUserId: editor.id })).token;
-    expect((await withToken(token, 'GET', `${goalsOf(site.id)}/stats?from=${DAY}&to=${DAY}`)).status).toBe(200);
+    expect((await withToken(t, token, 'GET', `${goalsOf(site.id)}/stats?from=${DAY}&to=${DAY}`)).status).toBe(200);
     expect((await as(t, viewer, 'GET', `${goalsOf(site.id)}/stats?from=10-03-2026`)).status).toBe(400);
   });
 });
@@ -320,7 +312,7 @@ describe('goal.converted', () => {
     user_agent: 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
     session_id: session,
   });
-  const post = (kind: 'pageview' | 'event', body: unknown) => withToken(ingestToken, 'POST', `/api/ingest/server/${kind}`, body);
+  const post = (kind: 'pageview' | 'event', body: unknown) => withToken(t, ingestToken, 'POST', `/api/ingest/server/${kind}`, body);
 
   beforeAll(async () => {
     welcome = (await as(t, editor, 'POST', goalsOf(t.site.id), { name: 'Welcome tour', type: 'path', path_pattern: '/welcome/*' })).body.goal as { id: string };

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';
 import type { Context } from 'moleculer';
-import { as, type Person, person } from '../support/accounts.ts';
+import { as, type Person, person, cookiesOf } from '../support/accounts.ts';
 import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
@@ -56,13 +56,6 @@ function wrongCode(secret: string): string {
   }
 }
 
-/** The Cookie header a response's Set-Cookie values amount to. */
-const cookiesOf = (res: { headers: Headers }) =>
-  res.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .filter((c) => !c.endsWith('='))
-    .join('; ');
 
 /** A person with TOTP enrolled through the routes; their cookie is replaced by the new session's. */
 async function enrolled(who: Person) {

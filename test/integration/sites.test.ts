@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Context } from 'moleculer';
 import { createApiClient } from '../../lib/auth/api-clients.ts';
 import { createTeam } from '../../lib/sites/sites.ts';
-import { as, type Person, person } from '../support/accounts.ts';
+import { as, type Person, person, withToken } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
 let t: TestNode;
@@ -25,11 +25,6 @@ const grant = (siteId: string, who: Person, role: string) => db().query('INSERT 
 const audit = async (teamId: string, action: string) =>
   (await db().query<{ actor_email: string; details: string }>('SELECT actor_email, details FROM audit_log WHERE team_id = $1 AND action = $2 ORDER BY created_at', [teamId, action])).rows;
 
-function withToken(token: string, method: string, path: string, body?: unknown) {
-  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  return fetch(`${t.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (res) => ({ status: res.status, body: await res.json() }));
-}
 
 beforeAll(async () => {
   t = await startTestNode({ PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000' });
@@ -111,7 +106,7 @@ describe('POST /api/sites', () => {
     expect((await as(t, teamMember, 'POST', '/api/sites', body)).status).toBe(403);
     expect(await as(t, outsider, 'POST', '/api/sites', body)).toMatchObject({ status: 404, body: { message: 'Team not found', code: 'not_found' } });
     const token = (await createApiClient(db(), { name: 'stats', scopes: ['stats:read'], sites: [{ siteId: t.site.id, role: 'owner' }], ownerUserId: teamOwner.id })).token;
-    expect((await withToken(token, 'POST', '/api/sites', body)).status).toBe(403);
+    expect((await withToken(t, token, 'POST', '/api/sites', body)).status).toBe(403);
   });
 });
 
@@ -155,15 +150,15 @@ describe('GET /api/sites and GET /api/sites/:id', () => {
 
   it('lets an API client with stats:read read its site, capped by its grant; without the scope 403', async () => {
     const scoped = (await createApiClient(db(), { name: 'reader', scopes: ['stats:read'], sites: [{ siteId: t.site.id, role: 'viewer' }], ownerUserId: teamOwner.id })).token;
-    const get = await withToken(scoped, 'GET', `/api/sites/${t.site.id}`);
+    const get = await withToken(t, scoped, 'GET', `/api/sites/${t.site.id}`);
     expect(get).toMatchObject({ status: 200, body: { site: { id: t.site.id, role: 'viewer' } } });
-    const list = await withToken(scoped, 'GET', '/api/sites');
+    const list = await withToken(t, scoped, 'GET', '/api/sites');
     expect(list.body).toMatchObject({ total: 1, items: [{ id: t.site.id, role: 'viewer' }] });
-    expect((await withToken(scoped, 'GET', `/api/sites/${t.otherSite.id}`)).status).toBe(404);
+    expect((await withToken(t, scoped, 'GET', `/api/sites/${t.otherSite.id}`)).status).toBe(404);
     const unscoped = (await createApiClient(db(), { name: 'ingest', scopes: ['ingest:write'], sites: [{ siteId: t.site.id, role: 'owner' }], ownerUserId: teamOwner.id })).token;
-    expect(await withToken(unscoped, 'GET', `/api/sites/${t.site.id}`)).toMatchObject({ status: 403, body: { message: 'This token lacks the stats:read scope' } });
-    expect((await withToken(unscoped, 'GET', '/api/sites')).status).toBe(403);
-    expect(await withToken(scoped, 'PATCH', `/api/sites/${t.site.id}`, { timezone: 'Europe/Paris' })).toMatchObject({ status: 403 });
+    expect(await withToken(t, unscoped, 'GET', `/api/sites/${t.site.id}`)).toMatchObject({ status: 403, body: { message: 'This token lacks the stats:read scope' } });
+    expect((await withToken(t, unscoped, 'GET', '/api/sites')).status).toBe(403);
+    expect(await withToken(t, scoped, 'PATCH', `/api/sites/${t.site.id}`, { timezone: 'Europe/Paris' })).toMatchObject({ status: 403 });
   });
 });
 

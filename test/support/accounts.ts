@@ -19,13 +19,30 @@ export async function person(t: TestNode, role: InstanceRole = 'user', email?: s
   return { ...user, password, cookie: session.setCookies.map((c) => c.split(';')[0]).join('; ') };
 }
 
-/** fetch() with a JSON body and, when given, a person's session cookie; parses JSON answers. */
-export async function as(t: TestNode, who: Person | undefined, method: string, path: string, body?: unknown) {
-  const headers: Record<string, string> = {};
+/** The Cookie header a response's Set-Cookie values amount to (cleared cookies left out). */
+export const cookiesOf = (res: { headers: Headers }) =>
+  res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .filter((c) => !c.endsWith('='))
+    .join('; ');
+
+async function send(t: TestNode, credentials: Record<string, string>, method: string, path: string, body?: unknown) {
+  const headers: Record<string, string> = { ...credentials };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (who) headers.Cookie = who.cookie;
   const res = await fetch(`${t.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
   const json = text && (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : {};
   return { status: res.status, body: json as Record<string, unknown> & { message?: string; code?: string }, headers: res.headers };
+}
+
+/** fetch() with a JSON body and, when given, a person's session cookie; parses JSON answers. */
+export function as(t: TestNode, who: Person | undefined, method: string, path: string, body?: unknown) {
+  return send(t, who ? { Cookie: who.cookie } : {}, method, path, body);
+}
+
+/** The same with an API-client token instead of a cookie; answers `{status, body}`. */
+export async function withToken(t: TestNode, token: string, method: string, path: string, body?: unknown) {
+  const res = await send(t, { Authorization: `Bearer ${token}` }, method, path, body);
+  return { status: res.status, body: res.body };
 }
