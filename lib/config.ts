@@ -65,6 +65,16 @@ export const SETTINGS = [
   // Favicons (spec: What the service does §3, Upstream favicon rules)
   { flag: 'favicon-upstream', env: ['PLUMB_FAVICON_UPSTREAM'], type: 'url', default: 'https://icons.duckduckgo.com/ip3/', schemes: ['http:', 'https:'], description: 'The one favicon host the server asks; `<domain>.ico` is appended to the URL path.' },
   { flag: 'favicon-allow-private-upstream', env: ['PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM'], type: 'bool', default: false, description: 'Let the favicon upstream be a loopback/private address (tests and development only).' },
+  // Webhooks (spec: Events, Limits)
+  { flag: 'webhook-delivery-concurrency', env: ['PLUMB_WEBHOOK_DELIVERY_CONCURRENCY'], type: 'int', default: 8, min: 1, max: 256, description: 'Webhook deliveries in flight at once (on the leader).' },
+  { flag: 'webhook-per-endpoint-concurrency', env: ['PLUMB_WEBHOOK_PER_ENDPOINT_CONCURRENCY'], type: 'int', default: 1, min: 1, max: 64, description: 'Deliveries in flight at once to one webhook.' },
+  { flag: 'webhook-delivery-timeout', env: ['PLUMB_WEBHOOK_DELIVERY_TIMEOUT'], type: 'int', default: 10, min: 1, max: 300, description: 'Seconds one delivery attempt may take, DNS to last response byte.' },
+  { flag: 'webhook-max-attempts', env: ['PLUMB_WEBHOOK_MAX_ATTEMPTS'], type: 'int', default: 6, min: 1, max: 50, description: 'Attempts per delivery, the first included, before it is marked failed.' },
+  { flag: 'webhook-retry-base-seconds', env: ['PLUMB_WEBHOOK_RETRY_BASE_SECONDS'], type: 'int', default: 30, min: 1, max: 86400, description: 'Delay before the first retry; each later retry waits twice as long (up to 20% less, jitter).' },
+  { flag: 'webhook-retry-max-seconds', env: ['PLUMB_WEBHOOK_RETRY_MAX_SECONDS'], type: 'int', default: 21600, min: 1, max: 604800, description: 'Longest delay between two attempts.' },
+  { flag: 'webhook-sweep-seconds', env: ['PLUMB_WEBHOOK_SWEEP_SECONDS'], type: 'int', default: 30, min: 1, max: 3600, description: 'How often the recovery sweep re-queues due and stalled deliveries.' },
+  { flag: 'webhook-retention-days', env: ['PLUMB_WEBHOOK_RETENTION_DAYS'], type: 'int', default: 30, min: 1, max: 3650, description: 'Days delivery history (and its events) is kept.' },
+  { flag: 'webhook-allow-development-targets', env: ['PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS'], type: 'bool', default: false, description: 'Allow http:// and loopback/private webhook destinations. Development only: it removes the SSRF protection.' },
 ] as const satisfies readonly SettingSpec[];
 
 type Spec = (typeof SETTINGS)[number];

@@ -14,6 +14,7 @@ import createShareService from './share.service.ts';
 import createSitesService from './sites.service.ts';
 import createTeamsService from './teams.service.ts';
 import createUsersService from './users.service.ts';
+import createWebhooksService from './webhooks.service.ts';
 
 export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[] = [
   createApiService,
@@ -29,4 +30,5 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
   createGoalsService,
   createShareService,
   createFaviconService,
+  createWebhooksService,
 ];

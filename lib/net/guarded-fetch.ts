@@ -1,4 +1,4 @@
-// The one outbound HTTP client of Plumb (favicons today; webhooks, OIDC, AI providers later). A URL
+// The one outbound HTTP client of Plumb (favicons and webhooks today; OIDC, AI providers later). A URL
 // from outside must not become a way into our own network, so: the host is resolved once, every
 // address it resolves to is checked (lib/net/addresses.ts), the socket is pinned to the checked
 // address (a second, different DNS answer cannot slip in: no rebinding), redirects are returned,
@@ -22,6 +22,8 @@ export interface GuardedRequestOptions {
   allowPrivate?: boolean;
   /** Name resolution (tests point names at chosen addresses); default: the system resolver, all addresses. */
   resolver?: (host: string) => Promise<string[]>;
+  /** Trusted CA certificates for https instead of the default store (a test receiver's own CA). */
+  ca?: string | Buffer;
 }
 
 export interface GuardedResponse {
@@ -45,7 +47,7 @@ export class OutboundError extends Error {
 const systemResolver = async (host: string) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /** The checked address to connect to; throws unless every address the host has may be reached. */
-async function resolveChecked(url: URL, options: GuardedRequestOptions): Promise<AddressCheck> {
+async function resolveChecked(url: URL, options: Pick<GuardedRequestOptions, 'allowPrivate' | 'resolver'>): Promise<AddressCheck> {
   // URL keeps IPv6 literals in brackets; an IP literal is its own (only) address.
   const literal = checkAddress(url.hostname);
   let candidates: AddressCheck[];
@@ -79,6 +81,17 @@ function checkUrl(url: URL): void {
 }
 
 /**
+ * Resolves and checks a destination without sending anything (webhook URLs are checked when they
+ * are configured, and again by guardedRequest before each delivery). Throws OutboundError like
+ * guardedRequest; answers the address a request would connect to.
+ */
+export async function checkDestination(url: URL, options: Pick<GuardedRequestOptions, 'allowPrivate' | 'resolver' | 'timeoutMs'>): Promise<AddressCheck> {
+  checkUrl(url);
+  const deadline = AbortSignal.timeout(options.timeoutMs);
+  return untilAborted(resolveChecked(url, options), deadline, () => new OutboundError('timeout', `Resolving ${url.hostname} took longer than ${options.timeoutMs} ms`));
+}
+
+/**
  * Sends one request and returns its response as it came: any status, 3xx included. Throws
  * OutboundError for a bad URL, a refused address, DNS failure, the deadline, an oversized body or a
  * network error.
@@ -107,7 +120,7 @@ function send(url: URL, target: AddressCheck, options: GuardedRequestOptions, de
   // A fresh agent per request: no pooled socket from an earlier request (to another address) is
   // reused, and no proxy from HTTP(S)_PROXY / NODE_USE_ENV_PROXY applies (only the global agents
   // carry one; an agent built without proxyEnv connects directly).
-  const agent = secure ? new HttpsAgent({ keepAlive: false }) : new HttpAgent({ keepAlive: false });
+  const agent = secure ? new HttpsAgent({ keepAlive: false, ...(options.ca ? { ca: options.ca } : {}) }) : new HttpAgent({ keepAlive: false });
   const pinned = (_host: string, lookupOptions: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     if (lookupOptions.all) callback(null, [{ address: target.address, family: target.family } satisfies LookupAddress]);
     else callback(null, target.address, target.family);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createFunnel } from '../../lib/funnels/funnels.ts';
 import { createGoal } from '../../lib/goals/goals.ts';
 import { createShareLink } from '../../lib/share/links.ts';
+import { createWebhook, type WebhookOwner, webhookSecretBox } from '../../lib/webhooks/webhooks.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 import { buildFixture, type Fixture, ROLES, type Role } from '../support/permission-fixture.ts';
 
@@ -48,6 +49,24 @@ const freshGoal = async (fx: Fixture) => ({
 const freshFunnel = async (fx: Fixture) => ({
   funnelId: (await createFunnel(fx.t.node.runtime.metadata(), fx.people['site-owner']!, fx.siteId, { name: fresh('funnel'), steps })).id,
 });
+
+// Webhooks of the matrix point at a public IP literal (no DNS) and stay disabled, so no delivery
+// ever leaves the machine ('Send test' answers 409 for them: allowed, yet nothing is queued).
+const hookBody = () => ({ name: fresh('hook'), url: 'https://93.184.215.14/hook', events: ['import.completed'], enabled: false });
+const freshWebhook = (owner: (fx: Fixture) => WebhookOwner) => async (fx: Fixture) => {
+  const runtime = fx.t.node.runtime;
+  const deps = { store: runtime.metadata(), secrets: webhookSecretBox(runtime.jwtSecret), policy: { allowDevelopmentTargets: false } };
+  return { webhookId: (await createWebhook(deps, fx.people['instance-owner']!, owner(fx), hookBody())).webhook.id };
+};
+const freshInstanceWebhook = freshWebhook(() => ({ scope: 'instance' }));
+const freshSiteWebhook = freshWebhook((fx) => ({ scope: 'site', siteId: fx.siteId }));
+/** Routes that leave their webhook in place share one per owner (an owner may have at most 50). */
+const once = <T>(make: (fx: Fixture) => Promise<T>) => {
+  let made: Promise<T> | undefined;
+  return (fx: Fixture) => (made ??= make(fx));
+};
+const instanceWebhook = once(freshInstanceWebhook);
+const siteWebhook = once(freshSiteWebhook);
 
 const serverPageview = (fx: Fixture) => ({
   url: `https://${fx.t.site.domain}/matrix`,
@@ -179,6 +198,26 @@ const MATRIX: Record<string, Entry> = {
   'GET /api/share/{token}/events/timeseries': { allow: 'everyone' },
   'GET /api/share/{token}/events/audience': { allow: 'everyone' },
   'GET /api/share/{token}/goals/stats': { allow: 'everyone' },
+  // Webhooks: people only (tokens never); instance webhooks by instance owners and admins, site
+  // webhooks by site owners and admins (and instance owners and admins).
+  'GET /api/admin/webhooks': { allow: INSTANCE_ADMINS },
+  'POST /api/admin/webhooks': { allow: INSTANCE_ADMINS, body: hookBody },
+  'GET /api/admin/webhooks/events': { allow: INSTANCE_ADMINS },
+  'GET /api/admin/webhooks/{webhookId}': { allow: INSTANCE_ADMINS, params: instanceWebhook },
+  'PUT /api/admin/webhooks/{webhookId}': { allow: INSTANCE_ADMINS, params: instanceWebhook, body: hookBody },
+  'DELETE /api/admin/webhooks/{webhookId}': { allow: INSTANCE_ADMINS, params: freshInstanceWebhook },
+  'POST /api/admin/webhooks/{webhookId}/rotate': { allow: INSTANCE_ADMINS, params: instanceWebhook },
+  'POST /api/admin/webhooks/{webhookId}/test': { allow: INSTANCE_ADMINS, params: instanceWebhook },
+  'GET /api/admin/webhooks/{webhookId}/deliveries': { allow: INSTANCE_ADMINS, params: instanceWebhook },
+  'GET /api/sites/{id}/webhooks': { allow: SITE_ADMINS },
+  'POST /api/sites/{id}/webhooks': { allow: SITE_ADMINS, body: hookBody },
+  'GET /api/sites/{id}/webhooks/events': { allow: SITE_ADMINS },
+  'GET /api/sites/{id}/webhooks/{webhookId}': { allow: SITE_ADMINS, params: siteWebhook },
+  'PUT /api/sites/{id}/webhooks/{webhookId}': { allow: SITE_ADMINS, params: siteWebhook, body: hookBody },
+  'DELETE /api/sites/{id}/webhooks/{webhookId}': { allow: SITE_ADMINS, params: freshSiteWebhook },
+  'POST /api/sites/{id}/webhooks/{webhookId}/rotate': { allow: SITE_ADMINS, params: siteWebhook },
+  'POST /api/sites/{id}/webhooks/{webhookId}/test': { allow: SITE_ADMINS, params: siteWebhook },
+  'GET /api/sites/{id}/webhooks/{webhookId}/deliveries': { allow: SITE_ADMINS, params: siteWebhook },
   'GET /api/favicon/{domain}': { allow: 'everyone', params: () => ({ domain: 'example.com' }) },
   'POST /api/sites/{id}/ingest/ai-fetch': {
     allow: SCOPED_CLIENT,

@@ -1,0 +1,266 @@
+// Outbound webhooks (spec: Events): management for instance webhooks (/api/admin/webhooks, instance
+// owners and admins) and site webhooks (/api/sites/{id}/webhooks, site owners and admins), people
+// only; operational events from the other services turned into queued deliveries; and, on the
+// leader, the dispatcher that sends them. Thin actions over lib/webhooks.
+import type { Context, ServiceSchema } from 'moleculer';
+import type { AccessRule } from '../lib/auth/access.ts';
+import type { LeaderJobs } from '../cluster/leader-jobs.ts';
+import type { Runtime } from '../lib/runtime.ts';
+import { catalogFor, toOperationalEvent } from '../lib/webhooks/catalog.ts';
+import { createDispatcher, type Dispatcher } from '../lib/webhooks/dispatcher.ts';
+import { type QueuedEvent, queueTestEvent, recordEvent } from '../lib/webhooks/events.ts';
+import { createDeliveryQueue } from '../lib/webhooks/queue.ts';
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listDeliveries,
+  listWebhooks,
+  replaceWebhook,
+  rotateSecret,
+  WEBHOOK_FIELDS,
+  type WebhookDeps,
+  type WebhookInput,
+  type WebhookOwner,
+  webhookSecretBox,
+} from '../lib/webhooks/webhooks.ts';
+import type { RequestMeta } from '../types/meta.ts';
+
+type Ctx<P> = Context<P, RequestMeta>;
+type OwnerParams = { id?: string };
+type Paging = { limit: number; offset: number };
+type WebhookParams = OwnerParams & { webhookId: string };
+
+export interface WebhooksServiceOptions {
+  /** DNS for destination checks and deliveries (tests point names at chosen addresses). */
+  resolver?: (host: string) => Promise<string[]>;
+  /** CA certificates trusted for https deliveries instead of the default store (a test receiver's CA). */
+  ca?: string | Buffer;
+  /** Overrides PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS (tests run both ways on one node). */
+  allowDevelopmentTargets?: boolean;
+}
+
+const paging = {
+  limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, default: 25, convert: true },
+  offset: { type: 'number', integer: true, min: 0, optional: true, default: 0, convert: true },
+};
+const tags = ['webhooks'];
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+/** The two kinds of webhook owner, each with its routes, its access rule and its path params. */
+const OWNERS = {
+  instance: {
+    path: '/api/admin/webhooks',
+    access: { instance: 'admin' } as AccessRule,
+    params: {},
+    owner: (_params: OwnerParams): WebhookOwner => ({ scope: 'instance' }),
+    label: 'instance',
+  },
+  site: {
+    path: '/api/sites/:id/webhooks',
+    access: { site: { param: 'id', role: 'admin' } } as AccessRule,
+    params: { id: 'uuid' },
+    owner: (params: OwnerParams): WebhookOwner => ({ scope: 'site', siteId: params.id! }),
+    label: 'site',
+  },
+} as const;
+
+/**
+ * One registered leader job per node, whatever service instance is current: a test that swaps the
+ * service for one with other options hands the running job to the new instance's dispatcher.
+ */
+interface DispatcherSlot {
+  dispatcher: Dispatcher | null;
+  leading: boolean;
+}
+const slots = new WeakMap<LeaderJobs, DispatcherSlot>();
+
+function dispatcherSlot(leaderJobs: LeaderJobs): DispatcherSlot {
+  const existing = slots.get(leaderJobs);
+  if (existing) return existing;
+  const created: DispatcherSlot = { dispatcher: null, leading: false };
+  leaderJobs.register('webhooks.dispatcher', {
+    start() {
+      created.leading = true;
+      created.dispatcher?.start();
+    },
+    async stop() {
+      created.leading = false;
+      await created.dispatcher?.stop();
+    },
+  });
+  slots.set(leaderJobs, created);
+  return created;
+}
+
+export default function createWebhooksService(runtime: Runtime, options: WebhooksServiceOptions = {}): ServiceSchema {
+  const { config, log } = runtime;
+  const secrets = webhookSecretBox(runtime.jwtSecret);
+  const allowDevelopmentTargets = options.allowDevelopmentTargets ?? config.webhookAllowDevelopmentTargets;
+  const deps = (): WebhookDeps => ({ store: runtime.metadata(), secrets, policy: { allowDevelopmentTargets, resolver: options.resolver } });
+  let dispatcher: Dispatcher | undefined;
+
+  /** Wakes the leader's dispatcher, wherever it runs, when something was queued. */
+  const queued = (ctx: Context<unknown>, result: QueuedEvent) => {
+    if (result.deliveryIds.length > 0) ctx.broadcast('webhooks.queued', {});
+  };
+
+  const record = async (ctx: Context<unknown>, type: string, payload: Record<string, unknown>, id?: string) => {
+    const event = toOperationalEvent(type, payload);
+    if (!event) return;
+    try {
+      queued(ctx, await recordEvent(runtime.metadata(), { ...event, id }));
+    } catch (err) {
+      log.error({ err, type, eventId: id }, 'webhooks: could not queue an operational event');
+    }
+  };
+
+  function actionsFor(kind: keyof typeof OWNERS) {
+    const { path, access, params: ownerParams, owner, label } = OWNERS[kind];
+    const manage = { auth: 'user' as const, access };
+    const one = { ...ownerParams, webhookId: 'uuid' };
+    return {
+      [`${kind}Events`]: {
+        rest: `GET ${path}/events`,
+        ...manage,
+        params: { ...ownerParams },
+        openapi: { summary: `Event types a ${label} webhook may subscribe to, with the fields of each type's data`, tags },
+        handler: () => ({ scope: kind, events: catalogFor(kind) }),
+      },
+      [`${kind}List`]: {
+        rest: `GET ${path}`,
+        ...manage,
+        params: { ...ownerParams, ...paging },
+        openapi: { summary: `The ${label}'s webhooks, oldest first (secrets are never shown again)`, tags },
+        handler: (ctx: Ctx<OwnerParams & Paging>) => listWebhooks(runtime.metadata(), owner(ctx.params), ctx.params),
+      },
+      [`${kind}Create`]: {
+        rest: `POST ${path}`,
+        ...manage,
+        params: { $$strict: true, ...ownerParams, ...WEBHOOK_FIELDS },
+        openapi: { summary: `Create a ${label} webhook; the signing secret is in this answer only`, tags, successStatus: 201 },
+        async handler(ctx: Ctx<OwnerParams & WebhookInput>) {
+          const { id: _id, ...input } = ctx.params;
+          const created = await createWebhook(deps(), ctx.meta.user!, owner(ctx.params), input);
+          ctx.meta.$statusCode = 201;
+          ctx.meta.$responseHeaders = NO_STORE;
+          return created;
+        },
+      },
+      [`${kind}Get`]: {
+        rest: `GET ${path}/:webhookId`,
+        ...manage,
+        params: one,
+        openapi: { summary: `One ${label} webhook`, tags },
+        async handler(ctx: Ctx<WebhookParams>) {
+          return { webhook: await getWebhook(runtime.metadata(), owner(ctx.params), ctx.params.webhookId) };
+        },
+      },
+      [`${kind}Replace`]: {
+        rest: `PUT ${path}/:webhookId`,
+        ...manage,
+        params: { $$strict: true, ...one, ...WEBHOOK_FIELDS },
+        openapi: { summary: 'Replace a webhook’s name, description, URL, events and enabled state (omitted: empty description, enabled)', tags },
+        async handler(ctx: Ctx<WebhookParams & WebhookInput>) {
+          const { id: _id, webhookId, ...input } = ctx.params;
+          return { webhook: await replaceWebhook(deps(), ctx.meta.user!, owner(ctx.params), webhookId, input) };
+        },
+      },
+      [`${kind}Delete`]: {
+        rest: `DELETE ${path}/:webhookId`,
+        ...manage,
+        params: one,
+        openapi: { summary: 'Delete a webhook: deliveries not yet made are cancelled; the history stays until retention', tags, successStatus: 204 },
+        async handler(ctx: Ctx<WebhookParams>) {
+          await deleteWebhook(deps(), ctx.meta.user!, owner(ctx.params), ctx.params.webhookId);
+          ctx.meta.$statusCode = 204;
+          return null;
+        },
+      },
+      [`${kind}Rotate`]: {
+        rest: `POST ${path}/:webhookId/rotate`,
+        ...manage,
+        params: one,
+        openapi: { summary: 'Replace the signing secret (shown in this answer only); waiting deliveries are signed with the new one', tags },
+        async handler(ctx: Ctx<WebhookParams>) {
+          ctx.meta.$responseHeaders = NO_STORE;
+          return rotateSecret(deps(), ctx.meta.user!, owner(ctx.params), ctx.params.webhookId);
+        },
+      },
+      [`${kind}Test`]: {
+        rest: `POST ${path}/:webhookId/test`,
+        ...manage,
+        params: one,
+        openapi: { summary: 'Queue a webhook.test delivery to this webhook (409 when it is disabled)', tags, successStatus: 202 },
+        async handler(ctx: Ctx<WebhookParams>) {
+          const result = await queueTestEvent(runtime.metadata(), owner(ctx.params), ctx.params.webhookId);
+          queued(ctx, result);
+          ctx.meta.$statusCode = 202;
+          return { event_id: result.eventId, delivery_ids: result.deliveryIds };
+        },
+      },
+      [`${kind}Deliveries`]: {
+        rest: `GET ${path}/:webhookId/deliveries`,
+        ...manage,
+        params: { ...one, ...paging },
+        openapi: { summary: 'Delivery history of a webhook, newest first: status, attempts, response status (never bodies or secrets)', tags },
+        handler: (ctx: Ctx<WebhookParams & Paging>) => listDeliveries(runtime.metadata(), owner(ctx.params), ctx.params.webhookId, ctx.params),
+      },
+    };
+  }
+
+  return {
+    name: 'webhooks',
+    settings: { rest: '/' },
+    actions: { ...actionsFor('instance'), ...actionsFor('site') },
+
+    events: {
+      /** Operational events of the other services (`ops.site.created`, `ops.team.member.added` …). */
+      async 'ops.**'(ctx: Context<Record<string, unknown>>) {
+        await record(ctx, (ctx.eventName ?? '').slice('ops.'.length), ctx.params);
+      },
+      /** From goals.service: its event_id is deterministic, so a replayed conversion is queued once. */
+      async 'goal.converted'(ctx: Context<Record<string, unknown> & { event_id: string }>) {
+        const { event_id: id, ...payload } = ctx.params;
+        await record(ctx, 'goal.converted', payload, id);
+      },
+      'webhooks.queued'() {
+        dispatcher?.wake();
+      },
+    },
+
+    started() {
+      if (allowDevelopmentTargets) {
+        log.warn('PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS is on: webhooks may target http:// and loopback/private addresses. Development only: this removes the SSRF protection.');
+      }
+      dispatcher = createDispatcher({
+        queue: createDeliveryQueue(runtime.metadata),
+        secrets,
+        settings: {
+          concurrency: config.webhookDeliveryConcurrency,
+          perEndpointConcurrency: config.webhookPerEndpointConcurrency,
+          timeoutSeconds: config.webhookDeliveryTimeout,
+          maxAttempts: config.webhookMaxAttempts,
+          retryBaseSeconds: config.webhookRetryBaseSeconds,
+          retryMaxSeconds: config.webhookRetryMaxSeconds,
+          sweepSeconds: config.webhookSweepSeconds,
+          retentionDays: config.webhookRetentionDays,
+          allowDevelopmentTargets,
+        },
+        log,
+        resolver: options.resolver,
+        ca: options.ca,
+      });
+      const slot = dispatcherSlot(runtime.leaderJobs);
+      slot.dispatcher = dispatcher;
+      if (slot.leading) dispatcher.start();
+    },
+
+    async stopped() {
+      const slot = slots.get(runtime.leaderJobs);
+      if (slot && slot.dispatcher === dispatcher) slot.dispatcher = null;
+      await dispatcher?.stop();
+      dispatcher = undefined;
+    },
+  };
+}
