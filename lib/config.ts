@@ -49,7 +49,7 @@ export const SETTINGS = [
   { flag: 'login-burst', env: ['PLUMB_LOGIN_BURST'], type: 'int', default: 10, min: 1, max: 100000, description: 'Per-IP extra sign-in attempts allowed over 10 minutes.' },
   { flag: 'ingest-batch-size', env: ['PLUMB_INGEST_BATCH_SIZE'], type: 'int', default: 1000, min: 1, max: 1000000, description: 'Events per insert into the analytics store (smaller batches keep ingest latency low; encoding a batch holds the event loop).' },
   { flag: 'ingest-flush-ms', env: ['PLUMB_INGEST_FLUSH_MS'], type: 'int', default: 1000, min: 10, max: 60000, description: 'Longest time an accepted event waits in the journal before it is inserted.' },
-  { flag: 'ingest-buffer-mb', env: ['PLUMB_INGEST_BUFFER_MB'], type: 'int', default: 256, min: 1, max: 65536, description: 'Journal capacity; when full, ingest answers 503 with Retry-After.' },
+  { flag: 'ingest-buffer-mb', env: ['PLUMB_INGEST_BUFFER_MB'], type: 'int', default: 256, min: 1, max: 65536, description: 'Capacity of the durable ingest buffer (disk journal; JetStream stream in a cluster); when full, ingest answers 503 with Retry-After.' },
   { flag: 'session-timeout-minutes', env: ['PLUMB_SESSION_TIMEOUT_MINUTES'], type: 'int', default: 30, min: 1, max: 1440, description: 'Inactivity after which a visitor starts a new visit.' },
   // Stores and cluster
   { flag: 'database-url', env: ['PLUMB_DATABASE_URL'], type: 'url', default: undefined, schemes: ['postgres:', 'postgresql:'], secret: true, description: 'PostgreSQL URL for metadata. Unset: embedded PGlite in <data-dir>/meta.' },
@@ -57,6 +57,8 @@ export const SETTINGS = [
   { flag: 'redis-url', env: ['PLUMB_REDIS_URL'], type: 'url', default: undefined, schemes: ['redis:', 'rediss:'], secret: true, description: 'Redis URL for leader election. Unset: this node is always leader.' },
   { flag: 'transporter', env: ['PLUMB_TRANSPORTER'], type: 'url', default: undefined, schemes: ['nats:'], secret: true, description: 'Moleculer transporter (nats://host:4222). Unset: single node, no transporter.' },
   { flag: 'leader-lease-ms', env: ['PLUMB_LEADER_LEASE_MS'], type: 'int', default: 10000, min: 1000, max: 300000, description: 'Leader lease TTL in Redis; renewed every third of it.' },
+  { flag: 'jetstream-url', env: ['PLUMB_JETSTREAM_URL'], type: 'url', default: undefined, schemes: ['nats:'], secret: true, description: 'Cluster: NATS server (JetStream enabled) holding the durable ingest stream. Unset: the transporter\'s server.' },
+  { flag: 'forward-timeout-ms', env: ['PLUMB_FORWARD_TIMEOUT_MS'], type: 'int', default: 2000, min: 100, max: 60000, description: 'Cluster: how long a follower waits for the leader to take forwarded server ingest before it re-reads the leader, then buffers in JetStream.' },
   // Auth (spec: Authentication)
   { flag: 'jwt-secret', env: ['PLUMB_JWT_SECRET'], type: 'string', default: undefined, secret: true, description: 'HMAC-SHA256 key for session tokens (32+ bytes). Unset: generated once and kept in <data-dir>/jwt-secret.' },
   { flag: 'auth-session-minutes', env: ['PLUMB_AUTH_SESSION_MINUTES'], type: 'int', default: 15, min: 1, max: 10080, description: 'Session lifetime in minutes.' },

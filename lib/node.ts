@@ -3,7 +3,10 @@
 import { ServiceBroker } from 'moleculer';
 import { createLocalElector } from '../cluster/election/local.ts';
 import { createRedisElector } from '../cluster/election/redis.ts';
+import { createLeaderFence } from '../cluster/fencing.ts';
+import { clusterSink } from '../cluster/ingest-sink.ts';
 import { createLeaderJobs } from '../cluster/leader-jobs.ts';
+import { createClusterStatus } from '../cluster/status.ts';
 import { brokerOptions } from '../moleculer.config.ts';
 import { resolvePlugins } from '../plugins/index.ts';
 import { gatewayOf } from '../services/api.service.ts';
@@ -13,6 +16,7 @@ import { resolveJwtSecret } from './auth/jwt-secret.ts';
 import { type Config, describeConfig } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { createRateLimits } from './http/rate-limit.ts';
+import { journalSink, type OpenIngestSink } from './ingest/sink.ts';
 import { createLog } from './log.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { type AnalyticsStore, openAnalyticsStore } from './stores/analytics/index.ts';
@@ -43,7 +47,19 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
     : createLocalElector(config.nodeId);
   const leaderJobs = createLeaderJobs(elector, log);
   const rateLimits = createRateLimits(config, log);
-  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, rateLimits });
+  // The stores open after the services start; these read them through the runtime when used.
+  const stores = { metadata: () => runtime.metadata(), analytics: () => runtime.analytics() };
+  const fence = createLeaderFence(stores.metadata, config.nodeId, elector.kind === 'redis');
+  const cluster = createClusterStatus(config, elector);
+  const sink: OpenIngestSink = config.clusterMode
+    ? clusterSink({ config, log, elector, leaderJobs, fence, status: cluster, ...stores })
+    : journalSink(config, log, stores.analytics);
+  const openIngestSink: OpenIngestSink = async (context) => {
+    const opened = await sink(context);
+    cluster.attachSink(opened);
+    return opened;
+  };
+  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, fence, cluster, openIngestSink, rateLimits });
 
   const broker = new ServiceBroker(brokerOptions(config, [accessMiddleware(runtime.metadata)]));
   for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));

@@ -1,10 +1,13 @@
 // What a running Plumb node holds: config, stores, leadership. Services receive it from their
 // factory; a store asked for before start-up opened it answers 503, so /readyz and the API agree.
 import type { LeaderElector } from '../cluster/election/elector.ts';
+import type { LeaderFence } from '../cluster/fencing.ts';
 import type { LeaderJobs } from '../cluster/leader-jobs.ts';
+import type { ClusterStatus } from '../cluster/status.ts';
 import type { ApiClientVerifier } from './auth/api-clients.ts';
 import type { Config } from './config.ts';
 import type { RateLimits } from './http/rate-limit.ts';
+import type { OpenIngestSink } from './ingest/sink.ts';
 import { createApiClientVerifier } from './auth/api-clients.ts';
 import { createSessionService, type SessionService } from './auth/sessions.ts';
 import { unavailable } from './errors.ts';
@@ -21,6 +24,12 @@ export interface Runtime {
   readonly jwtSecret: Uint8Array;
   readonly elector: LeaderElector;
   readonly leaderJobs: LeaderJobs;
+  /** Checks a leader's epoch at the metadata database around leader-only side effects (cluster/fencing.ts). */
+  readonly fence: LeaderFence;
+  /** Nodes, leader, buffer depth, forwarding (GET /api/admin/cluster). */
+  readonly cluster: ClusterStatus;
+  /** Opens the durable path accepted events take: disk journal (single node) or JetStream (cluster). */
+  readonly openIngestSink: OpenIngestSink;
   readonly rateLimits: RateLimits;
   readonly sites: SiteDirectory;
   readonly apiClients: ApiClientVerifier;
@@ -39,7 +48,9 @@ export interface MutableRuntime extends Runtime {
   detachStores(): void;
 }
 
-export function createRuntime(parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs' | 'rateLimits'>): MutableRuntime {
+export function createRuntime(
+  parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs' | 'fence' | 'cluster' | 'openIngestSink' | 'rateLimits'>,
+): MutableRuntime {
   let metadata: MetadataStore | undefined;
   let analytics: AnalyticsStore | undefined;
   let ready = false;

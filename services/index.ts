@@ -4,6 +4,7 @@ import type { Runtime } from '../lib/runtime.ts';
 import createAnalyticsService from './analytics.service.ts';
 import createApiService from './api.service.ts';
 import createAuthService from './auth.service.ts';
+import createClusterService from './cluster.service.ts';
 import createEventsService from './events.service.ts';
 import createFaviconService from './favicon.service.ts';
 import createGoalsService from './goals.service.ts';
@@ -19,6 +20,7 @@ import createWebhooksService from './webhooks.service.ts';
 export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[] = [
   createApiService,
   createNodeService,
+  createClusterService,
   createIngestService,
   createAuthService,
   createSecurityService,

@@ -1,11 +1,10 @@
 // Everything that brings data in: the three public tracker routes, server-side ingest for API
-// clients, and AI-crawler fetch forwarding. Each accepted event is on disk before the 202; the
-// writer moves it to the analytics store.
-import { join } from 'node:path';
+// clients, and AI-crawler fetch forwarding. Each accepted event is durable before the 202 (the
+// ingest sink: disk journal, or JetStream in a cluster); a writer moves it to the analytics store.
+// Server ingest takes the sink's `leader` path, which in a cluster is the leader node.
 import type { Context, ServiceSchema } from 'moleculer';
 import { validationFailed } from '../lib/errors.ts';
 import { type GeoLookup, openGeoDatabase } from '../lib/ingest/enrich/geo.ts';
-import { openJournal } from '../lib/ingest/journal.ts';
 import * as ingest from '../lib/ingest/pipeline.ts';
 import { createRejectionCounter, type RejectionCounter } from '../lib/ingest/rejections.ts';
 import { createSaltRing } from '../lib/ingest/salts.ts';
@@ -27,7 +26,7 @@ import {
   type TrackerWebVital,
 } from '../lib/ingest/schemas.ts';
 import { createSessionTracker } from '../lib/ingest/sessions.ts';
-import { createIngestWriter, type IngestWriter } from '../lib/ingest/writer.ts';
+import type { IngestSink } from '../lib/ingest/sink.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import { compileChecker } from '../lib/validation.ts';
 import type { RequestMeta } from '../types/meta.ts';
@@ -44,7 +43,9 @@ const checkAiFetch = compileChecker(AI_FETCH);
 
 interface IngestState {
   deps: ingest.IngestDeps;
-  writer: IngestWriter;
+  /** The same, with server ingest's durable path (the leader). */
+  serverDeps: ingest.IngestDeps;
+  sink: IngestSink;
   geo: GeoLookup;
   rejections: RejectionCounter;
   timers: NodeJS.Timeout[];
@@ -60,10 +61,12 @@ const accepted = (ctx: Ctx<unknown>, body: unknown = null) => {
 export default function createIngestService(runtime: Runtime): ServiceSchema {
   const { config, log } = runtime;
   let state: IngestState | undefined;
-  const deps = () => {
+  const started = () => {
     if (!state) throw new Error('ingest service is not started');
-    return state.deps;
+    return state;
   };
+  const deps = () => started().deps;
+  const serverDeps = () => started().serverDeps;
   const tracker = { crossOrigin: true, textBody: true, bodyLimit: TRACKER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true };
   const server = { bodyLimit: SERVER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true, auth: 'client' as const };
 
@@ -107,7 +110,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
         params: SERVER_PAGEVIEW,
         openapi: { summary: 'Server-side pageview (API client with ingest:write on the site)', tags: ['ingest'], successStatus: 202 },
         async handler(ctx: Ctx<ServerPageview>) {
-          return accepted(ctx, { status: await ingest.serverPageview(deps(), ctx.params, ctx.meta.apiClient) });
+          return accepted(ctx, { status: await ingest.serverPageview(serverDeps(), ctx.params, ctx.meta.apiClient) });
         },
       },
       serverEvent: {
@@ -116,7 +119,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
         params: SERVER_EVENT,
         openapi: { summary: 'Server-side custom event', tags: ['ingest'], successStatus: 202 },
         async handler(ctx: Ctx<ServerEvent>) {
-          return accepted(ctx, { status: await ingest.serverEvent(deps(), ctx.params, ctx.meta.apiClient) });
+          return accepted(ctx, { status: await ingest.serverEvent(serverDeps(), ctx.params, ctx.meta.apiClient) });
         },
       },
       serverBatch: {
@@ -134,7 +137,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
             if (issues.length === 0 && item.type === 'event' && !item.name) issues.push({ field: 'name', message: "The 'name' field is required for events." });
             if (issues.length > 0) invalid.set(index, issues.map((i) => i.message).join('; '));
           });
-          return accepted(ctx, await ingest.serverBatch(deps(), ctx.params.items, invalid, ctx.meta.apiClient));
+          return accepted(ctx, await ingest.serverBatch(serverDeps(), ctx.params.items, invalid, ctx.meta.apiClient));
         },
       },
       aiFetch: {
@@ -165,7 +168,6 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
     },
 
     async started() {
-      const journal = await openJournal<ingest.JournalRecord>({ dir: join(config.dataDir, 'journal'), log, maxPendingBytes: config.ingestBufferMb * 1024 * 1024 });
       const geo = await openGeoDatabase(config.geoipDb);
       const rejections = createRejectionCounter(runtime.metadata);
       const salts = createSaltRing(runtime.metadata);
@@ -173,29 +175,25 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
       // event `ingest.batch.stored` ({ records }), after the analytics store has it (goals judge
       // new conversions there). Local only: records never cross the transporter.
       const onStored = (records: readonly ingest.JournalRecord[]) => this.broker.broadcastLocal('ingest.batch.stored', { records });
-      const writer = createIngestWriter({ journal, analytics: runtime.analytics, log, batchSize: config.ingestBatchSize, flushMs: config.ingestFlushMs, onStored });
+      const sink = await runtime.openIngestSink({ broker: this.broker, onStored });
       const flushRejections = () => rejections.flush().catch((err: Error) => log.warn({ err: err.message }, 'could not store ingest rejection counts'));
-      state = {
+      const deps: ingest.IngestDeps = {
+        journal: sink.local,
         geo,
+        salts,
         rejections,
-        writer,
-        timers: [setInterval(flushRejections, REJECTION_FLUSH_MS)],
-        deps: {
-          journal,
-          geo,
-          salts,
-          rejections,
-          sessions: createSessionTracker({ timeoutMs: config.sessionTimeoutMinutes * 60_000 }),
-          sites: runtime.sites,
-          appended: () => writer.notify(),
-        },
+        sessions: createSessionTracker({ timeoutMs: config.sessionTimeoutMinutes * 60_000 }),
+        sites: runtime.sites,
+        // The sink wakes its own writer.
+        appended: () => undefined,
       };
-      if (journal.pendingRecords() > 0) log.info({ records: journal.pendingRecords() }, 'replaying ingest journal');
-      writer.start();
+      state = { geo, rejections, sink, timers: [setInterval(flushRejections, REJECTION_FLUSH_MS)], deps, serverDeps: { ...deps, journal: sink.leader } };
       let pruneTimer: NodeJS.Timeout | undefined;
       runtime.leaderJobs.register('ingest.salt-prune', {
-        start() {
-          const prune = () => salts.prune().catch((err: Error) => log.warn({ err: err.message }, 'salt pruning failed'));
+        start(epoch) {
+          // Fenced: a deposed leader's prune is refused by the metadata database.
+          const prune = () =>
+            runtime.fence.run(epoch, (tx) => createSaltRing(() => tx).prune()).catch((err: Error) => log.warn({ err: err.message }, 'salt pruning failed'));
           pruneTimer = setInterval(prune, SALT_PRUNE_MS);
           // The first prune waits for the stores, which open after the services start.
           setTimeout(prune, 5_000).unref();
@@ -209,10 +207,8 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
     async stopped() {
       if (!state) return;
       for (const timer of state.timers) clearInterval(timer);
-      // Everything accepted is already on disk; what the writer cannot insert now is replayed at start.
-      await state.writer.stop(Math.max(1000, config.shutdownTimeoutMs - 2000));
+      await state.sink.close();
       await state.rejections.flush().catch(() => undefined);
-      await state.deps.journal.close();
       state.geo.close();
       state = undefined;
     },

@@ -33,7 +33,8 @@ export interface RequestInfo {
 }
 
 export interface IngestDeps extends IdentityDeps {
-  journal: Journal<JournalRecord>;
+  /** The durable path (lib/ingest/sink.ts): the journal, JetStream, or the leader in a cluster. */
+  journal: Pick<Journal<JournalRecord>, 'append'>;
   sites: SiteDirectory;
   rejections: RejectionCounter;
   /** Called after rows are appended, to wake the writer. */

@@ -1,0 +1,105 @@
+// Server ingest on a follower: validated and authenticated locally, then handed to the leader as
+// one batch per request (`cluster.receive` on the leader's node). When the call fails because the
+// leader is gone or unreachable (service not found, timeout, node disconnected) the follower
+// re-reads the leader and tries the new one; with no reachable leader it appends the batch to the
+// JetStream buffer itself, so the 202 still means "durable". Every attempt carries the same batch
+// id, which JetStream deduplicates on, so a batch the old leader did store is not stored twice.
+import { randomUUID } from 'node:crypto';
+import type { ServiceBroker } from 'moleculer';
+import { PlumbError, unavailable } from '../lib/errors.ts';
+import { JournalFullError } from '../lib/ingest/journal.ts';
+import type { DurableAppend } from '../lib/ingest/sink.ts';
+import type { JournalRecord } from '../lib/ingest/pipeline.ts';
+import type { Log } from '../lib/log.ts';
+import type { LeaderElector } from './election/elector.ts';
+import type { IngestStream } from './ingest-stream.ts';
+
+export const RECEIVE_ACTION = 'cluster.receive';
+
+export interface ForwardedBatch {
+  batchId: string;
+  records: JournalRecord[];
+}
+
+export interface ForwardingStats {
+  /** Records this node handed to another node that leads. */
+  forwarded: number;
+  /** Records this node, as leader, received from followers. */
+  received: number;
+  /** Records this node put into the JetStream buffer because no leader could take them. */
+  buffered: number;
+  /** Records this node stored as leader for its own server-ingest requests. */
+  stored: number;
+}
+
+export interface Forwarder extends DurableAppend {
+  /** The leader's side of a forward: store the batch under its id. */
+  receive(batch: ForwardedBatch): Promise<void>;
+  stats(): ForwardingStats;
+}
+
+export interface ForwarderOptions {
+  broker: ServiceBroker;
+  elector: LeaderElector;
+  stream: IngestStream;
+  nodeId: string;
+  timeoutMs: number;
+  log: Log;
+}
+
+/** One try per leader seen: the first, and each new one learned after a failure. */
+const MAX_ATTEMPTS = 3;
+
+export function createForwarder(options: ForwarderOptions): Forwarder {
+  const { broker, elector, stream, nodeId, log } = options;
+  const stats: ForwardingStats = { forwarded: 0, received: 0, buffered: 0, stored: 0 };
+
+  const reachable = (node: string) => broker.registry.nodes.get(node)?.available === true;
+
+  return {
+    async append(records) {
+      if (records.length === 0) return;
+      const batch: ForwardedBatch = { batchId: randomUUID(), records: [...records] };
+      const tried = new Set<string>();
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const leader = elector.state().leaderNodeId;
+        if (leader === nodeId) {
+          await stream.publish(batch.records, batch.batchId);
+          stats.stored += records.length;
+          return;
+        }
+        if (leader === null || tried.has(leader) || !reachable(leader)) break;
+        tried.add(leader);
+        try {
+          await broker.call(RECEIVE_ACTION, batch, { nodeID: leader, timeout: options.timeoutMs, retries: 0 });
+          stats.forwarded += records.length;
+          return;
+        } catch (err) {
+          const failure = err as Error & { retryable?: boolean; code?: number; type?: string; data?: { retry_after?: number } };
+          // The leader answered: its refusal (a full buffer) is the answer.
+          if (!failure.retryable) {
+            if (failure.code === 503) throw unavailable(failure.message, failure.data?.retry_after ?? 2);
+            if (failure instanceof PlumbError) throw failure;
+            throw new Error(`forwarding to leader ${leader} failed: ${failure.message}`, { cause: err });
+          }
+          log.warn({ err: failure.message, leader, records: records.length }, 'forwarding: leader did not take the batch; re-reading the leader');
+        }
+      }
+      await stream.publish(batch.records, batch.batchId);
+      stats.buffered += records.length;
+    },
+
+    async receive(batch) {
+      try {
+        await stream.publish(batch.records, batch.batchId);
+      } catch (err) {
+        // Crosses the transporter as a PlumbError, so the follower answers the same 503.
+        if (err instanceof JournalFullError) throw unavailable('Ingest buffer is full; retry shortly', err.retryAfterSeconds);
+        throw err;
+      }
+      stats.received += batch.records.length;
+    },
+
+    stats: () => ({ ...stats }),
+  };
+}

@@ -1,0 +1,140 @@
+// Three (then four) real Plumb processes over the shared NATS, Redis and PostgreSQL, writing to
+// one ClickHouse endpoint: one leader that everyone names, server ingest forwarded by followers
+// and stored once, a late joiner, and the leader SIGKILLed under a steady stream of server ingest.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Instance } from '../support/instance.ts';
+import { waitFor } from '../support/instance.ts';
+import { signUpOwner, startCluster, type TestCluster } from '../support/cluster.ts';
+
+const LEASE_MS = 3000;
+const RENEW_MS = LEASE_MS / 3;
+
+let cluster: TestCluster;
+let a: Instance;
+let b: Instance;
+let c: Instance;
+
+beforeAll(async () => {
+  cluster = await startCluster({ leaseMs: LEASE_MS });
+  [a, b, c] = await Promise.all(['node-a', 'node-b', 'node-c'].map((id) => cluster.start(id)));
+  await signUpOwner(cluster, a);
+}, 180_000);
+
+afterAll(() => cluster?.close(), 60_000);
+
+const byId = (nodeId: string) => cluster.nodes.get(nodeId)!;
+
+/** Waits until every path is stored; answers the stored counts. */
+async function storedAll(paths: Iterable<string>, timeoutMs = 30_000): Promise<Map<string, number>> {
+  const wanted = [...paths];
+  let stored = new Map<string, number>();
+  await waitFor(
+    async () => {
+      stored = await cluster.storedPaths();
+      return wanted.every((p) => stored.has(p));
+    },
+    timeoutMs,
+    () => `missing: ${wanted.filter((p) => !stored.has(p)).slice(0, 10).join(', ')} (${wanted.filter((p) => !stored.has(p)).length} of ${wanted.length})`,
+  );
+  return stored;
+}
+
+const duplicates = (stored: Map<string, number>) => [...stored].filter(([, n]) => n !== 1);
+
+describe('a three-node cluster', () => {
+  it('has exactly one leader, which every node names, with the epoch claimed in PostgreSQL', async () => {
+    const leader = await cluster.agreedLeader([a, b, c], 30_000);
+    const views = await Promise.all([a, b, c].map((n) => cluster.view(n)));
+    expect(views.map((v) => v.mode)).toEqual(['cluster', 'cluster', 'cluster']);
+    expect(views.filter((v) => v.this_node.leader).map((v) => v.node_id)).toEqual([leader]);
+    expect(new Set(views.map((v) => v.leader.node_id))).toEqual(new Set([leader]));
+    const leaderView = views.find((v) => v.this_node.leader)!;
+    // The leader's drain claimed the fencing row with its own epoch.
+    await waitFor(async () => (await cluster.view(a)).leader.epoch === leaderView.this_node.epoch, 10_000, () => 'leader_epoch was not claimed');
+    for (const view of views) expect(view.nodes.map((n) => n.node_id)).toEqual(['node-a', 'node-b', 'node-c']);
+  });
+
+  it('stores server ingest sent to both followers exactly once, through the leader', async () => {
+    const leader = await cluster.agreedLeader([a, b, c], 30_000);
+    const followers = ['node-a', 'node-b', 'node-c'].filter((id) => id !== leader).map(byId);
+    const before = await cluster.view(byId(leader));
+    const paths: string[] = [];
+    const statuses = await Promise.all(
+      followers.flatMap((follower, f) =>
+        Array.from({ length: 40 }, (_, i) => {
+          const path = `/forwarded/${f}/${i}`;
+          paths.push(path);
+          return cluster.sendPageview(follower, path);
+        }),
+      ),
+    );
+    expect(statuses.every((s) => s === 202)).toBe(true);
+    const stored = await storedAll(paths);
+    expect(duplicates(stored)).toEqual([]);
+
+    const after = await cluster.view(byId(leader));
+    expect(after.forwarding!.received - before.forwarding!.received).toBe(80);
+    for (const follower of followers) {
+      const view = await cluster.view(follower);
+      expect(view.forwarding).toMatchObject({ forwarded: 40, buffered: 0 });
+    }
+  });
+
+  it('lets a node that joins late converge on the same leader and forward to it', async () => {
+    const leader = await cluster.agreedLeader([a, b, c], 30_000);
+    const d = await cluster.start('node-d');
+    expect(await cluster.agreedLeader([a, b, c, d], 30_000)).toBe(leader);
+    const paths = Array.from({ length: 10 }, (_, i) => `/late/${i}`);
+    expect(await Promise.all(paths.map((p) => cluster.sendPageview(d, p)))).toEqual(paths.map(() => 202));
+    expect(duplicates(await storedAll(paths))).toEqual([]);
+    expect((await cluster.view(d)).forwarding).toMatchObject({ forwarded: 10, buffered: 0 });
+  });
+
+  it('elects a new leader within the lease plus one renewal after the leader is SIGKILLed, and keeps every acknowledged event once', async () => {
+    const members = ['node-a', 'node-b', 'node-c', 'node-d'].map(byId);
+    const leader = await cluster.agreedLeader(members, 30_000);
+    const survivors = members.filter((m) => m !== byId(leader));
+    const acknowledged = new Set<string>();
+    const answers = new Map<number, number>();
+    let sending = true;
+    let sent = 0;
+    const sender = async (node: Instance, lane: number) => {
+      while (sending) {
+        const path = `/steady/${lane}/${sent++}`;
+        const status = await cluster.sendPageview(node, path).catch(() => 0);
+        answers.set(status, (answers.get(status) ?? 0) + 1);
+        if (status === 202) acknowledged.add(path);
+      }
+    };
+    const lanes = survivors.flatMap((node, i) => [sender(node, i * 2), sender(node, i * 2 + 1)]);
+    await waitFor(async () => acknowledged.size >= 50, 20_000, () => 'steady ingest did not start');
+
+    const killedAt = Date.now();
+    await byId(leader).stop('SIGKILL');
+    let successor = '';
+    await waitFor(
+      async () => {
+        const views = await Promise.all(survivors.map((s) => cluster.view(s).catch(() => undefined)));
+        successor = views.find((v) => v?.this_node.leader)?.node_id ?? '';
+        return successor !== '';
+      },
+      LEASE_MS + RENEW_MS + 10_000,
+      () => 'no new leader',
+    );
+    const view = await cluster.view(byId(successor));
+    const failoverMs = Date.parse(view.this_node.terms.at(-1)!.started_at) - killedAt;
+    const acknowledgedAtFailover = acknowledged.size;
+    // Keep the stream going until the new leader has taken forwarded batches.
+    await waitFor(async () => acknowledged.size >= acknowledgedAtFailover + 50, 20_000, () => 'ingest did not resume');
+    sending = false;
+    await Promise.all(lanes);
+
+    const stored = await storedAll(acknowledged, 60_000);
+    expect(duplicates(stored)).toEqual([]);
+    process.stdout.write(
+      `cluster failover: new leader ${successor} ${failoverMs} ms after SIGKILL of ${leader}; ${acknowledged.size} events acknowledged, ${stored.size} stored, answers ${JSON.stringify(Object.fromEntries(answers))}\n`,
+    );
+    expect(failoverMs).toBeLessThanOrEqual(LEASE_MS + RENEW_MS + 1000);
+    expect(await cluster.agreedLeader(survivors, 30_000)).toBe(successor);
+  });
+});
