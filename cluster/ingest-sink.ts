@@ -43,6 +43,8 @@ export function clusterSink(options: ClusterSinkOptions): OpenIngestSink {
     let drain: { journal: StreamJournal; writer: IngestWriter } | undefined;
     options.leaderJobs.register('ingest.stream-drain', {
       start(epoch) {
+        // Claim the fencing row at once, so a deposed leader is refused from the first moment.
+        options.fence.run(epoch, async () => undefined).catch((err: Error) => log.warn({ err: err.message, epoch }, 'ingest stream: could not claim the leader epoch yet'));
         const journal = createStreamJournal({ stream, metadata: options.metadata, fence: options.fence, epoch, log, refreshMs: Math.min(config.ingestFlushMs, 500) });
         const writer = createIngestWriter({ journal, analytics: options.analytics, log, batchSize: config.ingestBatchSize, flushMs: config.ingestFlushMs, onStored });
         writer.start();

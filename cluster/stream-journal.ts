@@ -51,11 +51,13 @@ export function createStreamJournal(options: StreamJournalOptions): StreamJourna
   timer.unref();
   void refresh();
 
-  async function loadCursor(): Promise<CursorRow> {
-    const db = options.metadata();
-    await db.query('INSERT INTO ingest_stream_cursor (stream, epoch) VALUES ($1, $2) ON CONFLICT (stream) DO NOTHING', [stream.key, epoch]);
-    const { rows } = await db.query<CursorRow>('SELECT acked_seq, intent_first, intent_last FROM ingest_stream_cursor WHERE stream = $1', [stream.key]);
-    return rows[0];
+  /** Read under the fence: taking a batch claims the epoch, so a deposed writer cannot ack after this. */
+  function loadCursor(): Promise<CursorRow> {
+    return fence.run(epoch, async (tx) => {
+      await tx.query('INSERT INTO ingest_stream_cursor (stream, epoch) VALUES ($1, $2) ON CONFLICT (stream) DO NOTHING', [stream.key, epoch]);
+      const { rows } = await tx.query<CursorRow>('SELECT acked_seq, intent_first, intent_last FROM ingest_stream_cursor WHERE stream = $1', [stream.key]);
+      return rows[0];
+    });
   }
 
   /** Within a fenced transaction: changes the cursor only if it is still where we last saw it. */
@@ -88,9 +90,15 @@ export function createStreamJournal(options: StreamJournalOptions): StreamJourna
     let acking: Promise<void> | null = null;
     const ack = () =>
       (acking ??= (async () => {
-        await fence.run(epoch, (tx) =>
-          moveCursor(tx, 'acked_seq = $3, intent_first = NULL, intent_last = NULL', [last, first], 'intent_first = $4 AND intent_last = $3'),
-        );
+        await fence.run(epoch, async (tx) => {
+          try {
+            await moveCursor(tx, 'acked_seq = $3, intent_first = NULL, intent_last = NULL', [last, first], 'intent_first = $4 AND intent_last = $3');
+          } catch (err) {
+            // Already acknowledged by a writer that replayed this very batch (same token): done.
+            const { rows } = await tx.query<{ acked_seq: number }>('SELECT acked_seq FROM ingest_stream_cursor WHERE stream = $1', [stream.key]);
+            if (!(rows[0]?.acked_seq >= last)) throw err;
+          }
+        });
         acked = last;
         outstanding = false;
         // Best effort: what is not purged now is purged after the next batch.

@@ -1,0 +1,73 @@
+// The leader's drain of the JetStream ingest stream, against the real NATS and PostgreSQL: a batch
+// a leader took but did not finish comes back to the next leader exactly (same records, same
+// dedup token), the deposed leader can no longer move the cursor, and acked messages are purged.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { connect } from 'nats';
+import pg from 'pg';
+import { createLeaderFence, FencedError } from '../../cluster/fencing.ts';
+import { type IngestStream, openIngestStream } from '../../cluster/ingest-stream.ts';
+import { createStreamJournal } from '../../cluster/stream-journal.ts';
+import type { JournalRecord } from '../../lib/ingest/pipeline.ts';
+import { silentLog } from '../../lib/log.ts';
+import { type MetadataStore, openMetadataStore } from '../../lib/stores/metadata/index.ts';
+import { NATS_URL, POSTGRES_URL } from '../support/cluster.ts';
+
+const id = randomBytes(4).toString('hex');
+const database = `plumb_cluster_${id}`;
+const namespace = `plumbsj${id}`;
+let admin: pg.Client;
+let store: MetadataStore;
+let stream: IngestStream;
+
+beforeAll(async () => {
+  admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  store = await openMetadataStore({ dataDir: '/nonexistent', databaseUrl: Object.assign(new URL(POSTGRES_URL), { pathname: `/${database}` }).toString(), log: silentLog });
+  stream = await openIngestStream({ url: NATS_URL, namespace, maxBytes: 1024 * 1024, log: silentLog });
+});
+
+afterAll(async () => {
+  await stream?.close();
+  const nc = await connect({ servers: NATS_URL });
+  await (await nc.jetstreamManager()).streams.delete(`${namespace}_ingest`).catch(() => undefined);
+  await nc.close();
+  await store?.close();
+  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await admin.end();
+});
+
+const record = (n: number): JournalRecord => ({ table: 'hits', team: 'team-1', row: { path: `/${n}` } });
+const paths = (records: JournalRecord[]) => records.map((r) => r.row.path);
+
+describe('the stream journal', () => {
+  it('hands an unfinished batch to the next leader unchanged, fences the old one out, and purges what is stored', async () => {
+    const fence = createLeaderFence(() => store, 'node', true);
+    await stream.publish([record(1), record(2)], 'batch-a');
+    await stream.publish([record(1), record(2)], 'batch-a'); // a retried forward: deduplicated
+    await stream.publish([record(3)]);
+    await stream.publish([record(4), record(5)]);
+
+    const first = createStreamJournal({ stream, metadata: () => store, fence, epoch: 1, log: silentLog, refreshMs: 50 });
+    const taken = (await first.next(3))!;
+    expect(paths(taken.records)).toEqual(['/1', '/2', '/3']);
+
+    // Leader 1 is deposed before it acknowledges; leader 2 gets exactly that batch again.
+    const second = createStreamJournal({ stream, metadata: () => store, fence, epoch: 2, log: silentLog, refreshMs: 50 });
+    const replayed = (await second.next(1000))!;
+    expect(paths(replayed.records)).toEqual(['/1', '/2', '/3']);
+    expect(replayed.token).toBe(taken.token);
+    await expect(taken.ack()).rejects.toBeInstanceOf(FencedError);
+
+    await replayed.ack();
+    expect((await stream.depth()).messages).toBe(1);
+    const rest = (await second.next(1000))!;
+    expect(paths(rest.records)).toEqual(['/4', '/5']);
+    expect(rest.token).not.toBe(taken.token);
+    await rest.ack();
+    expect(await second.next(1000)).toBeNull();
+    expect((await stream.depth()).messages).toBe(0);
+    await Promise.all([first.close(), second.close()]);
+  });
+});
