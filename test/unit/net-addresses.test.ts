@@ -37,6 +37,13 @@ describe('checkAddress', () => {
     ['64:ff9b::a00:1', 'rfc6052'],
     ['fec0::1', 'deprecatedSiteLocal'],
     ['100::1', 'discard'],
+    ['192.0.0.1', 'reserved'],
+    ['192.88.99.1', 'reserved'],
+    ['192.175.48.1', 'as112'],
+    ['::a00:1', 'reserved'],
+    ['2001:2::1', 'benchmarking'],
+    ['2001:20::1', 'orchid2'],
+    ['64:ff9b:1::1', 'rfc6052'],
   ])('refuses %s (%s)', (address, range) => {
     expect(checkAddress(address)).toMatchObject({ range, public: false });
     expect(isPublicAddress(address)).toBe(false);
