@@ -80,6 +80,41 @@ describe('a three-node cluster', () => {
     }
   });
 
+  it('stores tracker ingest from every node exactly once, through the JetStream stream', async () => {
+    const paths = ['node-a', 'node-b', 'node-c'].flatMap((id) => Array.from({ length: 5 }, (_, i) => `/tracked/${id}/${i}`));
+    const statuses = await Promise.all(
+      paths.map(async (path) => {
+        const res = await fetch(`${byId(path.split('/')[2]).url}/ingest`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Origin: `https://${cluster.seeded.domain}`, 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0' },
+          body: JSON.stringify({ url: `https://${cluster.seeded.domain}${path}` }),
+        });
+        await res.arrayBuffer();
+        return res.status;
+      }),
+    );
+    expect(statuses).toEqual(paths.map(() => 202));
+    expect(duplicates(await storedAll(paths))).toEqual([]);
+  });
+
+  it('shares rate limits through Redis, so a client cannot multiply its budget by the number of nodes', async () => {
+    // Sign-in attempts: 10 a minute plus a burst of 10 per IP (defaults). Per node that would be
+    // 20 on each of the three; shared, it is 20 in all (first run spent one of them).
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const res = await fetch(`${[a, b, c][i % 3].url}/api/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong password' }),
+      });
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(20);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(10);
+    expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
+  });
+
   it('lets a node that joins late converge on the same leader and forward to it', async () => {
     const leader = await cluster.agreedLeader([a, b, c], 30_000);
     const d = await cluster.start('node-d');
