@@ -37,6 +37,7 @@ afterAll(async () => {
 describe('webhook delivery across a crash', () => {
   it('after SIGKILL mid-delivery and a restart, every queued delivery is sent; none is lost', async () => {
     plumb = await startInstance({ env: ENV });
+    expect(plumb.output()).toContain('PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS is on');
     const first = await request(`${plumb.url}/api/initial-user`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },

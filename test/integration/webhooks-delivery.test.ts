@@ -151,6 +151,25 @@ describe('what a delivery looks like', () => {
     await as(t, owner, 'DELETE', `/api/admin/webhooks/${instanceHook.id}`);
   });
 
+  it('turns team and user changes made through the API into instance events', async () => {
+    const hook = await createHook(`${http.url}/admin-events`, ['team.created', 'team.member.added', 'system.user.updated'], '/api/admin/webhooks');
+    const member = await person(t);
+    const team = await as(t, owner, 'POST', '/api/user/teams', { name: 'Webhook team' });
+    expect(team.status).toBe(201);
+    const teamId = team.body.id as string;
+    expect((await as(t, owner, 'POST', `/api/user/teams/${teamId}/members`, { email: member.email, role: 'member' })).status).toBeLessThan(300);
+    expect((await as(t, owner, 'PATCH', `/api/admin/users/${member.id}`, { role: 'admin' })).status).toBe(200);
+    const received = await http.waitFor('/admin-events', 3);
+    const byType = Object.fromEntries(received.map((r) => [json(r).type, json(r).data]));
+    expect(byType).toEqual({
+      'team.created': { team_id: teamId, name: 'Webhook team', owner_user_id: owner.id, owner_email: owner.email },
+      'team.member.added': { team_id: teamId, user_id: member.id, email: member.email, role: 'member' },
+      'system.user.updated': { user_id: member.id, email: member.email, role: 'admin' },
+    });
+    for (const r of received) expect(verifySignature(hook.secret, r)).toBe(true);
+    await as(t, owner, 'DELETE', `/api/admin/webhooks/${hook.id}`);
+  });
+
   it('sends a replayed goal.converted once: its event id is deterministic, the second emission queues nothing', async () => {
     const hook = await createHook(`${http.url}/converted`, ['goal.converted']);
     const conversion = {

@@ -4,6 +4,7 @@
 // refused when a webhook is configured (names resolved by a test resolver, and IP literals).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createApiClient } from '../../lib/auth/api-clients.ts';
+import { createDeliveryQueue } from '../../lib/webhooks/queue.ts';
 import { gatewayOf } from '../../services/api.service.ts';
 import createWebhooksService from '../../services/webhooks.service.ts';
 import { as, type Person, person, withToken } from '../support/accounts.ts';
@@ -350,5 +351,45 @@ describe('destinations refused at configuration', () => {
 
   it('accepts a public destination', async () => {
     expect((await as(t, owner, 'POST', INSTANCE, { ...valid, url: 'https://93.184.215.14:8443/hook?x=1' })).status).toBe(201);
+  });
+});
+
+describe('retention', () => {
+  it('purges deliveries, their attempts and events past the retention, and deleted webhooks left without history', async () => {
+    const old = await as(t, owner, 'POST', siteHooks(), { ...valid, name: 'Old history', events: ['import.completed'], enabled: false });
+    const recent = await as(t, owner, 'POST', siteHooks(), { ...valid, name: 'Recent history', events: ['import.completed'], enabled: false });
+    const oldId = (old.body.webhook as { id: string }).id;
+    const recentId = (recent.body.webhook as { id: string }).id;
+    // Queued directly (both are disabled, so nothing is sent): one event each, then the old one aged.
+    for (const [hookId, eventId] of [
+      [oldId, '11111111-1111-4111-8111-111111111111'],
+      [recentId, '22222222-2222-4222-8222-222222222222'],
+    ]) {
+      await db().query("INSERT INTO webhook_events (id, type, site_id, data) VALUES ($1, 'import.completed', $2, '{}')", [eventId, t.site.id]);
+      await db().query("INSERT INTO webhook_deliveries (id, event_id, webhook_id, status, body) VALUES (gen_random_uuid(), $1, $2, 'failed', '{}')", [eventId, hookId]);
+    }
+    await db().query(
+      `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error)
+       SELECT id, 1, now(), 5, 500, 'http_status' FROM webhook_deliveries WHERE webhook_id = $1`,
+      [oldId],
+    );
+    await as(t, owner, 'DELETE', `${siteHooks()}/${oldId}`);
+    await db().query("UPDATE webhook_deliveries SET created_at = now() - interval '31 days' WHERE webhook_id = $1", [oldId]);
+    await db().query("UPDATE webhook_events SET created_at = now() - interval '31 days' WHERE id = '11111111-1111-4111-8111-111111111111'");
+    await db().query("UPDATE webhooks SET deleted_at = now() - interval '31 days' WHERE id = $1", [oldId]);
+
+    const oldDeliveries = (await db().query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE webhook_id = $1', [oldId])).rows.map((r) => r.id);
+    expect((await db().query('SELECT 1 FROM webhook_delivery_attempts WHERE delivery_id = ANY ($1::uuid[])', [oldDeliveries])).rowCount).toBe(1);
+
+    await createDeliveryQueue(db).purge(30);
+
+    const left = async (sql: string, id: string) => (await db().query(sql, [id])).rowCount;
+    expect(await left('SELECT 1 FROM webhook_deliveries WHERE webhook_id = $1', oldId)).toBe(0);
+    expect((await db().query('SELECT 1 FROM webhook_delivery_attempts WHERE delivery_id = ANY ($1::uuid[])', [oldDeliveries])).rowCount).toBe(0);
+    expect(await left('SELECT 1 FROM webhook_events WHERE id = $1', '11111111-1111-4111-8111-111111111111')).toBe(0);
+    expect(await left('SELECT 1 FROM webhooks WHERE id = $1', oldId)).toBe(0);
+    expect(await left('SELECT 1 FROM webhook_deliveries WHERE webhook_id = $1', recentId)).toBe(1);
+    expect(await left('SELECT 1 FROM webhook_events WHERE id = $1', '22222222-2222-4222-8222-222222222222')).toBe(1);
+    expect(await left('SELECT 1 FROM webhooks WHERE id = $1', recentId)).toBe(1);
   });
 });
