@@ -3,7 +3,7 @@
 import { ServiceBroker } from 'moleculer';
 import { createLocalElector } from '../cluster/election/local.ts';
 import { createRedisElector } from '../cluster/election/redis.ts';
-import { createLeaderFence } from '../cluster/fencing.ts';
+import { createLeaderFence, currentLeaderEpoch } from '../cluster/fencing.ts';
 import { clusterSink } from '../cluster/ingest-sink.ts';
 import { createLeaderJobs } from '../cluster/leader-jobs.ts';
 import { createClusterStatus } from '../cluster/status.ts';
@@ -43,7 +43,14 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   const dataDirLock = lockDataDir(config.dataDir);
   const jwtSecret = resolveJwtSecret(config.jwtSecret, config.dataDir, log);
   const elector = config.redisUrl
-    ? createRedisElector({ redisUrl: config.redisUrl, nodeId: config.nodeId, leaseMs: config.leaderLeaseMs, key: `${config.namespace}:leader`, log })
+    ? createRedisElector({
+        redisUrl: config.redisUrl,
+        nodeId: config.nodeId,
+        leaseMs: config.leaderLeaseMs,
+        key: `${config.namespace}:leader`,
+        log,
+        epochFloor: () => currentLeaderEpoch(runtime.metadata()),
+      })
     : createLocalElector(config.nodeId);
   const leaderJobs = createLeaderJobs(elector, log);
   const rateLimits = createRateLimits(config, log);

@@ -15,6 +15,12 @@ export interface RedisElectorOptions {
   log: Log;
   /** Monotonic clock in ms (default performance.now); injectable so tests can jump time. */
   now?: () => number;
+  /**
+   * The highest epoch the fenced resource has seen (leader_epoch in PostgreSQL). New epochs start
+   * above it, so a Redis that lost its data (restarted without persistence) cannot hand out epochs
+   * the resource would refuse. While it cannot be read, this node does not campaign.
+   */
+  epochFloor?: () => Promise<number | null>;
 }
 
 export interface RedisLeaderElector extends LeaderElector {
@@ -27,14 +33,15 @@ export interface RedisLeaderElector extends LeaderElector {
   pause(): void;
 }
 
-// KEYS[1] lease, KEYS[2] epoch counter; ARGV[1] node id, ARGV[2] lease ms. Taking the lease and
-// bumping the counter happen in one script so no holder can ever share or reuse an epoch. On a miss
-// it reports the current holder and its TTL, so followers learn who leads in the same round trip.
+// KEYS[1] lease, KEYS[2] epoch counter; ARGV[1] node id, ARGV[2] lease ms, ARGV[3] epoch floor.
+// Taking the lease and raising the counter happen in one script so no holder can ever share or
+// reuse an epoch. On a miss it reports the current holder and its TTL, so followers learn who leads
+// in the same round trip.
 const ACQUIRE = `
-local epoch = tonumber(redis.call('GET', KEYS[2]) or '0') + 1
+local epoch = math.max(tonumber(redis.call('GET', KEYS[2]) or '0'), tonumber(ARGV[3])) + 1
 local value = ARGV[1] .. '|' .. epoch
 if redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[2]) then
-  redis.call('INCR', KEYS[2])
+  redis.call('SET', KEYS[2], epoch)
   return {epoch, value}
 end
 return {0, redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}
@@ -160,11 +167,20 @@ export function createRedisElector(options: RedisElectorOptions): RedisLeaderEle
   }
 
   async function acquire() {
+    let floor = 0;
+    if (options.epochFloor) {
+      try {
+        floor = (await options.epochFloor()) ?? 0;
+      } catch (err) {
+        log.debug({ err, key, nodeId }, 'leader election: epoch floor unreadable; not campaigning this round');
+        return;
+      }
+    }
     const sentAt = now();
     const wallSentAt = Date.now();
     let reply: AcquireReply;
     try {
-      reply = (await redis.eval(ACQUIRE, 2, key, epochKey, nodeId, String(leaseMs))) as AcquireReply;
+      reply = (await redis.eval(ACQUIRE, 2, key, epochKey, nodeId, String(leaseMs), String(floor))) as AcquireReply;
     } catch (err) {
       leaderNodeId = null;
       leaseExpiresAt = null;

@@ -42,8 +42,12 @@ function newKey(): string {
   return key;
 }
 
-function elector(key: string, nodeId: string, extra: { leaseMs?: number; now?: () => number; redisUrl?: string } = {}): RedisLeaderElector {
-  const created = createRedisElector({ redisUrl: extra.redisUrl ?? redisUrl, nodeId, key, leaseMs: extra.leaseMs ?? LEASE_MS, log: silentLog, now: extra.now });
+function elector(
+  key: string,
+  nodeId: string,
+  extra: { leaseMs?: number; now?: () => number; redisUrl?: string; epochFloor?: () => Promise<number | null> } = {},
+): RedisLeaderElector {
+  const created = createRedisElector({ redisUrl: extra.redisUrl ?? redisUrl, nodeId, key, leaseMs: extra.leaseMs ?? LEASE_MS, log: silentLog, now: extra.now, epochFloor: extra.epochFloor });
   electors.push(created);
   return created;
 }
@@ -208,6 +212,36 @@ describe('createRedisElector', () => {
     // Nothing changed in Redis: the old lease is still there, still counting down.
     expect(await raw.get(key)).toBe('node-a|1');
     expect(await raw.pttl(key)).toBeGreaterThan(0);
+  });
+
+  it('starts epochs above the floor the fenced resource reports, e.g. after Redis lost its counter', async () => {
+    const key = newKey();
+    const a = elector(key, 'node-a', { epochFloor: async () => 41 });
+    await a.start();
+    expect(a.state()).toMatchObject({ leader: true, epoch: 42 });
+    expect(await raw.get(`${key}:epoch`)).toBe('42');
+    await a.stop();
+    // A floor below the counter changes nothing: epochs only grow.
+    const b = elector(key, 'node-b', { epochFloor: async () => 7 });
+    await b.start();
+    expect(b.state().epoch).toBe(43);
+  });
+
+  it('does not campaign while the epoch floor cannot be read', async () => {
+    const key = newKey();
+    let readable = false;
+    const a = elector(key, 'node-a', {
+      epochFloor: async () => {
+        if (!readable) throw new Error('metadata store unreachable');
+        return null;
+      },
+    });
+    await a.start();
+    expect(a.isLeader()).toBe(false);
+    expect(await raw.get(key)).toBeNull();
+    readable = true;
+    await waitFor(() => a.isLeader(), INTERVAL_MS + 500, 'node-a to lead once the floor is readable');
+    expect(a.state().epoch).toBe(1);
   });
 
   it('starts as a follower, without throwing, when Redis is unreachable', async () => {
