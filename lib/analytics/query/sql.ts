@@ -98,6 +98,8 @@ function visitsCte(scope: Scope, binder: Binder, extraColumns = ''): string {
  */
 export function kpiStatement(scope: Scope): Statement {
   const binder = new Binder(scopeParams(scope));
+  // Engagement is joined to the visits rather than read with `session_id IN (SELECT … FROM visits)`:
+  // ClickHouse inlines a CTE at each use, so the IN form grouped the range's hits by session twice.
   const sql = `
     WITH visits AS (${visitsCte(scope, binder)})
     SELECT uniqExactArray(visitor_ids) AS visitors,
@@ -105,11 +107,12 @@ export function kpiStatement(scope: Scope): Statement {
            sum(visit_pageviews) AS pageviews,
            countIf(visit_pageviews = 1 AND session_id NOT IN ${CONVERTED}) AS bounces,
            sum(visit_duration_ms) AS duration_ms,
-           (SELECT sum(toUInt64OrZero(props['engagement_ms']))
-              FROM {db:Identifier}.events
-             WHERE ${IN_RANGE} AND name = '$engagement'
-               AND session_id IN (SELECT session_id FROM visits)) AS engagement_ms
-      FROM visits`;
+           sum(engaged.engagement_ms) AS engagement_ms
+      FROM visits
+      LEFT JOIN (SELECT session_id, sum(toUInt64OrZero(props['engagement_ms'])) AS engagement_ms
+                   FROM {db:Identifier}.events
+                  WHERE ${IN_RANGE} AND name = '$engagement'
+                  GROUP BY session_id) AS engaged USING (session_id)`;
   return { sql, params: binder.params };
 }
 
