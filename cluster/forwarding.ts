@@ -1,5 +1,5 @@
-// Server ingest on a follower: validated and authenticated locally, then handed to the leader as
-// one batch per request (`cluster.receive` on the leader's node). When the call fails because the
+// Server ingest on a follower: validated and authenticated locally, then handed to the leader in
+// batches (`cluster.receive` on the leader's node). When the call fails because the
 // leader is gone or unreachable (service not found, timeout, node disconnected) the follower
 // re-reads the leader and tries the new one; with no reachable leader it appends the batch to the
 // JetStream buffer itself, so the 202 still means "durable". Every attempt carries the same batch
@@ -17,6 +17,7 @@ import type { IngestStream } from './ingest-stream.ts';
 export const RECEIVE_ACTION = 'cluster.receive';
 
 export interface ForwardedBatch {
+  /** `<round uuid>:<index>`: the JetStream message id prefix, the same on every retry of the batch. */
   batchId: string;
   records: JournalRecord[];
 }
@@ -49,6 +50,8 @@ export interface ForwarderOptions {
 
 /** One try per leader seen: the first, and each new one learned after a failure. */
 const MAX_ATTEMPTS = 3;
+/** Well under NATS's default 1 MiB message limit, with room for Moleculer's envelope. */
+const BATCH_BYTES = 256 * 1024;
 
 export function createForwarder(options: ForwarderOptions): Forwarder {
   const { broker, elector, stream, nodeId, log } = options;
@@ -56,37 +59,68 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
 
   const reachable = (node: string) => broker.registry.nodes.get(node)?.available === true;
 
-  return {
-    async append(records) {
-      if (records.length === 0) return;
-      const batch: ForwardedBatch = { batchId: randomUUID(), records: [...records] };
-      const tried = new Set<string>();
-      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-        const leader = elector.state().leaderNodeId;
-        if (leader === nodeId) {
-          await stream.publish(batch.records, batch.batchId);
-          stats.stored += records.length;
-          return;
-        }
-        if (leader === null || tried.has(leader) || !reachable(leader)) break;
-        tried.add(leader);
-        try {
-          await broker.call(RECEIVE_ACTION, batch, { nodeID: leader, timeout: options.timeoutMs, retries: 0 });
-          stats.forwarded += records.length;
-          return;
-        } catch (err) {
-          const failure = err as Error & { retryable?: boolean; code?: number; type?: string; data?: { retry_after?: number } };
-          // The leader answered: its refusal (a full buffer) is the answer.
-          if (!failure.retryable) {
-            if (failure.code === 503) throw unavailable(failure.message, failure.data?.retry_after ?? 2);
-            if (failure instanceof PlumbError) throw failure;
-            throw new Error(`forwarding to leader ${leader} failed: ${failure.message}`, { cause: err });
-          }
-          log.warn({ err: failure.message, leader, records: records.length }, 'forwarding: leader did not take the batch; re-reading the leader');
-        }
+  /** One batch to the leader, or into the buffer; durable once it resolves. */
+  async function deliver(batch: ForwardedBatch): Promise<void> {
+    const count = batch.records.length;
+    const tried = new Set<string>();
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const leader = elector.state().leaderNodeId;
+      if (leader === nodeId) {
+        await stream.publish(batch.records, batch.batchId);
+        stats.stored += count;
+        return;
       }
-      await stream.publish(batch.records, batch.batchId);
-      stats.buffered += records.length;
+      if (leader === null || tried.has(leader) || !reachable(leader)) break;
+      tried.add(leader);
+      try {
+        await broker.call(RECEIVE_ACTION, batch, { nodeID: leader, timeout: options.timeoutMs, retries: 0 });
+        stats.forwarded += count;
+        return;
+      } catch (err) {
+        const failure = err as Error & { retryable?: boolean; code?: number; data?: { retry_after?: number } };
+        // The leader answered: its refusal (a full buffer) is the answer.
+        if (!failure.retryable) {
+          if (failure.code === 503) throw unavailable(failure.message, failure.data?.retry_after ?? 2);
+          if (failure instanceof PlumbError) throw failure;
+          throw new Error(`forwarding to leader ${leader} failed: ${failure.message}`, { cause: err });
+        }
+        log.warn({ err: failure.message, leader, records: count }, 'forwarding: leader did not take the batch; re-reading the leader');
+      }
+    }
+    await stream.publish(batch.records, batch.batchId);
+    stats.buffered += count;
+  }
+
+  // Requests arriving while a round is in flight are sent together in the next one, so a busy
+  // follower makes few large calls. A round is cut into batches under the transporter's message
+  // size, each with its own id.
+  let queue: { records: readonly JournalRecord[]; resolve(): void; reject(err: unknown): void }[] = [];
+  let flushing = false;
+  async function flushRounds(): Promise<void> {
+    while (queue.length > 0) {
+      const round = queue;
+      queue = [];
+      try {
+        const id = randomUUID();
+        await Promise.all(chunk(round.flatMap((w) => w.records)).map((records, i) => deliver({ batchId: `${id}:${i}`, records })));
+        for (const waiter of round) waiter.resolve();
+      } catch (err) {
+        for (const waiter of round) waiter.reject(err);
+      }
+    }
+    flushing = false;
+  }
+
+  return {
+    append(records) {
+      if (records.length === 0) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        queue.push({ records, resolve, reject });
+        if (!flushing) {
+          flushing = true;
+          queueMicrotask(() => void flushRounds());
+        }
+      });
     },
 
     async receive(batch) {
@@ -102,4 +136,23 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
 
     stats: () => ({ ...stats }),
   };
+}
+
+/** Splits records into batches of at most BATCH_BYTES of JSON (a record is never split). */
+function chunk(records: JournalRecord[]): JournalRecord[][] {
+  const batches: JournalRecord[][] = [];
+  let current: JournalRecord[] = [];
+  let size = 0;
+  for (const record of records) {
+    const bytes = JSON.stringify(record).length;
+    if (current.length > 0 && size + bytes > BATCH_BYTES) {
+      batches.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(record);
+    size += bytes;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
 }

@@ -24,7 +24,7 @@ export default function createClusterService(runtime: Runtime): ServiceSchema {
       receive: {
         // Node to node only: no rest alias, so the gateway never publishes it.
         visibility: 'public',
-        params: { batchId: 'uuid', records: { type: 'array', min: 1, items: 'object' } },
+        params: { batchId: 'string|min:1|max:100', records: { type: 'array', min: 1, items: 'object' } },
         handler: (ctx: Context<ForwardedBatch>) => runtime.cluster.receive(ctx.params),
       },
     },
