@@ -170,7 +170,7 @@ export default function createWebhooksService(runtime: Runtime, options: Webhook
         rest: `DELETE ${path}/:webhookId`,
         ...manage,
         params: one,
-        openapi: { summary: 'Delete a webhook: deliveries not yet made are cancelled; the history stays until retention', tags, successStatus: 204 },
+        openapi: { summary: 'Delete a webhook: deliveries not yet made are cancelled; the records are kept until retention', tags, successStatus: 204 },
         async handler(ctx: Ctx<WebhookParams>) {
           await deleteWebhook(deps(), ctx.meta.user!, owner(ctx.params), ctx.params.webhookId);
           ctx.meta.$statusCode = 204;

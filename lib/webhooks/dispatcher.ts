@@ -140,8 +140,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         for (const delivery of claimed) track(delivery);
         if (claimed.length === free) pumpAgain = true;
       } while (pumpAgain && running);
+      // Due now yet unclaimed means its webhook is at its limit: the attempt in flight wakes us
+      // when it ends (or, for a dead node's claim, the sweep does), so there is nothing to poll for.
       const dueIn = await queue.secondsUntilNextDue();
-      if (running && dueIn !== null) schedule(dueIn * 1000);
+      if (running) schedule(dueIn !== null && dueIn > 0 ? dueIn * 1000 : settings.sweepSeconds * 1000);
     } catch (err) {
       log.warn({ err }, 'webhook dispatcher could not claim deliveries; trying again at the next sweep');
     } finally {

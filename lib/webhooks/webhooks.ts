@@ -214,7 +214,7 @@ export async function replaceWebhook(deps: WebhookDeps, actor: UserPrincipal, ow
   return toView(row);
 }
 
-/** Stops every delivery not yet made (cancelled); the history stays readable until retention. */
+/** Stops every delivery not yet made (cancelled); the records stay in the store until retention removes them. */
 export async function deleteWebhook(deps: WebhookDeps, actor: UserPrincipal, owner: WebhookOwner, id: string): Promise<{ cancelled: number }> {
   return deps.store.transaction(async (tx) => {
     const row = await lockedWebhook(tx, owner, id);
