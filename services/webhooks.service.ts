@@ -71,21 +71,22 @@ const OWNERS = {
  */
 interface DispatcherSlot {
   dispatcher: Dispatcher | null;
-  leading: boolean;
+  /** The epoch this node leads with, null while it does not lead. */
+  epoch: number | null;
 }
 const slots = new WeakMap<LeaderJobs, DispatcherSlot>();
 
 function dispatcherSlot(leaderJobs: LeaderJobs): DispatcherSlot {
   const existing = slots.get(leaderJobs);
   if (existing) return existing;
-  const created: DispatcherSlot = { dispatcher: null, leading: false };
+  const created: DispatcherSlot = { dispatcher: null, epoch: null };
   leaderJobs.register('webhooks.dispatcher', {
-    start() {
-      created.leading = true;
-      created.dispatcher?.start();
+    start(epoch) {
+      created.epoch = epoch;
+      created.dispatcher?.start(epoch);
     },
     async stop() {
-      created.leading = false;
+      created.epoch = null;
       await created.dispatcher?.stop();
     },
   });
@@ -234,7 +235,7 @@ export default function createWebhooksService(runtime: Runtime, options: Webhook
         log.warn('PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS is on: webhooks may target http:// and loopback/private addresses. Development only: this removes the SSRF protection.');
       }
       dispatcher = createDispatcher({
-        queue: createDeliveryQueue(runtime.metadata),
+        queue: (epoch) => createDeliveryQueue(runtime.metadata, (fn) => runtime.fence.run(epoch, fn)),
         secrets,
         settings: {
           concurrency: config.webhookDeliveryConcurrency,
@@ -253,7 +254,7 @@ export default function createWebhooksService(runtime: Runtime, options: Webhook
       });
       const slot = dispatcherSlot(runtime.leaderJobs);
       slot.dispatcher = dispatcher;
-      if (slot.leading) dispatcher.start();
+      if (slot.epoch !== null) dispatcher.start(slot.epoch);
     },
 
     async stopped() {

@@ -23,7 +23,8 @@ export interface DispatcherSettings {
 }
 
 export interface DispatcherDeps {
-  queue: DeliveryQueue;
+  /** The queue whose writes are fenced by this leadership's epoch. */
+  queue: (epoch: number) => DeliveryQueue;
   secrets: SecretBox;
   settings: DispatcherSettings;
   log: Log;
@@ -34,7 +35,8 @@ export interface DispatcherDeps {
 }
 
 export interface Dispatcher {
-  start(): void;
+  /** Begins dispatching as the leader of this epoch. */
+  start(epoch: number): void;
   /** Stops claiming; waits a little for attempts in flight (the sweep re-sends any left unfinished). */
   stop(): Promise<void>;
   /** Something was queued: look for due deliveries now rather than at the next timer. */
@@ -53,7 +55,8 @@ const STOP_WAIT_MS = 2000;
 const PURGE_EVERY_MS = 10 * 60_000;
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
-  const { queue, secrets, settings, log } = deps;
+  const { secrets, settings, log } = deps;
+  let queue: DeliveryQueue;
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let pumping = false;
@@ -178,7 +181,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   }
 
   return {
-    start() {
+    start(epoch) {
+      queue = deps.queue(epoch);
       running = true;
       sweepTimer = setInterval(() => void sweep(), settings.sweepSeconds * 1000);
       sweepTimer.unref();

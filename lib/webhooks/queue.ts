@@ -1,8 +1,12 @@
 // Every write the delivery dispatcher makes, in one place: claim due deliveries, record an
 // attempt's outcome, re-queue stalled claims, drop history past retention. Only the leader calls
-// these, so a leader fencing check belongs here and nowhere else. Times are the database's clock
-// (now()), so nodes with skewed clocks agree on what is due.
-import type { MetadataStore } from '../stores/metadata/index.ts';
+// these, and every write runs through `write`: the leader's fenced transaction (its epoch checked
+// against leader_epoch in the same transaction), so a deposed leader changes nothing. Times are the
+// database's clock (now()), so nodes with skewed clocks agree on what is due.
+import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+
+/** Runs fn in one metadata transaction (fenced by the leader's epoch on a leader). */
+export type TransactionRunner = <T>(fn: (tx: MetadataQueryable) => Promise<T>) => Promise<T>;
 
 /** A delivery claimed for one attempt, with what sending it needs. */
 export interface ClaimedDelivery {
@@ -46,11 +50,12 @@ export interface DeliveryQueue {
   secondsUntilNextDue(): Promise<number | null>;
 }
 
-export function createDeliveryQueue(store: () => MetadataStore): DeliveryQueue {
+export function createDeliveryQueue(store: () => MetadataStore, write: TransactionRunner = (fn) => store().transaction(fn)): DeliveryQueue {
   return {
     async claim(limit, perEndpoint, leaseSeconds) {
       if (limit <= 0) return [];
-      const { rows } = await store().query<ClaimedDelivery>(
+      const { rows } = await write((tx) =>
+        tx.query<ClaimedDelivery>(
         `WITH busy AS (
            SELECT webhook_id, count(*)::int AS n FROM webhook_deliveries WHERE status = 'processing' GROUP BY webhook_id
          ), ranked AS (
@@ -71,12 +76,13 @@ export function createDeliveryQueue(store: () => MetadataStore): DeliveryQueue {
           WHERE d.id = c.id AND w.id = d.webhook_id AND d.status IN ('pending', 'retrying')
       RETURNING d.id, d.event_id, d.webhook_id, d.body, d.attempts, d.claim_token, w.url, w.secret_sealed`,
         [limit, perEndpoint, leaseSeconds],
+        ),
       );
       return rows;
     },
 
     async complete(delivery, outcome) {
-      await store().transaction(async (tx) => {
+      await write(async (tx) => {
         // Only this claim's row changes: a deleted webhook's (cancelled) or a swept claim stays as it is.
         await tx.query(
           `UPDATE webhook_deliveries
@@ -100,7 +106,8 @@ export function createDeliveryQueue(store: () => MetadataStore): DeliveryQueue {
     async requeueStalled() {
       // The interrupted attempt's outcome is unknown (the receiver may have it): it is recorded, not
       // counted, and the delivery is sent again; receivers deduplicate by id.
-      const { rowCount } = await store().query(
+      const { rowCount } = await write((tx) =>
+        tx.query(
         `WITH stalled AS (
            UPDATE webhook_deliveries
               SET status = CASE WHEN attempts = 0 THEN 'pending' ELSE 'retrying' END,
@@ -110,12 +117,13 @@ export function createDeliveryQueue(store: () => MetadataStore): DeliveryQueue {
          )
          INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error)
          SELECT id, attempts + 1, coalesce(claimed_at, now()), NULL, NULL, 'interrupted' FROM stalled`,
+        ),
       );
       return rowCount;
     },
 
     async purge(retentionDays) {
-      const db = store();
+      await write(async (db) => {
       await db.query(`DELETE FROM webhook_deliveries WHERE status <> 'processing' AND created_at < now() - make_interval(days => $1)`, [retentionDays]);
       await db.query(
         `DELETE FROM webhook_events e WHERE e.created_at < now() - make_interval(days => $1)
@@ -127,6 +135,7 @@ export function createDeliveryQueue(store: () => MetadataStore): DeliveryQueue {
             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id)`,
         [retentionDays],
       );
+      });
     },
 
     async secondsUntilNextDue() {
