@@ -100,9 +100,12 @@ export function kpiStatement(scope: Scope): Statement {
   const binder = new Binder(scopeParams(scope));
   // Engagement is joined to the visits rather than read with `session_id IN (SELECT … FROM visits)`:
   // ClickHouse inlines a CTE at each use, so the IN form grouped the range's hits by session twice.
+  // Unfiltered, every hit in range belongs to a visit in scope, so visitors are counted straight off
+  // the hits and ClickHouse drops the per-visit visitor arrays (a third of the query's work).
+  const visitors = scope.filters.length === 0 ? `(SELECT uniqExact(visitor_id) FROM {db:Identifier}.hits WHERE ${IN_RANGE})` : 'uniqExactArray(visitor_ids)';
   const sql = `
     WITH visits AS (${visitsCte(scope, binder)})
-    SELECT uniqExactArray(visitor_ids) AS visitors,
+    SELECT ${visitors} AS visitors,
            count() AS visits,
            sum(visit_pageviews) AS pageviews,
            countIf(visit_pageviews = 1 AND session_id NOT IN ${CONVERTED}) AS bounces,
