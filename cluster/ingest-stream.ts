@@ -93,7 +93,9 @@ export async function openIngestStream(options: IngestStreamOptions): Promise<In
     try {
       await js.publish(subject, data, { msgID, timeout: PUBLISH_TIMEOUT_MS });
     } catch (err) {
-      const message = (err as Error).message ?? '';
+      // JetStream reports a full stream as an API error ("maximum bytes exceeded"), message "503".
+      const failure = err as Error & { api_error?: { description?: string } };
+      const message = `${failure.message ?? ''} ${failure.api_error?.description ?? ''}`.trim();
       if (/maximum (bytes|messages)|insufficient resources/i.test(message)) throw new JournalFullError(options.maxBytes, options.maxBytes);
       log.warn({ err: message, stream: name }, 'ingest stream: publish failed');
       throw unavailable('The ingest buffer (JetStream) is unreachable; retry shortly', 2);

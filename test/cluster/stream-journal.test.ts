@@ -6,9 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect } from 'nats';
 import pg from 'pg';
 import { createLeaderFence, FencedError } from '../../cluster/fencing.ts';
+import { createForwarder } from '../../cluster/forwarding.ts';
+import type { LeaderElector } from '../../cluster/election/elector.ts';
 import { type IngestStream, openIngestStream } from '../../cluster/ingest-stream.ts';
 import { createStreamJournal } from '../../cluster/stream-journal.ts';
+import { JournalFullError } from '../../lib/ingest/journal.ts';
 import type { JournalRecord } from '../../lib/ingest/pipeline.ts';
+import { PlumbError } from '../../lib/errors.ts';
+import type { ServiceBroker } from 'moleculer';
 import { silentLog } from '../../lib/log.ts';
 import { type MetadataStore, openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { NATS_URL, POSTGRES_URL } from '../support/cluster.ts';
@@ -16,6 +21,7 @@ import { NATS_URL, POSTGRES_URL } from '../support/cluster.ts';
 const id = randomBytes(4).toString('hex');
 const database = `plumb_cluster_${id}`;
 const namespace = `plumbsj${id}`;
+const smallNamespace = `plumbsjsmall${id}`;
 let admin: pg.Client;
 let store: MetadataStore;
 let stream: IngestStream;
@@ -31,7 +37,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await stream?.close();
   const nc = await connect({ servers: NATS_URL });
-  await (await nc.jetstreamManager()).streams.delete(`${namespace}_ingest`).catch(() => undefined);
+  const jsm = await nc.jetstreamManager();
+  for (const name of [namespace, smallNamespace]) await jsm.streams.delete(`${name}_ingest`).catch(() => undefined);
   await nc.close();
   await store?.close();
   await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
@@ -69,5 +76,32 @@ describe('the stream journal', () => {
     expect(await second.next(1000)).toBeNull();
     expect((await stream.depth()).messages).toBe(0);
     await Promise.all([first.close(), second.close()]);
+  });
+
+  it('is bounded: past its capacity an append is refused (503 for a forwarded batch), never an older message dropped', async () => {
+    const small = await openIngestStream({ url: NATS_URL, namespace: smallNamespace, maxBytes: 16 * 1024, log: silentLog });
+    try {
+      const big = (n: number): JournalRecord => ({ table: 'events', team: 'team-1', row: { path: `/${n}`, filler: 'x'.repeat(1000) } });
+      let appended = 0;
+      let refusal: unknown;
+      for (let n = 0; n < 40 && refusal === undefined; n++) {
+        await small.publish([big(n)]).then(
+          () => appended++,
+          (err: unknown) => (refusal = err),
+        );
+      }
+      expect(refusal).toBeInstanceOf(JournalFullError);
+      expect(appended).toBeGreaterThan(5);
+      expect((await small.depth()).messages).toBe(appended);
+
+      // The leader's side of a forward answers the follower with a 503 it can pass on.
+      const elector = { state: () => ({ leaderNodeId: 'me' }) } as unknown as LeaderElector;
+      const forwarder = createForwarder({ broker: {} as ServiceBroker, elector, stream: small, nodeId: 'me', timeoutMs: 1000, log: silentLog });
+      const received = forwarder.receive({ batchId: 'full-batch', records: [big(99)] });
+      await expect(received).rejects.toBeInstanceOf(PlumbError);
+      await expect(received).rejects.toMatchObject({ code: 503 });
+    } finally {
+      await small.close();
+    }
   });
 });
