@@ -27,10 +27,13 @@ export default function createNodeService(runtime: Runtime): ServiceSchema {
       status: {
         rest: 'GET /api/status',
         auth: 'none',
-        openapi: { summary: 'Instance status for the dashboard: whether first-run setup is needed, version, readiness', tags: ['node'] },
+        openapi: { summary: 'Instance status for the dashboard: whether first-run setup is needed, version, readiness, where the tracking script is served', tags: ['node'] },
         async handler() {
           const ready = runtime.isReady();
-          return { needs_setup: ready ? (await userCount(runtime.metadata())) === 0 : false, version: VERSION, ready };
+          const { trackerScriptPath } = runtime.config;
+          // The dashboard's tracking snippet must name the path this instance really serves.
+          const tracker_script_path = trackerScriptPath.startsWith('/') ? trackerScriptPath : `/${trackerScriptPath}`;
+          return { needs_setup: ready ? (await userCount(runtime.metadata())) === 0 : false, version: VERSION, ready, tracker_script_path };
         },
       },
     },

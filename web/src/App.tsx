@@ -1,41 +1,78 @@
-// The dashboard shell: instance status from /api/status until the signed-in views exist.
-import { useEffect, useState } from 'react';
+// Routes of the dashboard. Each page is its own chunk, so the first load carries only the shell.
+import { lazy, type ReactNode, Suspense } from 'react';
+import { Navigate, Route, Routes, useLocation } from 'react-router';
+import { Layout } from './components/Layout.tsx';
+import { useSession } from './session.tsx';
 
-interface InstanceStatus {
-  version: string;
-  ready: boolean;
+const Login = lazy(() => import('./pages/Login.tsx'));
+const Setup = lazy(() => import('./pages/Setup.tsx'));
+const Sites = lazy(() => import('./pages/Sites.tsx'));
+const SiteDashboard = lazy(() => import('./pages/SiteDashboard.tsx'));
+const Events = lazy(() => import('./pages/Events.tsx'));
+const Goals = lazy(() => import('./pages/Goals.tsx'));
+const Funnels = lazy(() => import('./pages/Funnels.tsx'));
+const SiteSettings = lazy(() => import('./pages/SiteSettings.tsx'));
+const TeamSettings = lazy(() => import('./pages/TeamSettings.tsx'));
+const Account = lazy(() => import('./pages/Account.tsx'));
+const Share = lazy(() => import('./pages/Share.tsx'));
+const AcceptInvite = lazy(() => import('./pages/AcceptInvite.tsx'));
+
+export function Loading() {
+  return (
+    <p className="loading" role="status">
+      Loading…
+    </p>
+  );
+}
+
+function RequireSignIn({ children }: { children: ReactNode }) {
+  const { status, needsSetup, ended } = useSession();
+  const location = useLocation();
+  if (status === 'loading') return <Loading />;
+  if (status === 'signed_out') {
+    if (needsSetup) return <Navigate to="/setup" replace />;
+    // After signing out there is nowhere to return to; after an ended session, the same page.
+    const from = ended === 'signed_out' ? undefined : location.pathname + location.search;
+    return <Navigate to="/login" replace state={{ reason: ended ?? undefined, from }} />;
+  }
+  return children;
 }
 
 export function App() {
-  const [status, setStatus] = useState<InstanceStatus | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  useEffect(() => {
-    let cancelled = false;
-    fetch('/api/status', { credentials: 'same-origin' })
-      .then((res) => (res.ok ? res.json() : Promise.reject(new Error(`HTTP ${res.status}`))))
-      .then((body: InstanceStatus) => !cancelled && setStatus(body))
-      .catch((err: Error) => !cancelled && setError(err.message));
-    return () => {
-      cancelled = true;
-    };
-  }, []);
-
   return (
-    <main className="shell">
-      <header>
-        <h1>Plumb</h1>
-        <p>Privacy-first web analytics</p>
-      </header>
-      <section aria-live="polite" className="status">
-        {error && <p role="alert">Cannot reach the instance: {error}</p>}
-        {!error && !status && <p>Connecting…</p>}
-        {status && (
-          <p>
-            Instance {status.ready ? 'ready' : 'starting'} · version <span data-testid="version">{status.version}</span>
-          </p>
-        )}
-      </section>
-    </main>
+    <Suspense fallback={<Loading />}>
+      <Routes>
+        <Route path="/login" element={<Login />} />
+        <Route path="/setup" element={<Setup />} />
+        <Route path="/share/:token" element={<Share />} />
+        <Route path="/invite/:token" element={<AcceptInvite />} />
+        <Route
+          element={
+            <RequireSignIn>
+              <Layout />
+            </RequireSignIn>
+          }
+        >
+          <Route index element={<Sites />} />
+          <Route path="sites/:siteId" element={<SiteDashboard />} />
+          <Route path="sites/:siteId/events" element={<Events />} />
+          <Route path="sites/:siteId/goals" element={<Goals />} />
+          <Route path="sites/:siteId/funnels" element={<Funnels />} />
+          <Route path="sites/:siteId/settings" element={<SiteSettings />} />
+          <Route path="teams/:teamId" element={<TeamSettings />} />
+          <Route path="account" element={<Account />} />
+          <Route path="*" element={<NotFound />} />
+        </Route>
+      </Routes>
+    </Suspense>
+  );
+}
+
+function NotFound() {
+  return (
+    <section className="page">
+      <h1>Not found</h1>
+      <p>There is no page at this address.</p>
+    </section>
   );
 }

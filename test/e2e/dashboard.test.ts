@@ -1,0 +1,276 @@
+// The dashboard in real Chromium against a real `plumb serve`, as a new owner meets it: first-run
+// setup, a site, visits tracked by /plumb.js on the owner's own page, the numbers on the
+// dashboard, filtering, the events explorer's two-filter rule, a goal and a funnel, a share link
+// opened without signing in, and the login screen after signing out and after the session ended.
+// Over the whole run every request the dashboard makes is logged (none may leave the instance's
+// origin), main pages are scanned with axe-core, and screenshots (light and dark) are written to
+// test-output/screenshots for review.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
+import { type CustomerSite, DESKTOP_USER_AGENTS, serveCustomerSite, trackingSnippet } from '../support/customer-site.ts';
+import { type AxeFinding, foreignRequests, logRequests, reviewPage } from '../support/dashboard.ts';
+import { type Instance, startInstance } from '../support/instance.ts';
+
+const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
+const WAIT = { timeout: 15_000 };
+
+let instance: Instance;
+let browser: Browser;
+let shop: CustomerSite;
+let context: BrowserContext;
+let page: Page;
+let siteId: string;
+let shareUrl: string;
+const requests: string[] = [];
+const findings: AxeFinding[] = [];
+
+function shopPage(plumbUrl: string, path: string): string {
+  return `<!doctype html><html lang="en"><head><title>Shop ${path}</title>${trackingSnippet(plumbUrl)}</head>
+<body><h1>Shop</h1>
+<button id="pro" onclick="plumb('event', 'Signup', { plan: 'pro' })">Pro</button>
+<button id="free" onclick="plumb('event', 'Signup', { plan: 'free' })">Free</button>
+</body></html>`;
+}
+
+/** One visitor (own user agent, so own visitor id) who opens `paths` in order and then signs up. */
+async function visit(userAgent: string, paths: string[], plan: 'pro' | 'free') {
+  const visitor = await browser.newContext({ userAgent });
+  const tab = await visitor.newPage();
+  for (const path of paths) {
+    const sent = tab.waitForResponse((r) => r.url() === `${instance.url}/ingest` && r.status() === 202);
+    await tab.goto(`${shop.origin}${path}`);
+    await sent;
+  }
+  const sent = tab.waitForResponse((r) => r.url() === `${instance.url}/ingest/event` && r.status() === 202);
+  await tab.click(`#${plan}`);
+  await sent;
+  await visitor.close();
+}
+
+/** Reads until the value is the expected one (queries land in any order) or time is up; answers the last read. */
+async function settled<T>(read: () => Promise<T>, expected: T, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read();
+  while (JSON.stringify(value) !== JSON.stringify(expected) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    value = await read();
+  }
+  return value;
+}
+
+/** The elements' texts, once they are the expected ones or the wait is over. */
+async function expectTexts(locator: Locator, expected: string[]) {
+  expect(await settled(() => locator.allTextContents(), expected)).toEqual(expected);
+}
+
+const kpi = (name: string) => page.getByTestId(`kpi-${name}`);
+const panel = (title: string) => page.locator(`[data-panel="${title}"]`);
+
+beforeAll(async () => {
+  instance = await startInstance({
+    env: {
+      PLUMB_INGEST_FLUSH_MS: '50',
+      PLUMB_INGEST_RATE_PER_SECOND: '1000',
+      PLUMB_INGEST_BURST: '1000',
+      // One browser stands in for a whole office here; the per-IP API limit is not under test.
+      PLUMB_API_RATE_PER_SECOND: '1000',
+      PLUMB_API_BURST: '1000',
+    },
+  });
+  shop = await serveCustomerSite('shop', (req) => shopPage(instance.url, req.url ?? '/'));
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  logRequests(context, requests);
+  page = await context.newPage();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await shop?.close();
+  await instance?.destroy();
+});
+
+describe('the dashboard, from first run to sign-out', () => {
+  it('sets up the first owner account on a fresh instance', async () => {
+    await page.goto(`${instance.url}/`);
+    await page.waitForURL(`${instance.url}/setup`, WAIT);
+    await reviewPage(page, 'setup', findings);
+    await page.getByLabel('Email').fill(OWNER.email);
+    await page.getByLabel(/^Password/).fill(OWNER.password);
+    await page.getByRole('button', { name: 'Create owner account' }).click();
+    await page.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
+    expect(new URL(page.url()).pathname).toBe('/');
+    await expect(page.getByTestId('session-remaining').textContent()).resolves.toMatch(/^Session time left: 1[45]:\d\d$/);
+  }, 60_000);
+
+  it('creates a site and shows its tracking snippet', async () => {
+    await page.getByRole('button', { name: 'Add a site' }).click();
+    await page.getByLabel('Domain').fill(shop.hostname);
+    await page.getByLabel(/^Time zone/).fill('UTC');
+    await page.getByRole('button', { name: 'Add site', exact: true }).click();
+    await page.waitForURL(/\/sites\/[0-9a-f-]{36}\/settings$/, WAIT);
+    siteId = new URL(page.url()).pathname.split('/')[2];
+    await expect(page.getByTestId('snippet').textContent()).resolves.toContain(`<script defer src="${instance.url}/plumb.js"></script>`);
+    await reviewPage(page, 'site-settings', findings);
+  }, 60_000);
+
+  it('shows visits tracked through /plumb.js with the right numbers', async () => {
+    await visit(DESKTOP_USER_AGENTS[0], ['/', '/pricing'], 'pro');
+    await visit(DESKTOP_USER_AGENTS[1], ['/'], 'free');
+    await visit(DESKTOP_USER_AGENTS[2], ['/docs'], 'pro');
+
+    await page.getByRole('link', { name: 'Dashboard' }).click();
+    // The writer stores accepted events within a moment; reload until they are counted.
+    for (let i = 0; i < 30 && (await kpi('pageviews').textContent().catch(() => null)) !== '4'; i++) {
+      await page.waitForTimeout(500);
+      await page.reload();
+      await kpi('pageviews').waitFor(WAIT);
+    }
+    await expect(kpi('visitors').textContent()).resolves.toBe('3');
+    await expect(kpi('visits').textContent()).resolves.toBe('3');
+    await expect(kpi('pageviews').textContent()).resolves.toBe('4');
+    await page.getByTestId('chart').locator('canvas').first().waitFor(WAIT);
+    const pages = panel('Pages').locator('.rows li');
+    await expectTexts(pages, ['/2 visitors', '/docs1 visitors', '/pricing1 visitors']);
+    await expectTexts(panel('Devices').locator('.rows li'), ['desktop3 visitors']);
+    await reviewPage(page, 'dashboard', findings);
+
+    // Readable on a small phone: nothing wider than the screen.
+    await page.setViewportSize({ width: 360, height: 780 });
+    await page.waitForTimeout(300);
+    await expect(page.evaluate(() => document.documentElement.scrollWidth)).resolves.toBeLessThanOrEqual(360);
+    await reviewPage(page, 'dashboard-360px', findings);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }, 90_000);
+
+  it('filters the whole dashboard by a clicked page, in the URL', async () => {
+    await panel('Pages').getByRole('button', { name: /^\/pricing 1 visitors/ }).click();
+    await page.waitForURL((url) => url.searchParams.getAll('filter').join() === 'page:is:/pricing', WAIT);
+    await page.getByRole('button', { name: 'Remove filter: Page is /pricing' }).waitFor(WAIT);
+    await page.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '1', undefined, WAIT);
+    // A filter keeps whole visits: the one visit that saw /pricing had two pageviews.
+    await expect(kpi('pageviews').textContent()).resolves.toBe('2');
+    await expectTexts(panel('Pages').locator('.rows li'), ['/1 visitors', '/pricing1 visitors']);
+
+    // The state survives a reload, and the chip removes the filter.
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '1', undefined, WAIT);
+    await page.getByRole('button', { name: 'Remove filter: Page is /pricing' }).click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '3', undefined, WAIT);
+    expect(new URL(page.url()).searchParams.has('filter')).toBe(false);
+
+    await page.getByRole('button', { name: 'Last 7 days' }).click();
+    await page.waitForURL((url) => url.searchParams.get('period') === '7d', WAIT);
+    await page.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '3', undefined, WAIT);
+  }, 60_000);
+
+  it('explores events with one property and one audience filter, and cannot add a third', async () => {
+    await page.getByRole('link', { name: 'Events' }).click();
+    await page.waitForURL((url) => url.pathname === `/sites/${siteId}/events` && url.searchParams.get('period') === '7d', WAIT);
+    await page.getByRole('heading', { name: 'Signup', level: 2 }).waitFor(WAIT);
+    const props = page.locator('section[aria-labelledby="event-props"]');
+    await props.getByRole('button', { name: /^pro 2 sessions/ }).waitFor(WAIT);
+    await expectTexts(props.locator('.rows li'), ['pro2 sessions', 'free1 sessions']);
+
+    await props.getByRole('button', { name: /^pro 2 sessions/ }).click();
+    await page.getByRole('button', { name: 'Remove filter: property plan is pro' }).waitFor(WAIT);
+    const pages = page.locator('section[aria-labelledby="aud-path"]');
+    await pages.getByRole('button', { name: /^\/docs 1 sessions/ }).waitFor(WAIT);
+    await expectTexts(pages.locator('.rows li'), ['/docs1 sessions', '/pricing1 sessions']);
+
+    await pages.getByRole('button', { name: /^\/docs 1 sessions/ }).click();
+    await page.getByRole('button', { name: 'Remove filter: page is /docs' }).waitFor(WAIT);
+    const url = new URL(page.url());
+    expect([url.searchParams.get('pk'), url.searchParams.get('pv'), url.searchParams.get('dk'), url.searchParams.get('dv')]).toEqual(['plan', 'pro', 'path', '/docs']);
+    await page.waitForFunction(() => document.querySelectorAll('section[aria-labelledby="aud-device"] .rows li').length === 1, undefined, WAIT);
+    await expectTexts(page.locator('section[aria-labelledby="aud-device"] .rows li'), ['desktop1 sessions']);
+
+    // Two filters are the limit: every control that could add one is now disabled.
+    await page.getByTestId('filter-limit').waitFor(WAIT);
+    await expect(page.getByRole('button', { name: 'Add filter' }).isDisabled()).resolves.toBe(true);
+    const adders = page.locator('section[aria-labelledby="event-props"] button.row, section[aria-labelledby^="aud-"] button.row');
+    expect(await adders.count()).toBeGreaterThan(0);
+    for (const button of await adders.all()) await expect(button.isDisabled()).resolves.toBe(true);
+    await page.getByRole('button', { name: /^desktop 1 sessions/ }).click({ force: true });
+    expect(new URL(page.url()).searchParams.get('dv')).toBe('/docs');
+    await expect(page.locator('.event-filters .chip').count()).resolves.toBe(2);
+    await reviewPage(page, 'events', findings);
+  }, 60_000);
+
+  it('creates a goal and a funnel and shows their figures', async () => {
+    await page.getByRole('link', { name: 'Goals' }).click();
+    await page.getByLabel('Goal name').fill('Signed up');
+    await page.getByLabel('Event name').fill('Signup');
+    await page.getByRole('button', { name: 'Add goal' }).click();
+    const goal = page.getByTestId('goals').getByRole('row', { name: /Signed up/ });
+    await goal.waitFor(WAIT);
+    await page.waitForFunction(() => document.querySelector('[data-testid="goals"] tbody tr')?.textContent?.includes('100%'), undefined, WAIT);
+    await expectTexts(goal.locator('td'), ['Event Signup', '3', '100%', '']);
+    await reviewPage(page, 'goals', findings);
+
+    await page.getByRole('link', { name: 'Funnels' }).click();
+    await page.getByLabel('Funnel name').fill('Home to pricing');
+    await page.getByLabel('Step 1 path').fill('/');
+    await page.getByLabel('Step 2 path').fill('/pricing');
+    await page.getByRole('button', { name: 'Create funnel' }).click();
+    const chart = page.locator('[data-funnel="Home to pricing"]').getByTestId('funnel-chart');
+    await chart.waitFor(WAIT);
+    await expectTexts(chart.locator('li .funnel-label'), ['1. /2 visitors · 100%', '2. /pricing1 visitors · 50% · 1 dropped off']);
+    await reviewPage(page, 'funnels', findings);
+  }, 60_000);
+
+  it('opens a share link without signing in', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('button', { name: 'Create share link' }).click();
+    const field = page.getByTestId('share-url');
+    await field.waitFor(WAIT);
+    shareUrl = await field.inputValue();
+    expect(shareUrl).toMatch(new RegExp(`^${instance.url}/share/[A-Za-z0-9_-]{20,}$`));
+
+    const stranger = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    logRequests(stranger, requests);
+    const shared = await stranger.newPage();
+    await shared.goto(shareUrl);
+    await shared.getByRole('heading', { name: shop.hostname }).waitFor(WAIT);
+    await shared.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '3', undefined, WAIT);
+    expect(await stranger.cookies()).toEqual([]);
+    await reviewPage(shared, 'share', findings);
+    await stranger.close();
+  }, 60_000);
+
+  it('says "signed out" after signing out, "session ended" after the session ended, and nothing on a direct visit', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${instance.url}/login`, WAIT);
+    await expect(page.getByTestId('login-reason').textContent()).resolves.toBe('You have signed out.');
+    await reviewPage(page, 'login', findings);
+
+    await page.getByLabel('Email').fill(OWNER.email);
+    await page.getByLabel('Password').fill(OWNER.password);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
+    await page.locator('.site-card').first().waitFor(WAIT);
+    await reviewPage(page, 'sites', findings);
+
+    // The server forgets the session (as at expiry): the next call answers 401.
+    await context.clearCookies();
+    await page.getByRole('link', { name: new RegExp(shop.hostname) }).click();
+    await page.waitForURL(`${instance.url}/login`, WAIT);
+    await expect(page.getByTestId('login-reason').textContent()).resolves.toBe('Your session has ended. Sign in again to continue.');
+
+    await page.goto(`${instance.url}/login`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor(WAIT);
+    await expect(page.getByTestId('login-reason').count()).resolves.toBe(0);
+  }, 60_000);
+
+  it('has no serious accessibility violations on the pages it visited', () => {
+    expect(findings).toEqual([]);
+  });
+
+  it('made no request outside the instance’s origin, and loaded its font from it', () => {
+    expect(requests.length).toBeGreaterThan(50);
+    expect(foreignRequests(requests, instance.url)).toEqual([]);
+    expect(requests.some((url) => url.startsWith(`${instance.url}/assets/`) && url.endsWith('.woff2'))).toBe(true);
+    expect(requests.some((url) => url.startsWith(`${instance.url}/api/favicon/`))).toBe(true);
+  });
+});

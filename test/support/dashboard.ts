@@ -1,0 +1,53 @@
+// Helpers for dashboard browser tests: a log of every request the dashboard makes, an axe-core
+// accessibility scan, and screenshots in light and dark mode for review.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { ROOT } from './instance.ts';
+
+export const SCREENSHOTS = join(ROOT, 'test-output', 'screenshots');
+
+/** Records the URL of every request any page of the context makes (documents, assets, API calls). */
+export function logRequests(context: BrowserContext, log: string[]) {
+  context.on('request', (request) => log.push(request.url()));
+}
+
+/** Requests that did not go to `origin` (data: and blob: URLs never leave the browser). */
+export const foreignRequests = (log: readonly string[], origin: string) => log.filter((url) => !url.startsWith(`${origin}/`) && !/^(data|blob):/.test(url));
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface AxeFinding {
+  page: string;
+  id: string;
+  impact: string;
+  help: string;
+  targets: string[];
+}
+
+/** Runs axe-core (WCAG 2 A/AA rules) on the page; answers the serious and critical findings. */
+export async function seriousViolations(page: Page, name: string): Promise<AxeFinding[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource });
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ page: name, ...v }));
+}
+
+/**
+ * Screenshots of the page in light and dark mode (as the system preference, which the dashboard
+ * follows), with the axe scan in both: contrast problems often show up in one scheme only.
+ */
+export async function reviewPage(page: Page, name: string, findings: AxeFinding[]) {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
+    await page.waitForTimeout(150);
+    findings.push(...(await seriousViolations(page, `${name} (${scheme})`)));
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${scheme}.png`), fullPage: true });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}

@@ -1,0 +1,76 @@
+// The signed-in frame: header with navigation, session countdown, theme switch and sign-out; the
+// session warning; the page below.
+import { useQuery } from '@tanstack/react-query';
+import { LogOut, Moon, Sun } from 'lucide-react';
+import { Suspense, useState } from 'react';
+import { Link, NavLink, Outlet } from 'react-router';
+import { api, type Page, type Team } from '../api.ts';
+import { Loading } from '../App.tsx';
+import { formatCountdown, useSession } from '../session.tsx';
+import { applyTheme, effectiveTheme } from '../theme.ts';
+import { SessionWarning } from './SessionWarning.tsx';
+
+export function ThemeToggle() {
+  const [theme, setTheme] = useState(effectiveTheme);
+  const next = theme === 'dark' ? 'light' : 'dark';
+  return (
+    <button
+      type="button"
+      className="icon-button"
+      aria-label={`Switch to ${next} mode`}
+      title={`Switch to ${next} mode`}
+      onClick={() => {
+        applyTheme(next);
+        setTheme(next);
+      }}
+    >
+      {theme === 'dark' ? <Sun aria-hidden size={18} /> : <Moon aria-hidden size={18} />}
+    </button>
+  );
+}
+
+export function Layout() {
+  const { user, remaining, signOut } = useSession();
+  const teams = useQuery({ queryKey: ['teams'], queryFn: () => api<Page<Team>>('/api/user/teams') });
+  const firstTeam = teams.data?.items.find((t) => !t.archived_at);
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link to="/" className="brand" aria-label="Plumb: all sites">
+          <span className="brand-mark" aria-hidden>
+            ◆
+          </span>
+          Plumb
+        </Link>
+        <nav aria-label="Main" className="topnav">
+          <NavLink to="/" end>
+            Sites
+          </NavLink>
+          {firstTeam && <NavLink to={`/teams/${firstTeam.id}`}>Team</NavLink>}
+          <NavLink to="/account">Account</NavLink>
+        </nav>
+        <div className="topbar-end">
+          {remaining !== null && (
+            <span className="session-time" title={`Signed in as ${user?.email ?? ''}`} data-testid="session-remaining">
+              <span className="visually-hidden">Session time left: </span>
+              {formatCountdown(remaining)}
+            </span>
+          )}
+          <ThemeToggle />
+          <button type="button" className="icon-button" onClick={() => void signOut()} aria-label="Sign out" title="Sign out">
+            <LogOut aria-hidden size={18} />
+          </button>
+        </div>
+      </header>
+      <SessionWarning />
+      <main id="main" tabIndex={-1}>
+        <Suspense fallback={<Loading />}>
+          <Outlet />
+        </Suspense>
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,137 @@
+// Breakdown panels (pages, sources, campaigns, locations, devices), each with tabs; a row is a
+// button that filters the whole dashboard by its value.
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, type BreakdownResponse } from '../api.ts';
+import { countryName, type Filter } from './filters.ts';
+import { formatNumber } from './format.ts';
+
+interface Tab {
+  label: string;
+  dimension: string;
+  filter: string;
+}
+
+export const PANELS: { title: string; tabs: Tab[] }[] = [
+  {
+    title: 'Pages',
+    tabs: [
+      { label: 'Top pages', dimension: 'pages', filter: 'page' },
+      { label: 'Entry pages', dimension: 'entry_pages', filter: 'entry_page' },
+      { label: 'Exit pages', dimension: 'exit_pages', filter: 'exit_page' },
+    ],
+  },
+  {
+    title: 'Sources',
+    tabs: [
+      { label: 'Sources', dimension: 'sources', filter: 'source' },
+      { label: 'Referrers', dimension: 'referrers', filter: 'referrer' },
+      { label: 'Channels', dimension: 'channels', filter: 'channel' },
+    ],
+  },
+  {
+    title: 'Campaigns',
+    tabs: [
+      { label: 'UTM source', dimension: 'utm_source', filter: 'utm_source' },
+      { label: 'Medium', dimension: 'utm_medium', filter: 'utm_medium' },
+      { label: 'Campaign', dimension: 'utm_campaign', filter: 'utm_campaign' },
+      { label: 'Term', dimension: 'utm_term', filter: 'utm_term' },
+      { label: 'Content', dimension: 'utm_content', filter: 'utm_content' },
+    ],
+  },
+  {
+    title: 'Locations',
+    tabs: [
+      { label: 'Countries', dimension: 'countries', filter: 'country' },
+      { label: 'Regions', dimension: 'regions', filter: 'region' },
+    ],
+  },
+  {
+    title: 'Devices',
+    tabs: [
+      { label: 'Devices', dimension: 'devices', filter: 'device' },
+      { label: 'Browsers', dimension: 'browsers', filter: 'browser' },
+      { label: 'Operating systems', dimension: 'os', filter: 'os' },
+    ],
+  },
+];
+
+function displayValue(tab: Tab, value: string): string {
+  if (value === '') return tab.filter === 'source' || tab.filter === 'referrer' ? 'Direct / none' : '(not set)';
+  return tab.filter === 'country' ? countryName(value) : value;
+}
+
+function Panel({ title, tabs, base, query, onFilter }: { title: string; tabs: Tab[]; base: string; query: Record<string, string | string[]>; onFilter(f: Filter): void }) {
+  const [active, setActive] = useState(0);
+  const tab = tabs[active];
+  const result = useQuery({
+    queryKey: ['breakdown', base, tab.dimension, query],
+    queryFn: ({ signal }) => api<BreakdownResponse>(`${base}/stats/breakdown`, { query: { ...query, dimension: tab.dimension, limit: 10 }, signal }),
+  });
+  const rows = result.data?.rows ?? [];
+  const max = Math.max(1, ...rows.map((r) => r.visitors));
+  const id = `panel-${title.toLowerCase()}`;
+  return (
+    <section className="card panel" aria-labelledby={`${id}-title`} data-panel={title}>
+      <header className="panel-head">
+        <h2 id={`${id}-title`}>{title}</h2>
+        {tabs.length > 1 && (
+          <div className="tabs">
+            {tabs.map((t, i) => (
+              <button key={t.dimension} type="button" aria-pressed={i === active} onClick={() => setActive(i)}>
+                {t.label}
+              </button>
+            ))}
+          </div>
+        )}
+      </header>
+      <div className="panel-columns" aria-hidden>
+        <span>{tab.label}</span>
+        <span>Visitors</span>
+      </div>
+      <p id={`${id}-hint`} className="visually-hidden">
+        Choose a row to filter the dashboard by it.
+      </p>
+      {result.isPending && <p className="muted small">Loading…</p>}
+      {result.isError && <p className="error small">Could not load {tab.label.toLowerCase()}.</p>}
+      {result.isSuccess && rows.length === 0 && <p className="muted small">No data for this range.</p>}
+      {rows.length > 0 && (
+        <ol className="rows">
+          {rows.map((row) => {
+            const label = displayValue(tab, row.value);
+            return (
+              <li key={row.value}>
+                <button
+                  type="button"
+                  className="row"
+                  disabled={row.value === ''}
+                  aria-describedby={`${id}-hint`}
+                  onClick={() => onFilter({ dimension: tab.filter, op: 'is', value: row.value })}
+                >
+                  <span className="bar" style={{ width: `${(row.visitors / max) * 100}%` }} />
+                  <span className="row-label">
+                    {label}
+                  </span>
+                  <span className="row-value">
+                    {formatNumber(row.visitors)}
+                    <span className="visually-hidden"> visitors</span>
+                  </span>
+                </button>
+              </li>
+            );
+          })}
+        </ol>
+      )}
+    </section>
+  );
+}
+
+export function Breakdowns({ base, query, onFilter }: { base: string; query: Record<string, string | string[]>; onFilter(f: Filter): void }) {
+  return (
+    <div className="panels">
+      {PANELS.map((p) => (
+        <Panel key={p.title} title={p.title} tabs={p.tabs} base={base} query={query} onFilter={onFilter} />
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,70 @@
+// The analytics of one site: range, filters, KPI cards, chart and breakdown panels. Used by the
+// signed-in site dashboard (`/api/sites/{id}`) and by share links (`/api/share/{token}`).
+import { useQuery } from '@tanstack/react-query';
+import { useMemo } from 'react';
+import { api, type StatsResponse } from '../api.ts';
+import { Breakdowns } from './Breakdowns.tsx';
+import { FilterBar } from './FilterBar.tsx';
+import { Kpis } from './Kpis.tsx';
+import { RangePicker } from './RangePicker.tsx';
+import { Realtime } from './Realtime.tsx';
+import { statsQuery, useDashboardState } from './state.ts';
+import { TimeChart } from './TimeChart.tsx';
+
+export function DashboardView({ base, timezone, realtime = true }: { base: string; timezone: string; realtime?: boolean }) {
+  const state = useDashboardState(timezone);
+  const query = statsQuery(state);
+  const live = realtime && state.period === 'realtime';
+  const stats = useQuery({
+    queryKey: ['stats', base, query],
+    queryFn: ({ signal }) => api<StatsResponse>(`${base}/stats`, { query: { ...query, compare: 'previous_period' }, signal }),
+    enabled: !live,
+  });
+  const chart = useMemo(() => {
+    const points = stats.data?.timeseries ?? [];
+    return {
+      buckets: points.map((p) => p.bucket),
+      series: [
+        { label: 'Visitors', values: points.map((p) => p.visitors) },
+        { label: 'Pageviews', values: points.map((p) => p.pageviews) },
+      ],
+    };
+  }, [stats.data]);
+
+  return (
+    <div className="dashboard">
+      <div className="toolbar">
+        <RangePicker key={state.period} period={state.period} range={state.range} onChange={state.setPeriod} realtime={realtime} />
+      </div>
+      {live ? (
+        <Realtime base={base} />
+      ) : (
+        <>
+          <FilterBar filters={state.filters} onRemove={state.removeFilter} />
+          {stats.isError && (
+            <p className="error" role="alert">
+              Could not load the figures: {stats.error.message}
+            </p>
+          )}
+          {stats.data ? (
+            <>
+              <Kpis stats={stats.data} />
+              <section className="card" aria-label="Visitors over time">
+                <TimeChart
+                  title="Visitors and pageviews over time"
+                  buckets={chart.buckets}
+                  series={chart.series}
+                  interval={stats.data.range.interval}
+                  timezone={timezone}
+                />
+              </section>
+            </>
+          ) : (
+            !stats.isError && <div className="kpis placeholder" aria-busy="true" />
+          )}
+          <Breakdowns base={base} query={query} onFilter={state.addFilter} />
+        </>
+      )}
+    </div>
+  );
+}

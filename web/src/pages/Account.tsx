@@ -1,0 +1,376 @@
+// The signed-in person's account: password, two-factor authentication (TOTP with recovery
+// codes), passkeys, and API clients.
+import { startRegistration } from '@simplewebauthn/browser';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, type ReactNode, useState } from 'react';
+import { api, type Page, problem, type Site } from '../api.ts';
+import { useSession } from '../session.tsx';
+
+interface Security {
+  totp_enabled: boolean;
+  recovery_codes_left: number;
+  passkeys: number;
+  has_password: boolean;
+}
+interface Passkey {
+  id: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+interface ApiClient {
+  id: string;
+  name: string;
+  scopes: string[];
+  sites: { site_id: string; role: string }[];
+  expires_at: string | null;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+const SCOPES = ['stats:read', 'ingest:write', 'ai-fetch:write', 'mcp'] as const;
+
+function Section({ id, title, children }: { id: string; title: string; children: ReactNode }) {
+  return (
+    <section className="card stack" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+function RecoveryCodes({ codes }: { codes: string[] }) {
+  return (
+    <div className="notice" role="status">
+      <p>Store these one-time recovery codes somewhere safe. They are shown only now.</p>
+      <ul className="codes" data-testid="recovery-codes">
+        {codes.map((c) => (
+          <li key={c}>
+            <code>{c}</code>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function Totp({ security }: { security: Security }) {
+  const queries = useQueryClient();
+  const [setup, setSetup] = useState<{ secret: string; qr_svg: string } | null>(null);
+  const [code, setCode] = useState('');
+  const [codes, setCodes] = useState<string[] | null>(null);
+  const done = () => {
+    setCode('');
+    void queries.invalidateQueries({ queryKey: ['security'] });
+  };
+  const start = useMutation({
+    mutationFn: () => api<{ secret: string; qr_svg: string }>('/api/user/security/totp/setup/start', { method: 'POST', body: {} }),
+    onSuccess: (r) => setSetup(r),
+  });
+  const verify = useMutation({
+    mutationFn: () => api<{ recovery_codes: string[] }>('/api/user/security/totp/setup/verify', { method: 'POST', body: { code: code.trim() } }),
+    onSuccess: (r) => {
+      setSetup(null);
+      setCodes(r.recovery_codes);
+      done();
+    },
+  });
+  const disable = useMutation({
+    mutationFn: () => api('/api/user/security/totp/disable', { method: 'POST', body: { code: code.trim() } }),
+    onSuccess: () => {
+      setCodes(null);
+      done();
+    },
+  });
+  const regenerate = useMutation({
+    mutationFn: () => api<{ recovery_codes: string[] }>('/api/user/security/recovery-codes/regenerate', { method: 'POST', body: { code: code.trim() } }),
+    onSuccess: (r) => {
+      setCodes(r.recovery_codes);
+      done();
+    },
+  });
+  const failure = start.error ?? verify.error ?? disable.error ?? regenerate.error;
+  const codeField = (
+    <label className="field inline">
+      <span>Code from your app</span>
+      <input value={code} onChange={(e) => setCode(e.target.value)} inputMode="numeric" autoComplete="one-time-code" required />
+    </label>
+  );
+  const onSubmit = (action: () => void) => (e: FormEvent) => {
+    e.preventDefault();
+    action();
+  };
+
+  return (
+    <div className="stack">
+      <p>
+        Authenticator app: <strong>{security.totp_enabled ? 'on' : 'off'}</strong>
+        {security.totp_enabled && <span className="muted"> · {security.recovery_codes_left} recovery codes left</span>}
+      </p>
+      {codes && <RecoveryCodes codes={codes} />}
+      {failure && <p className="error">{problem(failure)}</p>}
+      {!security.totp_enabled && !setup && (
+        <button type="button" className="button" onClick={() => start.mutate()} disabled={start.isPending}>
+          Set up an authenticator app
+        </button>
+      )}
+      {setup && (
+        <form className="stack" onSubmit={onSubmit(() => verify.mutate())}>
+          <p>Scan this code with your authenticator app, or enter the key by hand, then type the code it shows.</p>
+          {/* The QR code is an SVG drawn by the server; it makes no request. */}
+          {/* biome-ignore lint/security/noDangerouslySetInnerHtml: server-generated QR SVG, no user input */}
+          <div className="qr" role="img" aria-label="QR code of the authenticator key" dangerouslySetInnerHTML={{ __html: setup.qr_svg }} />
+          <p>
+            Key: <code>{setup.secret}</code>
+          </p>
+          {codeField}
+          <button type="submit" className="button primary" disabled={verify.isPending}>
+            Turn on
+          </button>
+        </form>
+      )}
+      {security.totp_enabled && (
+        <form className="inline-form" onSubmit={onSubmit(() => regenerate.mutate())}>
+          {codeField}
+          <button type="submit" className="button">
+            New recovery codes
+          </button>
+          <button type="button" className="button danger" onClick={() => code && disable.mutate()}>
+            Turn off
+          </button>
+        </form>
+      )}
+    </div>
+  );
+}
+
+function Passkeys() {
+  const queries = useQueryClient();
+  const passkeys = useQuery({ queryKey: ['passkeys'], queryFn: () => api<Page<Passkey>>('/api/user/security/passkeys', { query: { limit: 100 } }) });
+  const [name, setName] = useState('');
+  const refresh = () => {
+    void queries.invalidateQueries({ queryKey: ['passkeys'] });
+    void queries.invalidateQueries({ queryKey: ['security'] });
+  };
+  const register = useMutation({
+    mutationFn: async () => {
+      const { options, challenge_token } = await api<{ options: Parameters<typeof startRegistration>[0]['optionsJSON']; challenge_token: string }>(
+        '/api/user/security/passkeys/register/start',
+        { method: 'POST', body: {} },
+      );
+      const response = await startRegistration({ optionsJSON: options });
+      return api('/api/user/security/passkeys/register/finish', { method: 'POST', body: { challenge_token, response, name: name.trim() || undefined } });
+    },
+    onSuccess: () => {
+      setName('');
+      refresh();
+    },
+  });
+  const remove = useMutation({ mutationFn: (id: string) => api(`/api/user/security/passkeys/${id}`, { method: 'DELETE' }), onSuccess: refresh });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    register.mutate();
+  };
+  const failure = register.error ?? remove.error;
+  return (
+    <div className="stack">
+      {passkeys.data && passkeys.data.items.length === 0 && <p className="muted">No passkeys yet.</p>}
+      {passkeys.data && passkeys.data.items.length > 0 && (
+        <ul className="plain-list">
+          {passkeys.data.items.map((p) => (
+            <li key={p.id}>
+              <strong>{p.name}</strong> <span className="muted">added {day.format(new Date(p.created_at))}</span>{' '}
+              <button type="button" className="button small" onClick={() => remove.mutate(p.id)}>
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {failure && <p className="error">{problem(failure)}</p>}
+      <form className="inline-form" onSubmit={submit}>
+        <label className="field inline">
+          <span>Name (optional)</span>
+          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={64} placeholder="Laptop" />
+        </label>
+        <button type="submit" className="button" disabled={register.isPending}>
+          Add a passkey
+        </button>
+      </form>
+    </div>
+  );
+}
+
+function Password() {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const change = useMutation({
+    mutationFn: () => api('/api/user/password', { method: 'POST', body: { current_password: current, new_password: next } }),
+    onSuccess: () => {
+      setCurrent('');
+      setNext('');
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    change.mutate();
+  };
+  return (
+    <form className="inline-form" onSubmit={submit}>
+      <label className="field inline">
+        <span>Current password</span>
+        <input type="password" value={current} onChange={(e) => setCurrent(e.target.value)} autoComplete="current-password" required />
+      </label>
+      <label className="field inline">
+        <span>New password</span>
+        <input type="password" minLength={10} value={next} onChange={(e) => setNext(e.target.value)} autoComplete="new-password" required />
+      </label>
+      <button type="submit" className="button" disabled={change.isPending}>
+        Change password
+      </button>
+      {change.isError && <p className="error">{problem(change.error)}</p>}
+      {change.isSuccess && <p role="status">Password changed. Other sessions were signed out.</p>}
+    </form>
+  );
+}
+
+function ApiClients() {
+  const queries = useQueryClient();
+  const clients = useQuery({ queryKey: ['api-clients'], queryFn: () => api<Page<ApiClient>>('/api/user/api-clients', { query: { limit: 200 } }) });
+  const sites = useQuery({ queryKey: ['sites'], queryFn: () => api<Page<Site>>('/api/sites', { query: { limit: 200 } }) });
+  const [name, setName] = useState('');
+  const [scopes, setScopes] = useState<string[]>(['stats:read']);
+  const [siteIds, setSiteIds] = useState<string[]>([]);
+  const [token, setToken] = useState<string | null>(null);
+  const refresh = () => void queries.invalidateQueries({ queryKey: ['api-clients'] });
+  const create = useMutation({
+    mutationFn: () =>
+      api<{ token: string }>('/api/user/api-clients', {
+        method: 'POST',
+        body: { name: name.trim(), scopes, sites: siteIds.map((site_id) => ({ site_id, role: scopes.includes('ingest:write') ? 'editor' : 'viewer' })) },
+      }),
+    onSuccess: (r) => {
+      setToken(r.token);
+      setName('');
+      refresh();
+    },
+  });
+  const rotate = useMutation({
+    mutationFn: (id: string) => api<{ token: string }>(`/api/user/api-clients/${id}/rotate`, { method: 'POST', body: {} }),
+    onSuccess: (r) => {
+      setToken(r.token);
+      refresh();
+    },
+  });
+  const remove = useMutation({ mutationFn: (id: string) => api(`/api/user/api-clients/${id}`, { method: 'DELETE' }), onSuccess: refresh });
+  const toggle = (list: string[], value: string) => (list.includes(value) ? list.filter((v) => v !== value) : [...list, value]);
+  const domain = new Map((sites.data?.items ?? []).map((s) => [s.id, s.domain]));
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
+  const failure = create.error ?? rotate.error ?? remove.error;
+  return (
+    <div className="stack">
+      {token && (
+        <div className="notice" role="status">
+          <p>Copy the token now; it is not shown again.</p>
+          <input className="code-input" readOnly value={token} aria-label="API token" onFocus={(e) => e.target.select()} />
+        </div>
+      )}
+      {failure && <p className="error">{problem(failure)}</p>}
+      {clients.data && clients.data.items.length > 0 && (
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Scopes</th>
+              <th scope="col">Sites</th>
+              <th scope="col">Last used</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {clients.data.items.map((c) => (
+              <tr key={c.id}>
+                <th scope="row">{c.name}</th>
+                <td>{c.scopes.join(', ')}</td>
+                <td>{c.sites.map((s) => `${domain.get(s.site_id) ?? s.site_id} (${s.role})`).join(', ') || '–'}</td>
+                <td>{c.last_used_at ? day.format(new Date(c.last_used_at)) : 'Never'}</td>
+                <td className="actions">
+                  <button type="button" className="button small" onClick={() => rotate.mutate(c.id)}>
+                    Rotate
+                  </button>
+                  <button type="button" className="button small" onClick={() => remove.mutate(c.id)}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <form className="stack" onSubmit={submit} aria-label="New API client">
+        <label className="field">
+          <span>Name</span>
+          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} />
+        </label>
+        <fieldset className="checks">
+          <legend>Scopes</legend>
+          {SCOPES.map((s) => (
+            <label key={s} className="check">
+              <input type="checkbox" checked={scopes.includes(s)} onChange={() => setScopes(toggle(scopes, s))} />
+              <span>{s}</span>
+            </label>
+          ))}
+        </fieldset>
+        {sites.data && sites.data.items.length > 0 && (
+          <fieldset className="checks">
+            <legend>Sites</legend>
+            {sites.data.items.map((s) => (
+              <label key={s.id} className="check">
+                <input type="checkbox" checked={siteIds.includes(s.id)} onChange={() => setSiteIds(toggle(siteIds, s.id))} />
+                <span>{s.domain}</span>
+              </label>
+            ))}
+          </fieldset>
+        )}
+        <button type="submit" className="button primary" disabled={create.isPending || scopes.length === 0}>
+          Create API client
+        </button>
+      </form>
+    </div>
+  );
+}
+
+export default function Account() {
+  const { user } = useSession();
+  const security = useQuery({ queryKey: ['security'], queryFn: () => api<Security>('/api/user/security') });
+  return (
+    <section className="page">
+      <header className="page-head">
+        <h1>Account</h1>
+        <p className="muted">
+          {user?.email} · instance {user?.role}
+        </p>
+      </header>
+      <div className="stack">
+        <Section id="password" title="Password">
+          <Password />
+        </Section>
+        <Section id="two-factor" title="Two-factor authentication">
+          {security.data ? <Totp security={security.data} /> : <p className="muted">Loading…</p>}
+        </Section>
+        <Section id="passkeys" title="Passkeys">
+          <Passkeys />
+        </Section>
+        <Section id="api-clients" title="API clients">
+          <ApiClients />
+        </Section>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,256 @@
+// A team: its members (add by email, which invites people without an account; change role;
+// remove), open invitations, and the audit log.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { useParams } from 'react-router';
+import { api, type Page, problem, type Team } from '../api.ts';
+import { Loading } from '../App.tsx';
+import { useSession } from '../session.tsx';
+
+type Role = 'owner' | 'admin' | 'member';
+interface Member {
+  user_id: string;
+  email: string;
+  role: Role;
+  joined_at: string;
+}
+interface Invitation {
+  id: string;
+  email: string;
+  role: Role;
+  status: 'pending' | 'expired';
+  expires_at: string;
+}
+interface AuditEntry {
+  id: string;
+  action: string;
+  actor_email: string | null;
+  target_email: string | null;
+  details: string;
+  created_at: string;
+}
+
+const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const ROLES: Role[] = ['owner', 'admin', 'member'];
+
+function Members({ team }: { team: Team }) {
+  const queries = useQueryClient();
+  const { user } = useSession();
+  const admin = team.role === 'owner' || team.role === 'admin';
+  const members = useQuery({ queryKey: ['members', team.id], queryFn: () => api<Page<Member>>(`/api/user/teams/${team.id}/members`, { query: { limit: 200 } }) });
+  const invitations = useQuery({
+    queryKey: ['invitations', team.id],
+    queryFn: () => api<Page<Invitation>>(`/api/user/teams/${team.id}/invitations`, { query: { limit: 200 } }),
+    enabled: admin,
+  });
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('member');
+  const [inviteUrl, setInviteUrl] = useState<string | null>(null);
+  const refresh = () => {
+    void queries.invalidateQueries({ queryKey: ['members', team.id] });
+    void queries.invalidateQueries({ queryKey: ['invitations', team.id] });
+    void queries.invalidateQueries({ queryKey: ['audit', team.id] });
+  };
+  const add = useMutation({
+    mutationFn: () => api<{ member?: Member; invite_token?: string }>(`/api/user/teams/${team.id}/members`, { method: 'POST', body: { email: email.trim(), role } }),
+    onSuccess: (r) => {
+      setInviteUrl(r.invite_token ? `${window.location.origin}/invite/${r.invite_token}` : null);
+      setEmail('');
+      refresh();
+    },
+  });
+  const change = useMutation({
+    mutationFn: (m: { userId: string; role: Role }) => api(`/api/user/teams/${team.id}/members/${m.userId}`, { method: 'PATCH', body: { role: m.role } }),
+    onSuccess: refresh,
+  });
+  const remove = useMutation({ mutationFn: (userId: string) => api(`/api/user/teams/${team.id}/members/${userId}`, { method: 'DELETE' }), onSuccess: refresh });
+  const revoke = useMutation({ mutationFn: (id: string) => api(`/api/user/teams/${team.id}/invitations/${id}`, { method: 'DELETE' }), onSuccess: refresh });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    add.mutate();
+  };
+  const failure = add.error ?? change.error ?? remove.error ?? revoke.error;
+  return (
+    <div className="stack">
+      {members.data && (
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">Member</th>
+              <th scope="col">Role</th>
+              <th scope="col">Joined</th>
+              {admin && (
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {members.data.items.map((m) => (
+              <tr key={m.user_id}>
+                <th scope="row">{m.email}</th>
+                <td>
+                  {admin ? (
+                    <select aria-label={`Role of ${m.email}`} value={m.role} onChange={(e) => change.mutate({ userId: m.user_id, role: e.target.value as Role })}>
+                      {ROLES.map((r) => (
+                        <option key={r}>{r}</option>
+                      ))}
+                    </select>
+                  ) : (
+                    m.role
+                  )}
+                </td>
+                <td>{when.format(new Date(m.joined_at))}</td>
+                {admin && (
+                  <td>
+                    {m.user_id !== user?.id && (
+                      <button type="button" className="button small" onClick={() => remove.mutate(m.user_id)}>
+                        Remove
+                      </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {failure && <p className="error">{problem(failure)}</p>}
+      {admin && (
+        <form className="inline-form" onSubmit={submit} aria-label="Add a member">
+          <label className="field inline">
+            <span>Email</span>
+            <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required />
+          </label>
+          <label className="field inline">
+            <span>Role</span>
+            <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
+              {ROLES.map((r) => (
+                <option key={r}>{r}</option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" className="button primary" disabled={add.isPending}>
+            Add member
+          </button>
+        </form>
+      )}
+      {inviteUrl && (
+        <div className="notice" role="status">
+          <p>No account has this email yet, so an invitation was created. Send this link (valid 7 days):</p>
+          <input className="code-input" readOnly value={inviteUrl} aria-label="Invitation link" onFocus={(e) => e.target.select()} />
+        </div>
+      )}
+      {invitations.data && invitations.data.items.length > 0 && (
+        <>
+          <h3>Open invitations</h3>
+          <ul className="plain-list">
+            {invitations.data.items.map((i) => (
+              <li key={i.id}>
+                {i.email} ({i.role}, {i.status === 'expired' ? 'expired' : `until ${when.format(new Date(i.expires_at))}`}){' '}
+                <button type="button" className="button small" onClick={() => revoke.mutate(i.id)}>
+                  Revoke
+                </button>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </div>
+  );
+}
+
+function Audit({ teamId }: { teamId: string }) {
+  const [offset, setOffset] = useState(0);
+  const limit = 25;
+  const audit = useQuery({
+    queryKey: ['audit', teamId, offset],
+    queryFn: () => api<{ entries: AuditEntry[]; total: number; has_more: boolean }>(`/api/user/teams/${teamId}/audit`, { query: { limit, offset } }),
+  });
+  if (audit.isError) return <p className="error">{audit.error.message}</p>;
+  if (!audit.data) return <p className="muted">Loading…</p>;
+  return (
+    <div className="stack">
+      <table className="table" data-testid="audit">
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Action</th>
+            <th scope="col">By</th>
+            <th scope="col">Details</th>
+          </tr>
+        </thead>
+        <tbody>
+          {audit.data.entries.map((e) => (
+            <tr key={e.id}>
+              <td>{when.format(new Date(e.created_at))}</td>
+              <td>
+                <code>{e.action}</code>
+              </td>
+              <td>{e.actor_email ?? '–'}</td>
+              <td>
+                {e.details}
+                {e.target_email ? ` (${e.target_email})` : ''}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div className="inline-form">
+        <button type="button" className="button small" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - limit))}>
+          Newer
+        </button>
+        <span className="muted small">
+          {audit.data.total === 0 ? 'No entries' : `${offset + 1}–${offset + audit.data.entries.length} of ${audit.data.total}`}
+        </span>
+        <button type="button" className="button small" disabled={!audit.data.has_more} onClick={() => setOffset(offset + limit)}>
+          Older
+        </button>
+      </div>
+    </div>
+  );
+}
+
+export default function TeamSettings() {
+  const { teamId = '' } = useParams();
+  const teams = useQuery({ queryKey: ['teams'], queryFn: () => api<Page<Team>>('/api/user/teams') });
+  if (teams.isPending) return <Loading />;
+  const team = teams.data?.items.find((t) => t.id === teamId);
+  if (!team) {
+    return (
+      <section className="page">
+        <h1>Team not found</h1>
+      </section>
+    );
+  }
+  const admin = team.role === 'owner' || team.role === 'admin';
+  return (
+    <section className="page">
+      <header className="page-head">
+        <h1>{team.name}</h1>
+        {teams.data && teams.data.items.length > 1 && (
+          <nav aria-label="Teams" className="subnav">
+            {teams.data.items.map((t) => (
+              <a key={t.id} href={`/teams/${t.id}`} aria-current={t.id === team.id ? 'page' : undefined}>
+                {t.name}
+              </a>
+            ))}
+          </nav>
+        )}
+      </header>
+      <div className="stack">
+        <section className="card stack" aria-labelledby="members">
+          <h2 id="members">Members</h2>
+          <Members team={team} />
+        </section>
+        {admin && (
+          <section className="card stack" aria-labelledby="audit-log">
+            <h2 id="audit-log">Audit log</h2>
+            <Audit teamId={team.id} />
+          </section>
+        )}
+      </div>
+    </section>
+  );
+}
