@@ -50,100 +50,102 @@ export interface DeliveryQueue {
   secondsUntilNextDue(): Promise<number | null>;
 }
 
+/**
+ * Due deliveries, oldest due first, at most `$2` in processing per webhook (claims already out
+ * count), `$1` in all; each claimed with a fresh token and a lease of `$3` seconds.
+ */
+const CLAIM = `
+  WITH busy AS (
+    SELECT webhook_id, count(*)::int AS n FROM webhook_deliveries WHERE status = 'processing' GROUP BY webhook_id
+  ), ranked AS (
+    SELECT d.id, d.webhook_id, d.next_attempt_at, d.created_at,
+           row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.created_at, d.id) AS rank
+      FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+     WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now() AND w.enabled AND w.deleted_at IS NULL
+  ), chosen AS (
+    SELECT r.id FROM ranked r LEFT JOIN busy b ON b.webhook_id = r.webhook_id
+     WHERE r.rank + coalesce(b.n, 0) <= $2
+     ORDER BY r.next_attempt_at, r.created_at, r.id
+     LIMIT $1
+  )
+  UPDATE webhook_deliveries d
+     SET status = 'processing', claim_token = gen_random_uuid(), claimed_at = now(),
+         lease_expires_at = now() + make_interval(secs => $3), updated_at = now()
+    FROM chosen c, webhooks w
+   WHERE d.id = c.id AND w.id = d.webhook_id AND d.status IN ('pending', 'retrying')
+  RETURNING d.id, d.event_id, d.webhook_id, d.body, d.attempts, d.claim_token, w.url, w.secret_sealed`;
+
+/** Only this claim's row changes: a deleted webhook's (cancelled) or a swept claim stays as it is. */
+const RECORD_OUTCOME = `
+  UPDATE webhook_deliveries
+     SET attempts = attempts + 1,
+         status = CASE WHEN $2 THEN 'succeeded' WHEN attempts + 1 >= $6 THEN 'failed' ELSE 'retrying' END,
+         next_attempt_at = CASE WHEN $2 OR attempts + 1 >= $6 THEN next_attempt_at ELSE now() + make_interval(secs => $5) END,
+         completed_at = CASE WHEN $2 OR attempts + 1 >= $6 THEN now() END,
+         response_status = $3, error = $4,
+         claim_token = NULL, lease_expires_at = NULL, updated_at = now()
+   WHERE id = $1 AND status = 'processing' AND claim_token = $7`;
+
+const RECORD_ATTEMPT = `
+  INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error)
+  SELECT id, $2, $3, $4, $5, $6 FROM webhook_deliveries WHERE id = $1`;
+
+/**
+ * Expired claims go back to the queue, due now. The interrupted attempt's outcome is unknown (the
+ * receiver may have it): it is recorded, not counted, and the delivery is sent again; receivers
+ * deduplicate by id.
+ */
+const REQUEUE_STALLED = `
+  WITH stalled AS (
+    UPDATE webhook_deliveries
+       SET status = CASE WHEN attempts = 0 THEN 'pending' ELSE 'retrying' END,
+           next_attempt_at = now(), claim_token = NULL, lease_expires_at = NULL, updated_at = now()
+     WHERE status = 'processing' AND lease_expires_at < now()
+    RETURNING id, attempts, claimed_at
+  )
+  INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error)
+  SELECT id, attempts + 1, coalesce(claimed_at, now()), NULL, NULL, 'interrupted' FROM stalled`;
+
+/** Oldest first: deliveries (with their attempts), then events and deleted webhooks left without any. */
+const PURGE = [
+  `DELETE FROM webhook_deliveries WHERE status <> 'processing' AND created_at < now() - make_interval(days => $1)`,
+  `DELETE FROM webhook_events e WHERE e.created_at < now() - make_interval(days => $1)
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`,
+  `DELETE FROM webhooks w WHERE w.deleted_at < now() - make_interval(days => $1)
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id)`,
+];
+
+const NEXT_DUE = `
+  SELECT greatest(0, extract(epoch FROM min(d.next_attempt_at) - now()))::float8 AS seconds
+    FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+   WHERE d.status IN ('pending', 'retrying') AND w.enabled AND w.deleted_at IS NULL`;
+
 export function createDeliveryQueue(store: () => MetadataStore, write: TransactionRunner = (fn) => store().transaction(fn)): DeliveryQueue {
   return {
     async claim(limit, perEndpoint, leaseSeconds) {
       if (limit <= 0) return [];
-      const { rows } = await write((tx) =>
-        tx.query<ClaimedDelivery>(
-        `WITH busy AS (
-           SELECT webhook_id, count(*)::int AS n FROM webhook_deliveries WHERE status = 'processing' GROUP BY webhook_id
-         ), ranked AS (
-           SELECT d.id, d.webhook_id, d.next_attempt_at, d.created_at,
-                  row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.created_at, d.id) AS rank
-             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-            WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now() AND w.enabled AND w.deleted_at IS NULL
-         ), chosen AS (
-           SELECT r.id FROM ranked r LEFT JOIN busy b ON b.webhook_id = r.webhook_id
-            WHERE r.rank + coalesce(b.n, 0) <= $2
-            ORDER BY r.next_attempt_at, r.created_at, r.id
-            LIMIT $1
-         )
-         UPDATE webhook_deliveries d
-            SET status = 'processing', claim_token = gen_random_uuid(), claimed_at = now(),
-                lease_expires_at = now() + make_interval(secs => $3), updated_at = now()
-           FROM chosen c, webhooks w
-          WHERE d.id = c.id AND w.id = d.webhook_id AND d.status IN ('pending', 'retrying')
-      RETURNING d.id, d.event_id, d.webhook_id, d.body, d.attempts, d.claim_token, w.url, w.secret_sealed`,
-        [limit, perEndpoint, leaseSeconds],
-        ),
-      );
-      return rows;
+      return (await write((tx) => tx.query<ClaimedDelivery>(CLAIM, [limit, perEndpoint, leaseSeconds]))).rows;
     },
 
     async complete(delivery, outcome) {
       await write(async (tx) => {
-        // Only this claim's row changes: a deleted webhook's (cancelled) or a swept claim stays as it is.
-        await tx.query(
-          `UPDATE webhook_deliveries
-              SET attempts = attempts + 1,
-                  status = CASE WHEN $2 THEN 'succeeded' WHEN attempts + 1 >= $6 THEN 'failed' ELSE 'retrying' END,
-                  next_attempt_at = CASE WHEN $2 OR attempts + 1 >= $6 THEN next_attempt_at ELSE now() + make_interval(secs => $5) END,
-                  completed_at = CASE WHEN $2 OR attempts + 1 >= $6 THEN now() END,
-                  response_status = $3, error = $4,
-                  claim_token = NULL, lease_expires_at = NULL, updated_at = now()
-            WHERE id = $1 AND status = 'processing' AND claim_token = $7`,
-          [delivery.id, outcome.ok, outcome.responseStatus, outcome.error, outcome.retryInSeconds, outcome.maxAttempts, delivery.claim_token],
-        );
-        await tx.query(
-          `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error)
-           SELECT id, $2, $3, $4, $5, $6 FROM webhook_deliveries WHERE id = $1`,
-          [delivery.id, delivery.attempts + 1, outcome.startedAt, Math.round(outcome.durationMs), outcome.responseStatus, outcome.error],
-        );
+        await tx.query(RECORD_OUTCOME, [delivery.id, outcome.ok, outcome.responseStatus, outcome.error, outcome.retryInSeconds, outcome.maxAttempts, delivery.claim_token]);
+        await tx.query(RECORD_ATTEMPT, [delivery.id, delivery.attempts + 1, outcome.startedAt, Math.round(outcome.durationMs), outcome.responseStatus, outcome.error]);
       });
     },
 
     async requeueStalled() {
-      // The interrupted attempt's outcome is unknown (the receiver may have it): it is recorded, not
-      // counted, and the delivery is sent again; receivers deduplicate by id.
-      const { rowCount } = await write((tx) =>
-        tx.query(
-        `WITH stalled AS (
-           UPDATE webhook_deliveries
-              SET status = CASE WHEN attempts = 0 THEN 'pending' ELSE 'retrying' END,
-                  next_attempt_at = now(), claim_token = NULL, lease_expires_at = NULL, updated_at = now()
-            WHERE status = 'processing' AND lease_expires_at < now()
-        RETURNING id, attempts, claimed_at
-         )
-         INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error)
-         SELECT id, attempts + 1, coalesce(claimed_at, now()), NULL, NULL, 'interrupted' FROM stalled`,
-        ),
-      );
-      return rowCount;
+      return (await write((tx) => tx.query(REQUEUE_STALLED))).rowCount;
     },
 
     async purge(retentionDays) {
-      await write(async (db) => {
-      await db.query(`DELETE FROM webhook_deliveries WHERE status <> 'processing' AND created_at < now() - make_interval(days => $1)`, [retentionDays]);
-      await db.query(
-        `DELETE FROM webhook_events e WHERE e.created_at < now() - make_interval(days => $1)
-            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`,
-        [retentionDays],
-      );
-      await db.query(
-        `DELETE FROM webhooks w WHERE w.deleted_at < now() - make_interval(days => $1)
-            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id)`,
-        [retentionDays],
-      );
+      await write(async (tx) => {
+        for (const statement of PURGE) await tx.query(statement, [retentionDays]);
       });
     },
 
     async secondsUntilNextDue() {
-      const { rows } = await store().query<{ seconds: number | null }>(
-        `SELECT greatest(0, extract(epoch FROM min(d.next_attempt_at) - now()))::float8 AS seconds
-           FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-          WHERE d.status IN ('pending', 'retrying') AND w.enabled AND w.deleted_at IS NULL`,
-      );
+      const { rows } = await store().query<{ seconds: number | null }>(NEXT_DUE);
       return rows[0]?.seconds ?? null;
     },
   };
