@@ -296,6 +296,30 @@ describe('rotation and deletion', () => {
   });
 });
 
+describe('disabled webhooks', () => {
+  it('receive no new events; what was queued waits and goes out once the webhook is enabled again', async () => {
+    const url = `${http.url}/paused`;
+    const hook = await createHook(url, ['webhook.test', 'goal.created']);
+    await as(t, owner, 'PUT', `${siteHooks()}/${hook.id}`, { name: 'paused', url, events: ['webhook.test', 'goal.created'], enabled: false });
+    // A delivery queued just before the webhook was disabled.
+    const eventId = '33333333-3333-4333-8333-333333333333';
+    const deliveryId = '44444444-4444-4444-8444-444444444444';
+    await db().query("INSERT INTO webhook_events (id, type, site_id, data) VALUES ($1, 'webhook.test', $2, '{}')", [eventId, t.site.id]);
+    await db().query("INSERT INTO webhook_deliveries (id, event_id, webhook_id, status, body) VALUES ($1, $2, $3, 'pending', '{\"queued\":true}')", [deliveryId, eventId, hook.id]);
+    await as(t, owner, 'POST', `/api/sites/${t.site.id}/goals`, { name: 'While disabled', type: 'path', path_pattern: '/disabled' });
+    await sleep(2000);
+    expect(http.at('/paused')).toHaveLength(0);
+    expect((await db().query('SELECT 1 FROM webhook_deliveries WHERE webhook_id = $1', [hook.id])).rowCount).toBe(1);
+
+    await as(t, owner, 'PUT', `${siteHooks()}/${hook.id}`, { name: 'paused', url, events: ['webhook.test', 'goal.created'], enabled: true });
+    const [received] = await http.waitFor('/paused', 1);
+    expect(received.headers['x-plumb-delivery-id']).toBe(deliveryId);
+    expect(received.raw.toString()).toBe('{"queued":true}');
+    expect(verifySignature(hook.secret, received)).toBe(true);
+    await as(t, owner, 'DELETE', `${siteHooks()}/${hook.id}`);
+  });
+});
+
 describe('HTTPS receivers', () => {
   it('delivers over TLS to a receiver whose certificate the configured CA signed', async () => {
     const hook = await createHook(`https://receiver.test:${https.port}/tls`, ['webhook.test']);

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createServer, get as httpGet, type IncomingMessage, type Server, type ServerResponse, setGlobalProxyFromEnv } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { checkAddress, isPublicAddress } from '../../lib/net/addresses.ts';
-import { guardedRequest, OutboundError } from '../../lib/net/guarded-fetch.ts';
+import { checkDestination, guardedRequest, OutboundError } from '../../lib/net/guarded-fetch.ts';
 
 describe('checkAddress', () => {
   it.each([
@@ -263,5 +263,38 @@ describe('guardedRequest', () => {
     await once(closed, 'close');
     const result = await failure(guardedRequest(new URL(`http://gone.test:${closedPort}/`), { timeoutMs: 2000, maxBytes: 100, allowPrivate: true, resolver: toLocal }));
     expect(result.kind).toBe('network');
+  });
+});
+
+describe('checkDestination', () => {
+  const kindOf = async (promise: Promise<unknown>) => {
+    try {
+      await promise;
+    } catch (err) {
+      expect(err).toBeInstanceOf(OutboundError);
+      return (err as OutboundError).kind;
+    }
+    return 'passed';
+  };
+
+  it('answers the address a request would connect to, without connecting', async () => {
+    const resolver = async () => ['93.184.215.14'];
+    expect(await checkDestination(new URL('https://hooks.example/x'), { timeoutMs: 1000, resolver })).toEqual({ address: '93.184.215.14', family: 4, range: 'unicast', public: true });
+  });
+
+  it('refuses what guardedRequest refuses: blocked addresses, bad URLs, unresolvable names, slow DNS', async () => {
+    expect(await kindOf(checkDestination(new URL('https://inside.example/'), { timeoutMs: 1000, resolver: async () => ['10.0.0.1'] }))).toBe('blocked_address');
+    expect(await kindOf(checkDestination(new URL('https://[::1]/'), { timeoutMs: 1000 }))).toBe('blocked_address');
+    expect(await kindOf(checkDestination(new URL('https://u:p@hooks.example/'), { timeoutMs: 1000 }))).toBe('invalid_url');
+    const missing = async () => {
+      throw new Error('ENOTFOUND');
+    };
+    expect(await kindOf(checkDestination(new URL('https://nowhere.example/'), { timeoutMs: 1000, resolver: missing }))).toBe('dns');
+    const slow = () => new Promise<string[]>((resolve) => setTimeout(() => resolve(['93.184.215.14']), 500));
+    expect(await kindOf(checkDestination(new URL('https://slow.example/'), { timeoutMs: 50, resolver: slow }))).toBe('timeout');
+  });
+
+  it('lets loopback and private destinations through only when allowed', async () => {
+    expect(await kindOf(checkDestination(new URL('http://127.0.0.1:8080/'), { timeoutMs: 1000, allowPrivate: true }))).toBe('passed');
   });
 });
