@@ -6,7 +6,7 @@
 // id, which JetStream deduplicates on, so a batch the old leader did store is not stored twice.
 import { randomUUID } from 'node:crypto';
 import type { ServiceBroker } from 'moleculer';
-import { PlumbError, unavailable } from '../lib/errors.ts';
+import { unavailable } from '../lib/errors.ts';
 import { JournalFullError } from '../lib/ingest/journal.ts';
 import type { DurableAppend } from '../lib/ingest/sink.ts';
 import type { JournalRecord } from '../lib/ingest/pipeline.ts';
@@ -77,12 +77,13 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
         stats.forwarded += count;
         return;
       } catch (err) {
-        const failure = err as Error & { retryable?: boolean; code?: number; data?: { retry_after?: number } };
-        // The leader answered: its refusal (a full buffer) is the answer.
-        if (!failure.retryable) {
-          if (failure.code === 503) throw unavailable(failure.message, failure.data?.retry_after ?? 2);
-          if (failure instanceof PlumbError) throw failure;
-          throw new Error(`forwarding to leader ${leader} failed: ${failure.message}`, { cause: err });
+        const failure = err as Error & { code?: number; retryable?: boolean };
+        // Moleculer's retryable errors (service not found, timeout, node gone) and the leader's
+        // 5xx (stopping, not ready, full) are worth another leader or the buffer: the batch id
+        // makes a second copy of something the leader did store a JetStream duplicate. Another
+        // 4xx is a bug in what we sent, which buffering would not fix.
+        if (!failure.retryable && typeof failure.code === 'number' && failure.code >= 400 && failure.code < 500) {
+          throw new Error(`forwarding to leader ${leader} was refused: ${failure.message}`, { cause: err });
         }
         log.warn({ err: failure.message, leader, records: count }, 'forwarding: leader did not take the batch; re-reading the leader');
       }
