@@ -61,12 +61,21 @@ function displayValue(tab: Tab, value: string): string {
   return tab.filter === 'country' ? countryName(value) : value;
 }
 
-function Panel({ title, tabs, base, query, onFilter }: { title: string; tabs: Tab[]; base: string; query: Record<string, string | string[]>; onFilter(f: Filter): void }) {
+interface PanelsProps {
+  base: string;
+  query: Record<string, string | string[]>;
+  onFilter(f: Filter): void;
+  /** False until the KPIs have their answer: on a small server the panels' queries would slow them down. */
+  ready: boolean;
+}
+
+function Panel({ title, tabs, base, query, onFilter, ready }: PanelsProps & { title: string; tabs: Tab[] }) {
   const [active, setActive] = useState(0);
   const tab = tabs[active];
   const result = useQuery({
     queryKey: ['breakdown', base, tab.dimension, query],
     queryFn: ({ signal }) => api<BreakdownResponse>(`${base}/stats/breakdown`, { query: { ...query, dimension: tab.dimension, limit: 10 }, signal }),
+    enabled: ready,
   });
   const rows = result.data?.rows ?? [];
   const max = Math.max(1, ...rows.map((r) => r.visitors));
@@ -126,11 +135,11 @@ function Panel({ title, tabs, base, query, onFilter }: { title: string; tabs: Ta
   );
 }
 
-export function Breakdowns({ base, query, onFilter }: { base: string; query: Record<string, string | string[]>; onFilter(f: Filter): void }) {
+export function Breakdowns(props: PanelsProps) {
   return (
     <div className="panels">
       {PANELS.map((p) => (
-        <Panel key={p.title} title={p.title} tabs={p.tabs} base={base} query={query} onFilter={onFilter} />
+        <Panel key={p.title} title={p.title} tabs={p.tabs} {...props} />
       ))}
     </div>
   );

@@ -62,7 +62,7 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
           ) : (
             !stats.isError && <div className="kpis placeholder" aria-busy="true" />
           )}
-          <Breakdowns base={base} query={query} onFilter={state.addFilter} />
+          <Breakdowns base={base} query={query} onFilter={state.addFilter} ready={!stats.isPending} />
         </>
       )}
     </div>

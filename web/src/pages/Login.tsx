@@ -54,6 +54,15 @@ export default function Login() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
+  // While the person types, fetch the code of where they are going, so signing in waits only on data.
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      void import('./SiteDashboard.tsx');
+      void import('./Sites.tsx');
+    }, 200);
+    return () => clearTimeout(timer);
+  }, []);
+
   if (session.status === 'loading') return <Loading />;
   if (session.status === 'signed_out' && session.needsSetup) return <Navigate to="/setup" replace />;
   if (session.status === 'signed_in') return <Navigate to={state.from ?? '/'} replace />;
