@@ -35,6 +35,7 @@ export function clusterSink(options: ClusterSinkOptions): OpenIngestSink {
       url: config.jetstreamUrl ?? config.transporter!,
       namespace: config.namespace,
       maxBytes: config.ingestBufferMb * 1024 * 1024,
+      replicas: config.jetstreamReplicas,
       log,
     });
     const forwarder = createForwarder({ broker, elector: options.elector, stream, nodeId: config.nodeId, timeoutMs: config.forwardTimeoutMs, log });

@@ -15,6 +15,8 @@ export interface IngestStreamOptions {
   namespace: string;
   /** Stream capacity; a publish beyond it is refused (503), never an older message dropped. */
   maxBytes: number;
+  /** Copies kept by a NATS cluster; only applied when the stream is created. Default 1. */
+  replicas?: number;
   log: Log;
 }
 
@@ -61,7 +63,7 @@ export async function openIngestStream(options: IngestStreamOptions): Promise<In
   let created: string;
   try {
     jsm = await nc.jetstreamManager();
-    created = await ensureStream(jsm, { name, subject, maxBytes: options.maxBytes }, log);
+    created = await ensureStream(jsm, { name, subject, maxBytes: options.maxBytes, replicas: options.replicas ?? 1 }, log);
   } catch (err) {
     await nc.close().catch(() => undefined);
     throw new Error(`JetStream ingest stream ${name} at ${new URL(options.url).host} is unavailable: ${(err as Error).message}`, { cause: err });
@@ -169,7 +171,7 @@ export async function openIngestStream(options: IngestStreamOptions): Promise<In
 }
 
 /** Creates the stream if missing (nodes may race: the loser reads what the winner made); returns its creation time. */
-async function ensureStream(jsm: JetStreamManager, spec: { name: string; subject: string; maxBytes: number }, log: Log): Promise<string> {
+async function ensureStream(jsm: JetStreamManager, spec: { name: string; subject: string; maxBytes: number; replicas: number }, log: Log): Promise<string> {
   const config = {
     name: spec.name,
     subjects: [spec.subject],
@@ -178,7 +180,7 @@ async function ensureStream(jsm: JetStreamManager, spec: { name: string; subject
     discard: 'new' as DiscardPolicy,
     max_bytes: spec.maxBytes,
     duplicate_window: nanos(DUPLICATE_WINDOW_MS),
-    num_replicas: 1,
+    num_replicas: spec.replicas,
   };
   const existing = await jsm.streams.info(spec.name).catch(() => null);
   if (existing) {

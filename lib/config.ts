@@ -59,6 +59,7 @@ export const SETTINGS = [
   { flag: 'leader-lease-ms', env: ['PLUMB_LEADER_LEASE_MS'], type: 'int', default: 10000, min: 1000, max: 300000, description: 'Leader lease TTL in Redis; renewed every third of it.' },
   { flag: 'jetstream-url', env: ['PLUMB_JETSTREAM_URL'], type: 'url', default: undefined, schemes: ['nats:'], secret: true, description: 'Cluster: NATS server (JetStream enabled) holding the durable ingest stream. Unset: the transporter\'s server.' },
   { flag: 'forward-timeout-ms', env: ['PLUMB_FORWARD_TIMEOUT_MS'], type: 'int', default: 2000, min: 100, max: 60000, description: 'Cluster: how long a follower waits for the leader to take forwarded server ingest before it re-reads the leader, then buffers in JetStream.' },
+  { flag: 'jetstream-replicas', env: ['PLUMB_JETSTREAM_REPLICAS'], type: 'int', default: 1, min: 1, max: 5, description: 'Cluster: copies of the ingest stream kept by a NATS cluster (set when the stream is created). 3 survives the loss of a NATS server.' },
   // Auth (spec: Authentication)
   { flag: 'jwt-secret', env: ['PLUMB_JWT_SECRET'], type: 'string', default: undefined, secret: true, description: 'HMAC-SHA256 key for session tokens (32+ bytes). Unset: generated once and kept in <data-dir>/jwt-secret.' },
   { flag: 'auth-session-minutes', env: ['PLUMB_AUTH_SESSION_MINUTES'], type: 'int', default: 15, min: 1, max: 10080, description: 'Session lifetime in minutes.' },
