@@ -100,7 +100,7 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
     };
   }
 
-  /** The account's TOTP state shows in the instance's user list: operators' webhooks hear of it. */
+  /** The TOTP change committed (its webhook event with it, lib/auth/totp.ts): the dispatcher may look now. */
   const announceUpdate = (ctx: Ctx<unknown>) => {
     const { id, email, role } = ctx.meta.user!;
     ctx.emit('ops.system.user.updated', { user_id: id, email, role });

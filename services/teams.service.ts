@@ -1,6 +1,7 @@
 // Team management over HTTP: teams, members, invitations (and accepting one), and the team audit
-// page of the spec. Actions stay thin: rules live in lib/teams/, roles in each action's `access`,
-// and the operational events for webhooks are emitted only after the change has committed.
+// page of the spec. Actions stay thin: rules live in lib/teams/, roles in each action's `access`.
+// A change's webhook event is queued in the change's own transaction (lib/teams/ does it); the
+// `ops.*` event emitted after the commit only tells the webhooks dispatcher to look now.
 import type { Context, ServiceSchema } from 'moleculer';
 import type { TeamRole } from '../lib/auth/access.ts';
 import { auditPage } from '../lib/audit/audit.ts';

@@ -1,12 +1,13 @@
 // Outbound webhooks (spec: Events): management for instance webhooks (/api/admin/webhooks, instance
 // owners and admins) and site webhooks (/api/sites/{id}/webhooks, site owners and admins), people
-// only; operational events from the other services turned into queued deliveries; and, on the
-// leader, the dispatcher that sends them. Thin actions over lib/webhooks.
+// only; `goal.converted` turned into queued deliveries (the other services queue their changes'
+// events in their own transactions, lib/webhooks/outbox.ts); and, on the leader, the dispatcher
+// that sends them. Thin actions over lib/webhooks.
 import type { Context, ServiceSchema } from 'moleculer';
 import type { AccessRule } from '../lib/auth/access.ts';
 import type { LeaderJobs } from '../cluster/leader-jobs.ts';
 import type { Runtime } from '../lib/runtime.ts';
-import { catalogFor, toOperationalEvent } from '../lib/webhooks/catalog.ts';
+import { catalogFor, isKnownType } from '../lib/webhooks/catalog.ts';
 import { createDispatcher, type Dispatcher } from '../lib/webhooks/dispatcher.ts';
 import { type QueuedEvent, queueTestEvent, recordEvent } from '../lib/webhooks/events.ts';
 import { createDeliveryQueue } from '../lib/webhooks/queue.ts';
@@ -106,15 +107,6 @@ export default function createWebhooksService(runtime: Runtime, options: Webhook
     if (result.deliveryIds.length > 0) ctx.broadcast('webhooks.queued', {});
   };
 
-  const record = async (ctx: Context<unknown>, type: string, payload: Record<string, unknown>, id?: string) => {
-    const event = toOperationalEvent(type, payload);
-    if (!event) return;
-    try {
-      queued(ctx, await recordEvent(runtime.metadata(), { ...event, id }));
-    } catch (err) {
-      log.error({ err, type, eventId: id }, 'webhooks: could not queue an operational event');
-    }
-  };
 
   function actionsFor(kind: keyof typeof OWNERS) {
     const { path, access, params: ownerParams, owner, label } = OWNERS[kind];
@@ -216,14 +208,22 @@ export default function createWebhooksService(runtime: Runtime, options: Webhook
     actions: { ...actionsFor('instance'), ...actionsFor('site') },
 
     events: {
-      /** Operational events of the other services (`ops.site.created`, `ops.team.member.added` …). */
-      async 'ops.**'(ctx: Context<Record<string, unknown>>) {
-        await record(ctx, (ctx.eventName ?? '').slice('ops.'.length), ctx.params);
+      /**
+       * A change announced after its commit (`ops.site.created`, `ops.team.member.added` …): its
+       * event and deliveries were queued in that commit, so this only wakes the leader's dispatcher
+       * at once. Were it lost, the dispatcher would find them at its next sweep.
+       */
+      'ops.**'(ctx: Context<unknown>) {
+        if (isKnownType((ctx.eventName ?? '').slice('ops.'.length))) ctx.broadcast('webhooks.queued', {});
       },
       /** From goals.service: its event_id is deterministic, so a replayed conversion is queued once. */
       async 'goal.converted'(ctx: Context<Record<string, unknown> & { event_id: string }>) {
         const { event_id: id, ...payload } = ctx.params;
-        await record(ctx, 'goal.converted', payload, id);
+        try {
+          queued(ctx, await recordEvent(runtime.metadata(), 'goal.converted', payload, id));
+        } catch (err) {
+          log.error({ err, eventId: id }, 'webhooks: could not queue a goal conversion');
+        }
       },
       'webhooks.queued'() {
         dispatcher?.wake();

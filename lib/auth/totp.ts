@@ -6,6 +6,7 @@ import QRCode from 'qrcode';
 import { BRAND } from '../brand.ts';
 import { badRequest, conflict } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+import { queueOperationalEvent } from '../webhooks/outbox.ts';
 import { deleteRecoveryCodes, replaceRecoveryCodes } from './recovery-codes.ts';
 import type { SecretBox } from './secret-box.ts';
 
@@ -49,6 +50,16 @@ interface TotpRow {
   totp_last_step: number | null;
 }
 
+interface AccountRow {
+  id: string;
+  email: string;
+  role: string;
+}
+
+/** The TOTP state shows in the instance's user list: operators' webhooks hear of it, with the change. */
+const accountChanged = (tx: MetadataQueryable, account: AccountRow) =>
+  queueOperationalEvent(tx, 'system.user.updated', { user_id: account.id, email: account.email, role: account.role });
+
 /** The user's TOTP state; an account deleted meanwhile reads as one without TOTP. */
 async function totpRow(db: MetadataQueryable, userId: string): Promise<TotpRow> {
   const { rows } = await db.query<TotpRow>(
@@ -85,12 +96,14 @@ export async function completeTotpSetup(store: MetadataStore, box: SecretBox, us
   if (step === null) throw badRequest("The code is not valid; check the authenticator app's clock and try again");
   return store.transaction(async (tx) => {
     // The pending seed must still be the one the code was checked against (a second setup/start may have replaced it).
-    const { rowCount } = await tx.query(
+    const { rows } = await tx.query<AccountRow>(
       `UPDATE users SET totp_secret = totp_pending_secret, totp_pending_secret = NULL, totp_enabled_at = now(), totp_last_step = $3, updated_at = now()
-        WHERE id = $1 AND totp_pending_secret = $2 AND totp_enabled_at IS NULL`,
+        WHERE id = $1 AND totp_pending_secret = $2 AND totp_enabled_at IS NULL
+        RETURNING id, email, role`,
       [userId, row.totp_pending_secret, step],
     );
-    if (rowCount !== 1) throw conflict('The two-factor setup changed meanwhile; start it again');
+    if (rows.length !== 1) throw conflict('The two-factor setup changed meanwhile; start it again');
+    await accountChanged(tx, rows[0]);
     return replaceRecoveryCodes(tx, userId);
   });
 }
@@ -116,11 +129,12 @@ export async function verifyTotp(db: MetadataQueryable, box: SecretBox, userId: 
 /** Turns TOTP off and deletes the recovery codes (they only exist to stand in for TOTP). */
 export async function disableTotp(store: MetadataStore, userId: string): Promise<void> {
   await store.transaction(async (tx) => {
-    await tx.query(
+    const { rows } = await tx.query<AccountRow>(
       `UPDATE users SET totp_secret = NULL, totp_pending_secret = NULL, totp_enabled_at = NULL, totp_last_step = NULL, updated_at = now()
-        WHERE id = $1`,
+        WHERE id = $1 RETURNING id, email, role`,
       [userId],
     );
+    if (rows[0]) await accountChanged(tx, rows[0]);
     await deleteRecoveryCodes(tx, userId);
   });
 }

@@ -5,6 +5,7 @@ import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { badRequest, conflict, type FieldError, notFound, validationFailed } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+import { queueOperationalEvent } from '../webhooks/outbox.ts';
 import type { MatchType, PropertyCondition } from './matcher.ts';
 import { pageOf, type Page } from '../pagination.ts';
 
@@ -185,6 +186,10 @@ async function assertNameFree(tx: MetadataQueryable, siteId: string, name: strin
   if (rows[0]) throw conflict(`A goal named "${name}" already exists on the site`);
 }
 
+/** The change's webhook event, queued in its transaction. */
+const goalEvent = (tx: MetadataQueryable, type: 'goal.created' | 'goal.updated' | 'goal.deleted', goal: Goal) =>
+  queueOperationalEvent(tx, type, { site_id: goal.site_id, goal_id: goal.id, name: goal.name, type: goal.type });
+
 export async function createGoal(store: MetadataStore, actor: UserPrincipal, siteId: string, input: GoalInput): Promise<Goal> {
   const goal = checkGoal(input);
   return uniqueName(() =>
@@ -201,6 +206,7 @@ export async function createGoal(store: MetadataStore, actor: UserPrincipal, sit
       );
       const created = toGoal(rows[0]);
       await writeAudit(tx, { teamId, action: 'goal.created', actor, details: describe(created) });
+      await goalEvent(tx, 'goal.created', created);
       return created;
     }),
   );
@@ -230,6 +236,7 @@ export async function updateGoal(store: MetadataStore, actor: UserPrincipal, sit
       );
       const updated = toGoal(rows[0]);
       await writeAudit(tx, { teamId, action: 'goal.updated', actor, details: describe(updated) });
+      await goalEvent(tx, 'goal.updated', updated);
       return { goal: updated, changed: true };
     }),
   );
@@ -241,6 +248,7 @@ export async function deleteGoal(store: MetadataStore, actor: UserPrincipal, sit
     const goal = await getGoal(tx, siteId, goalId);
     await tx.query('DELETE FROM goals WHERE site_id = $1 AND id = $2', [siteId, goalId]);
     await writeAudit(tx, { teamId, action: 'goal.deleted', actor, details: describe(goal) });
+    await goalEvent(tx, 'goal.deleted', goal);
     return goal;
   });
 }

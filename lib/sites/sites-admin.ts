@@ -7,6 +7,7 @@ import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+import { queueOperationalEvent } from '../webhooks/outbox.ts';
 import { normaliseHostname } from './hostname.ts';
 import { createSite } from './sites.ts';
 import { pageOf, type Page } from '../pagination.ts';
@@ -184,6 +185,10 @@ export async function liveTeam(db: MetadataQueryable, teamId: string): Promise<{
   return rows[0];
 }
 
+/** The change's webhook event, queued in its transaction; `site` is the site as the change left it. */
+export const siteEvent = (tx: MetadataQueryable, type: 'site.created' | 'site.updated' | 'site.deleted', site: { id: string; domain: string; team_id: string }) =>
+  queueOperationalEvent(tx, type, { site_id: site.id, domain: site.domain, team_id: site.team_id });
+
 async function readOwnSite(tx: MetadataQueryable, actor: UserPrincipal, siteId: string): Promise<SiteView> {
   return getSite(tx, { user: actor }, siteId);
 }
@@ -203,6 +208,7 @@ export async function createTeamSite(
     const site = await createSite(tx, { teamId: input.teamId, domain, timezone, hostnames });
     await tx.query("INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, 'owner')", [site.id, actor.id]);
     await writeAudit(tx, { teamId: input.teamId, action: 'site.created', actor, details: `site ${site.id} (${domain})` });
+    await siteEvent(tx, 'site.created', { id: site.id, domain, team_id: input.teamId });
     return readOwnSite(tx, actor, site.id);
   });
 }
@@ -227,6 +233,7 @@ export async function updateSite(store: MetadataStore, actor: UserPrincipal, sit
         for (const host of hostnames) await tx.query('INSERT INTO site_hostnames (hostname, site_id) VALUES ($1, $2)', [host, siteId]);
       }
       await writeAudit(tx, { teamId: before.team_id, action: 'site.updated', actor, details: `site ${siteId} (${domain}): ${changed.join(', ')}` });
+      await siteEvent(tx, 'site.updated', { id: siteId, domain, team_id: before.team_id });
       return { site: await readOwnSite(tx, actor, siteId), changed };
     });
   } catch (err) {
@@ -251,6 +258,7 @@ export async function softDeleteSite(store: MetadataStore, actor: UserPrincipal,
     if (!rows[0]) throw notFound('Site not found');
     await tx.query('DELETE FROM site_hostnames WHERE site_id = $1', [siteId]);
     await writeAudit(tx, { teamId: rows[0].team_id, action: 'site.deleted', actor, details: `site ${siteId} (${rows[0].domain})` });
+    await siteEvent(tx, 'site.deleted', rows[0]);
     return rows[0];
   });
 }

@@ -18,7 +18,7 @@ import { badRequest, conflict, forbidden, notFound, PlumbError } from '../errors
 import type { Log } from '../log.ts';
 import { type AnalyticsStore, tenantDatabase } from '../stores/analytics/index.ts';
 import type { MetadataStore } from '../stores/metadata/index.ts';
-import { liveTeam } from './sites-admin.ts';
+import { liveTeam, siteEvent } from './sites-admin.ts';
 
 /** Every tenant table that holds rows of a site (lib/stores/analytics/migrations). */
 export const TENANT_TABLES = ['hits', 'events', 'web_vitals', 'ai_fetches'] as const;
@@ -182,6 +182,7 @@ async function switchTeam(
     const site = `site ${move.siteId} (${move.domain})`;
     await writeAudit(tx, { teamId: move.sourceTeam, action: 'site.transferred', actor: move.actor, details: `${site} moved to team ${move.destinationTeam}` });
     await writeAudit(tx, { teamId: move.destinationTeam, action: 'site.transferred', actor: move.actor, details: `${site} moved in from team ${move.sourceTeam}` });
+    await siteEvent(tx, 'site.updated', { id: move.siteId, domain: move.domain, team_id: move.destinationTeam });
   });
 }
 

@@ -8,6 +8,7 @@ import { writeAudit } from '../audit/audit.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { createUser, findUserByEmail } from '../users/users.ts';
+import { queueOperationalEvent } from '../webhooks/outbox.ts';
 import { type Page, type PageQuery, pageOf } from '../pagination.ts';
 import { type Actor, assertActive, iso, lockTeam } from './teams.ts';
 
@@ -151,6 +152,7 @@ export async function acceptInvitation(store: MetadataStore, token: string, pass
     // timestamp and come back in no particular order.
     const who = { id: user.id, email: user.email };
     await writeAudit(tx, { teamId: invitation.team_id, action: 'invitation.accepted', actor: who, target: who, details: `accepted the invitation and joined as ${invitation.role}` });
+    await queueOperationalEvent(tx, 'team.member.added', { team_id: invitation.team_id, user_id: user.id, email: user.email, role: invitation.role });
     return { user, teamId: invitation.team_id, role: invitation.role };
   });
 }

@@ -6,6 +6,7 @@ import { writeAudit } from '../audit/audit.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { findUserByEmail, normaliseEmail } from '../users/users.ts';
+import { queueOperationalEvent } from '../webhooks/outbox.ts';
 import { createInvitation, type IssuedInvitation } from './invitations.ts';
 import { type Page, type PageQuery, pageOf } from '../pagination.ts';
 import { type Actor, assertActive, atLeast, iso, lockTeam } from './teams.ts';
@@ -60,7 +61,9 @@ export async function addMember(store: MetadataStore, actor: Actor, teamId: stri
     if (await memberOf(tx, teamId, user.id)) throw conflict(`${email} is already a member of this team`);
     await tx.query('INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, $3)', [teamId, user.id, input.role]);
     await writeAudit(tx, { teamId, action: 'member.added', actor, target: { id: user.id, email: user.email }, details: `added as ${input.role}` });
-    return { kind: 'member', member: (await memberOf(tx, teamId, user.id))! };
+    const member = (await memberOf(tx, teamId, user.id))!;
+    await queueOperationalEvent(tx, 'team.member.added', { team_id: teamId, user_id: member.user_id, email: member.email, role: member.role });
+    return { kind: 'member', member };
   });
 }
 
@@ -102,6 +105,7 @@ export async function removeMember(store: MetadataStore, actor: Actor, teamId: s
       target: { id: target.user_id, email: target.email },
       details: leaving ? `left the team (was ${target.role})` : `removed (was ${target.role})`,
     });
+    await queueOperationalEvent(tx, 'team.member.removed', { team_id: teamId, user_id: target.user_id, email: target.email, role: target.role });
     return target;
   });
 }

@@ -6,6 +6,7 @@ import { writeAudit } from '../audit/audit.ts';
 import { conflict, notFound } from '../errors.ts';
 import { createTeam } from '../sites/sites.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+import { queueOperationalEvent } from '../webhooks/outbox.ts';
 import { type Page, type PageQuery, pageOf } from '../pagination.ts';
 
 /** The signed-in person doing something. */
@@ -109,7 +110,9 @@ export async function createTeamWithOwner(store: MetadataStore, actor: Actor, na
     const team = await createTeam(tx, { name });
     await tx.query("INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, 'owner')", [team.id, actor.id]);
     await writeAudit(tx, { teamId: team.id, action: 'team.created', actor, target: { id: actor.id, email: actor.email }, details: `created team "${name}"` });
-    return getTeam(tx, actor, team.id);
+    const created = await getTeam(tx, actor, team.id);
+    await queueOperationalEvent(tx, 'team.created', { team_id: created.id, name: created.name, user_id: actor.id, email: actor.email, role: 'owner' });
+    return created;
   });
 }
 
@@ -120,6 +123,7 @@ export async function renameTeam(store: MetadataStore, actor: Actor, teamId: str
     if (before.name === name) return { team: await getTeam(tx, actor, teamId), changed: false };
     await tx.query('UPDATE teams SET name = $2 WHERE id = $1', [teamId, name]);
     await writeAudit(tx, { teamId, action: 'team.updated', actor, details: `renamed from "${before.name}" to "${name}"` });
+    await queueOperationalEvent(tx, 'team.updated', { team_id: teamId, name });
     return { team: await getTeam(tx, actor, teamId), changed: true };
   });
 }
@@ -130,6 +134,8 @@ export async function archiveTeam(store: MetadataStore, actor: Actor, teamId: st
     if (team.archived) throw conflict('This team is already archived');
     await tx.query('UPDATE teams SET archived_at = now() WHERE id = $1', [teamId]);
     await writeAudit(tx, { teamId, action: 'team.archived', actor, details: `archived team "${team.name}"` });
-    return getTeam(tx, actor, teamId);
+    const archived = await getTeam(tx, actor, teamId);
+    await queueOperationalEvent(tx, 'team.archived', { team_id: archived.id, name: archived.name, archived_at: archived.archived_at });
+    return archived;
   });
 }

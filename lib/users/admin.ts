@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { InstanceRole, UserPrincipal } from '../auth/sessions.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+import { queueOperationalEvent } from '../webhooks/outbox.ts';
 import { createUser } from './users.ts';
 import { pageOf } from '../pagination.ts';
 
@@ -46,6 +47,10 @@ export async function writeInstanceAudit(
   );
 }
 
+/** The change's webhook event, queued in its transaction (the account's state as the change left it). */
+const userEvent = (tx: MetadataQueryable, type: 'system.user.updated' | 'system.user.deleted', user: UserView) =>
+  queueOperationalEvent(tx, type, { user_id: user.id, email: user.email, role: user.role });
+
 /** Owners manage everyone; admins only accounts that are, and stay, plain users. */
 function mayManage(actor: UserPrincipal, ...roles: InstanceRole[]): void {
   if (actor.role === 'owner') return;
@@ -75,7 +80,9 @@ export async function adminCreateUser(db: MetadataStore, actor: UserPrincipal, i
     const user = await createUser(tx, input);
     await writeInstanceAudit(tx, { action: 'user.created', actor, target: user, details: `role ${user.role}` });
     const { rows } = await tx.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE id = $1`, [user.id]);
-    return toView(rows[0]);
+    const created = toView(rows[0]);
+    await userEvent(tx, 'system.user.updated', created);
+    return created;
   });
 }
 
@@ -88,7 +95,9 @@ export async function changeRole(db: MetadataStore, actor: UserPrincipal, id: st
     if (role !== 'owner') await keepAnOwner(tx, target);
     await tx.query('UPDATE users SET role = $2, updated_at = now() WHERE id = $1', [id, role]);
     await writeInstanceAudit(tx, { action: 'user.role_changed', actor, target, details: `${target.role} → ${role}` });
-    return { user: { ...target, role }, changed: true };
+    const user = { ...target, role };
+    await userEvent(tx, 'system.user.updated', user);
+    return { user, changed: true };
   });
 }
 
@@ -104,7 +113,9 @@ export async function disableMfa(db: MetadataStore, actor: UserPrincipal, id: st
     );
     await tx.query('DELETE FROM recovery_codes WHERE user_id = $1', [id]);
     await writeInstanceAudit(tx, { action: 'user.mfa_disabled', actor, target });
-    return { ...target, totp_enabled: false };
+    const user = { ...target, totp_enabled: false };
+    await userEvent(tx, 'system.user.updated', user);
+    return user;
   });
 }
 
@@ -120,6 +131,7 @@ export async function deleteUser(db: MetadataStore, actor: UserPrincipal, id: st
     await keepAnOwner(tx, target);
     await tx.query('DELETE FROM users WHERE id = $1', [id]);
     await writeInstanceAudit(tx, { action: 'user.deleted', actor, target, details: `role ${target.role}` });
+    await userEvent(tx, 'system.user.deleted', target);
     return target;
   });
 }

@@ -1,6 +1,6 @@
 // The webhook event catalog (spec: Events, Event types): which types a site webhook and an
-// instance webhook may subscribe to, and the `data` each type carries, built from the payload of
-// the internal event (`ops.<type>` or `goal.converted`) that the other services emit.
+// instance webhook may subscribe to, and the `data` each type carries, built from the payload a
+// change hands to the outbox (lib/webhooks/outbox.ts) or that comes with a `goal.converted`.
 
 export type WebhookScope = 'site' | 'instance';
 
@@ -57,9 +57,9 @@ export function subscriptionProblem(scope: WebhookScope, type: string): string |
 }
 
 /**
- * Renames that turn an internal payload into the documented `data`: the goals service says
- * `name`/`type` where the spec's goal fields are `goal_name`/`goal_type`; the teams service names
- * a new team's first owner `user_id`/`email`.
+ * Renames that turn an internal payload into the documented `data`: goals say `name`/`type`
+ * where the spec's goal fields are `goal_name`/`goal_type`; a new team's first owner comes as
+ * `user_id`/`email` (the payloads match the services' `ops.*` bus events).
  */
 const RENAMES: Record<string, Record<string, string>> = {
   'goal.created': { name: 'goal_name', type: 'goal_type' },

@@ -1,56 +1,18 @@
-// Turns an operational event into queued deliveries: in ONE transaction the event row and one
-// delivery per matching enabled webhook (the site's own webhooks and every instance webhook
-// subscribed to the type). The event id is the primary key, so an event emitted twice (a replayed
-// goal.converted) queues nothing the second time.
+// Events queued outside a change's own transaction: a `goal.converted` (its id deterministic for
+// the hit and the goal, so a replayed conversion queues nothing the second time) and the 'Send
+// test' event of one webhook. Changes queue theirs in their own transaction (outbox.ts).
 import { randomUUID } from 'node:crypto';
 import { conflict } from '../errors.ts';
-import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+import type { MetadataStore } from '../stores/metadata/index.ts';
 import type { OperationalEvent } from './catalog.ts';
-import { envelopeBody } from './signing.ts';
+import { type QueuedEvent, queueFor, queueOperationalEvent } from './outbox.ts';
 import { getWebhook, type WebhookOwner } from './webhooks.ts';
 
-export interface QueuedEvent {
-  eventId: string;
-  /** Empty when no webhook wanted the event, or when it had been recorded before. */
-  deliveryIds: string[];
-}
+export type { QueuedEvent } from './outbox.ts';
 
-/** Writes the event and its deliveries to these webhooks; nothing when the id is already known. */
-async function queueFor(tx: MetadataQueryable, event: OperationalEvent & { id: string }, webhookIds: string[]): Promise<string[]> {
-  if (webhookIds.length === 0) return [];
-  const inserted = await tx.query<{ created_at: Date | string }>(
-    `INSERT INTO webhook_events (id, type, site_id, data) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (id) DO NOTHING RETURNING created_at`,
-    [event.id, event.type, event.siteId, JSON.stringify(event.data)],
-  );
-  if (inserted.rowCount === 0) return [];
-  const createdAt = new Date(inserted.rows[0].created_at).toISOString();
-  const deliveryIds = webhookIds.map(() => randomUUID());
-  const bodies = deliveryIds.map((deliveryId) => envelopeBody({ id: event.id, type: event.type, createdAt, data: event.data }, deliveryId));
-  await tx.query(
-    `INSERT INTO webhook_deliveries (id, event_id, webhook_id, status, body)
-     SELECT d.id, $2, d.webhook_id, 'pending', d.body FROM unnest($1::uuid[], $3::uuid[], $4::text[]) AS d (id, webhook_id, body)`,
-    [deliveryIds, event.id, webhookIds, bodies],
-  );
-  return deliveryIds;
-}
-
-/**
- * Records an event for every enabled webhook subscribed to its type: instance webhooks always,
- * site webhooks when the event is about their site. `id` defaults to a new one.
- */
-export async function recordEvent(store: MetadataStore, event: OperationalEvent & { id?: string }): Promise<QueuedEvent> {
-  const eventId = event.id ?? randomUUID();
-  return store.transaction(async (tx) => {
-    const { rows } = await tx.query<{ id: string }>(
-      `SELECT id FROM webhooks
-        WHERE enabled AND deleted_at IS NULL AND $1 = ANY (events)
-          AND (scope = 'instance' OR (scope = 'site' AND site_id = $2::uuid))
-        ORDER BY created_at, id`,
-      [event.type, event.siteId],
-    );
-    return { eventId, deliveryIds: await queueFor(tx, { ...event, id: eventId }, rows.map((r) => r.id)) };
-  });
+/** Records an internal event (`goal.converted` and its payload) in a transaction of its own. */
+export async function recordEvent(store: MetadataStore, type: string, payload: Record<string, unknown>, id?: string): Promise<QueuedEvent> {
+  return store.transaction((tx) => queueOperationalEvent(tx, type, payload, id));
 }
 
 /** `webhook.test` for this one webhook, whatever it subscribes to ('Send test'). 409 when disabled. */
