@@ -80,6 +80,34 @@ describe('a three-node cluster', () => {
     }
   });
 
+  it('forwards a server batch larger than one NATS message (1,000 pageviews, ~1.6 MB) and stores it once', async () => {
+    const leader = await cluster.agreedLeader([a, b, c], 30_000);
+    const follower = [a, b, c].find((n) => n !== byId(leader))!;
+    const before = (await cluster.view(follower)).forwarding!;
+    // Paths are kept up to 1,024 characters; each of these is just under.
+    const padding = 'x'.repeat(1000);
+    const paths = Array.from({ length: 1000 }, (_, i) => `/big/${i}/${padding}`);
+    const res = await fetch(`${follower.url}/api/ingest/server/batch`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${cluster.seeded.token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        items: paths.map((path) => ({
+          type: 'pageview',
+          url: `https://${cluster.seeded.domain}${path}`,
+          timestamp: new Date().toISOString(),
+          visitor_ip: '192.0.2.30',
+          user_agent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0',
+        })),
+      }),
+    });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ accepted: 1000, rejected: 0 });
+    expect(duplicates(await storedAll(paths))).toEqual([]);
+    const after = (await cluster.view(follower)).forwarding!;
+    expect(after.forwarded - before.forwarded).toBe(1000);
+    expect(after.buffered).toBe(before.buffered);
+  });
+
   it('stores tracker ingest from every node exactly once, through the JetStream stream', async () => {
     const paths = ['node-a', 'node-b', 'node-c'].flatMap((id) => Array.from({ length: 5 }, (_, i) => `/tracked/${id}/${i}`));
     const statuses = await Promise.all(
