@@ -1,6 +1,7 @@
 // Goals and funnels of a site over HTTP: CRUD (editors change, viewers read), goal conversions
 // and funnel steps in stats; and, as the ingest writer stores rows, each new goal conversion
-// announced once as the internal event `goal.converted`. Thin actions over lib/goals, lib/funnels.
+// queued as a webhook event and announced once as the internal event `goal.converted`. Thin
+// actions over lib/goals, lib/funnels.
 import type { Context, ServiceSchema } from 'moleculer';
 import { parseRange } from '../lib/analytics/range.ts';
 import { type FunnelInput, createFunnel, deleteFunnel, FUNNEL_FIELDS, getFunnel, listFunnels, updateFunnel } from '../lib/funnels/funnels.ts';
@@ -11,6 +12,7 @@ import type { StoredRow } from '../lib/goals/matcher.ts';
 import { notFound } from '../lib/errors.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Site } from '../lib/sites/sites.ts';
+import { queueOperationalEvent } from '../lib/webhooks/outbox.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
@@ -201,14 +203,25 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
     },
 
     events: {
-      /** The ingest writer stored a batch on this node (services/ingest.service.ts): judge it for new conversions. */
+      /**
+       * The ingest writer stored a batch on this node (services/ingest.service.ts): judge it for new
+       * conversions and queue their webhook events before the writer acknowledges the batch. A
+       * failure is thrown back to the writer, which writes the batch again and calls again; the
+       * events' ids are derived from (row, goal), so nothing is queued twice.
+       */
       async 'ingest.batch.stored'(ctx: Context<{ records: readonly StoredRow[] }>) {
+        const conversions = await detector.detect(ctx.params.records);
+        if (conversions.length === 0) return;
         try {
-          for (const conversion of await detector.detect(ctx.params.records)) ctx.emit('goal.converted', conversion);
+          await runtime.metadata().transaction(async (tx) => {
+            for (const { event_id: id, ...payload } of conversions) await queueOperationalEvent(tx, 'goal.converted', payload, id);
+          });
         } catch (err) {
-          // The rows are stored either way; only their announcement is lost (e.g. metadata closing).
-          log.warn({ err }, 'goals: could not judge a stored batch for conversions');
+          detector.forget(conversions);
+          log.warn({ err: (err as Error).message, conversions: conversions.length }, 'goals: could not queue goal conversions; the batch will be judged again');
+          throw err;
         }
+        for (const conversion of conversions) ctx.emit('goal.converted', conversion);
       },
       'goals.changed'(ctx: Context<{ site_id?: string }>) {
         detector.invalidate(ctx.params.site_id);

@@ -173,8 +173,11 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
       const salts = createSaltRing(runtime.metadata);
       // Extension point: every stored batch is announced to this node's services as the local
       // event `ingest.batch.stored` ({ records }), after the analytics store has it (goals judge
-      // new conversions there). Local only: records never cross the transporter.
-      const onStored = (records: readonly ingest.JournalRecord[]) => this.broker.broadcastLocal('ingest.batch.stored', { records });
+      // new conversions there). Local only: records never cross the transporter. The writer waits
+      // for the handlers and writes the batch again if one throws (see WriterOptions.onStored).
+      const onStored = async (records: readonly ingest.JournalRecord[]) => {
+        await this.broker.broadcastLocal('ingest.batch.stored', { records }, { throwError: true });
+      };
       const sink = await runtime.openIngestSink({ broker: this.broker, onStored });
       const flushRejections = () => rejections.flush().catch((err: Error) => log.warn({ err: err.message }, 'could not store ingest rejection counts'));
       const deps: ingest.IngestDeps = {

@@ -9,7 +9,7 @@ import type { LeaderJobs } from '../cluster/leader-jobs.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import { catalogFor, isKnownType } from '../lib/webhooks/catalog.ts';
 import { createDispatcher, type Dispatcher } from '../lib/webhooks/dispatcher.ts';
-import { type QueuedEvent, queueTestEvent, recordEvent } from '../lib/webhooks/events.ts';
+import { type QueuedEvent, queueTestEvent } from '../lib/webhooks/events.ts';
 import { createDeliveryQueue } from '../lib/webhooks/queue.ts';
 import {
   createWebhook,
@@ -216,14 +216,9 @@ export default function createWebhooksService(runtime: Runtime, options: Webhook
       'ops.**'(ctx: Context<unknown>) {
         if (isKnownType((ctx.eventName ?? '').slice('ops.'.length))) ctx.broadcast('webhooks.queued', {});
       },
-      /** From goals.service: its event_id is deterministic, so a replayed conversion is queued once. */
-      async 'goal.converted'(ctx: Context<Record<string, unknown> & { event_id: string }>) {
-        const { event_id: id, ...payload } = ctx.params;
-        try {
-          queued(ctx, await recordEvent(runtime.metadata(), 'goal.converted', payload, id));
-        } catch (err) {
-          log.error({ err, eventId: id }, 'webhooks: could not queue a goal conversion');
-        }
+      /** From goals.service, which queued the conversion's event before the ingest writer acknowledged its batch: wake the dispatcher. */
+      'goal.converted'(ctx: Context<unknown>) {
+        ctx.broadcast('webhooks.queued', {});
       },
       'webhooks.queued'() {
         dispatcher?.wake();

@@ -115,6 +115,11 @@ export interface Conversion {
 export interface ConversionDetector {
   /** The new conversions among rows the ingest writer just stored, in their order. */
   detect(records: readonly StoredRow[]): Promise<Conversion[]>;
+  /**
+   * Takes back conversions `detect` returned that could not be recorded, so the same rows,
+   * written again by the ingest writer, are found again.
+   */
+  forget(conversions: readonly Conversion[]): void;
   /** Forget a site's cached goals (all sites without an argument) after they changed. */
   invalidate(siteId?: string): void;
 }
@@ -154,6 +159,8 @@ export function createConversionDetector(options: ConversionDetectorOptions): Co
   const sites = new Map<string, { goals: CompiledGoal[]; expires: number }>();
   /** Keys `<goal id>:<session id>` in least-recently-seen-first order (a Map keeps insertion order). */
   const converted = new Map<string, true>();
+  /** The `converted` key of each conversion handed out, for `forget`. */
+  const keyOf = new WeakMap<Conversion, string>();
   /** Batches are judged one after another, so "first in the visit" follows the order they were stored in. */
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -190,14 +197,16 @@ export function createConversionDetector(options: ConversionDetectorOptions): Co
       for (const { goal, matches } of goalsBySite.get(siteId) ?? []) {
         if (!matches(record) || !firstInVisit(goal.id, String(record.row.session_id))) continue;
         const rowId = String(record.table === 'hits' ? record.row.hit_id : record.row.event_id);
-        found.push({
+        const conversion: Conversion = {
           event_id: conversionEventId(rowId, goal.id),
           site_id: siteId,
           goal_id: goal.id,
           goal_name: goal.name,
           goal_type: goal.type,
           converted_at: new Date(String(record.row.ts)).toISOString(),
-        });
+        };
+        keyOf.set(conversion, `${goal.id}:${String(record.row.session_id)}`);
+        found.push(conversion);
       }
     }
     return found;
@@ -208,6 +217,12 @@ export function createConversionDetector(options: ConversionDetectorOptions): Co
       const run = queue.then(() => judge(records));
       queue = run.catch(() => undefined);
       return run;
+    },
+    forget(conversions) {
+      for (const conversion of conversions) {
+        const key = keyOf.get(conversion);
+        if (key !== undefined) converted.delete(key);
+      }
     },
     invalidate(siteId) {
       if (siteId === undefined) sites.clear();

@@ -32,8 +32,8 @@ export interface IngestSink {
 
 export interface IngestSinkContext {
   broker: ServiceBroker;
-  /** Called after a batch is in the analytics store (see WriterOptions.onStored). */
-  onStored(records: readonly JournalRecord[]): void;
+  /** Called after a batch is in the analytics store, before it is acknowledged (see WriterOptions.onStored). */
+  onStored(records: readonly JournalRecord[]): void | Promise<void>;
 }
 
 export type OpenIngestSink = (context: IngestSinkContext) => Promise<IngestSink>;

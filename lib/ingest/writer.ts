@@ -1,6 +1,7 @@
 // Drains the journal into the analytics store: a batch when enough events wait or the flush
 // interval passes, one insert per tenant table with a token derived from the batch, so a batch
-// retried after a failure or replayed after a crash is stored once. Acks only after every insert.
+// retried after a failure or replayed after a crash is stored once. Acks only after every insert
+// and after the stored-batch listener has finished with it.
 import type { Log } from '../log.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import type { Journal, JournalBatch } from './journal.ts';
@@ -22,12 +23,13 @@ export interface WriterOptions {
   batchSize: number;
   flushMs: number;
   /**
-   * Called once per batch after it is stored and acknowledged, with its records (goal conversions
-   * are judged here). A retried batch is reported once, after the retry succeeds; a batch replayed
-   * after a crash can be reported again, so listeners must be idempotent. Never delays or fails
-   * the writer: what it throws is logged.
+   * Called with a batch's records once they are stored, before the batch is acknowledged (goal
+   * conversions are judged and queued as webhook events here). The writer waits for it, so what it
+   * records is never lost to a crash: if it fails (or the process dies first) the batch is written
+   * again, which the insert tokens make a no-op, and reported again. Listeners must therefore be
+   * idempotent, and should throw only for failures worth retrying (a store that is unavailable).
    */
-  onStored?: (records: readonly JournalRecord[]) => void;
+  onStored?: (records: readonly JournalRecord[]) => void | Promise<void>;
 }
 
 const MAX_BACKOFF_MS = 5_000;
@@ -97,20 +99,16 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
       const current = batch;
       try {
         await write(current);
+        await options.onStored?.(current.records);
         await current.ack();
         stats.inserted += current.records.length;
         stats.batches++;
         batch = null;
         backoff = 100;
-        try {
-          options.onStored?.(current.records);
-        } catch (err) {
-          log.warn({ err }, 'ingest writer: a stored-batch listener failed');
-        }
       } catch (err) {
         // The batch stays outstanding and is retried as is: same records, same token.
         stats.failures++;
-        log.warn({ err: (err as Error).message, records: current.records.length, retryMs: backoff }, 'ingest writer: insert failed, retrying');
+        log.warn({ err: (err as Error).message, records: current.records.length, retryMs: backoff }, 'ingest writer: storing a batch failed, retrying');
         await sleep(backoff);
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       }

@@ -1,19 +1,14 @@
-// Events queued outside a change's own transaction: a `goal.converted` (its id deterministic for
-// the hit and the goal, so a replayed conversion queues nothing the second time) and the 'Send
-// test' event of one webhook. Changes queue theirs in their own transaction (outbox.ts).
+// The 'Send test' event of one webhook, queued in a transaction of its own. Changes queue theirs
+// in their own transaction, and goal conversions theirs before the ingest writer acknowledges the
+// batch (outbox.ts).
 import { randomUUID } from 'node:crypto';
 import { conflict } from '../errors.ts';
 import type { MetadataStore } from '../stores/metadata/index.ts';
 import type { OperationalEvent } from './catalog.ts';
-import { type QueuedEvent, queueFor, queueOperationalEvent } from './outbox.ts';
+import { type QueuedEvent, queueFor } from './outbox.ts';
 import { getWebhook, type WebhookOwner } from './webhooks.ts';
 
 export type { QueuedEvent } from './outbox.ts';
-
-/** Records an internal event (`goal.converted` and its payload) in a transaction of its own. */
-export async function recordEvent(store: MetadataStore, type: string, payload: Record<string, unknown>, id?: string): Promise<QueuedEvent> {
-  return store.transaction((tx) => queueOperationalEvent(tx, type, payload, id));
-}
 
 /** `webhook.test` for this one webhook, whatever it subscribes to ('Send test'). 409 when disabled. */
 export async function queueTestEvent(store: MetadataStore, owner: WebhookOwner, webhookId: string): Promise<QueuedEvent> {

@@ -170,31 +170,35 @@ describe('what a delivery looks like', () => {
     await as(t, owner, 'DELETE', `/api/admin/webhooks/${hook.id}`);
   });
 
-  it('sends a replayed goal.converted once: its event id is deterministic, the second emission queues nothing', async () => {
+  it('sends a stored conversion once, though its batch is announced again (a replay): the event id is derived from (row, goal)', async () => {
     const hook = await createHook(`${http.url}/converted`, ['goal.converted']);
-    const conversion = {
-      event_id: '3c1d0a54-9a51-5d2b-8e1e-1f0c2a3b4c5d',
-      site_id: t.site.id,
-      goal_id: '9b2f6a10-4c3d-4e5f-8a9b-0c1d2e3f4a5b',
-      goal_name: 'Purchase',
-      goal_type: 'event',
-      converted_at: '2026-11-21T10:00:00.000Z',
-    };
-    await t.node.broker.emit('goal.converted', conversion);
-    await t.node.broker.emit('goal.converted', conversion);
-    // Another site's conversion is not this site webhook's business.
-    await t.node.broker.emit('goal.converted', { ...conversion, event_id: 'd2a7c1e0-1111-5222-8333-944455566677', site_id: t.otherSite.id });
+    const goal = await as(t, owner, 'POST', `/api/sites/${t.site.id}/goals`, { name: 'Purchase', type: 'event', event_name: 'Purchase' });
+    expect(goal.status).toBe(201);
+    const goalId = (goal.body.goal as { id: string }).id;
+    const purchase = (site: string, eventId: string) => ({
+      table: 'events',
+      team: t.team.id,
+      row: { site_id: site, session_id: '42', event_id: eventId, name: 'Purchase', props: {}, ts: '2026-11-21T10:00:00.000Z' },
+    });
+    // What the ingest writer announces after storing a batch; the same batch written again after a
+    // failure is announced again. Another site's conversion is not this site webhook's business.
+    const batch = { records: [purchase(t.site.id, '0f5d3c2b-1a09-4876-9543-210fedcba987'), purchase(t.otherSite.id, '1e6c4d3a-2b10-4987-8654-321fedcba098')] };
+    await t.node.broker.broadcastLocal('ingest.batch.stored', batch, { throwError: true });
+    await t.node.broker.broadcastLocal('ingest.batch.stored', batch, { throwError: true });
     const [received] = await http.waitFor('/converted', 1);
     await sleep(1500);
     expect(http.at('/converted')).toHaveLength(1);
     expect(json(received)).toMatchObject({
-      id: conversion.event_id,
       type: 'goal.converted',
-      data: { site_id: t.site.id, goal_id: conversion.goal_id, goal_name: 'Purchase', goal_type: 'event', converted_at: conversion.converted_at },
+      data: { site_id: t.site.id, goal_id: goalId, goal_name: 'Purchase', goal_type: 'event', converted_at: '2026-11-21T10:00:00.000Z' },
     });
     const rows = await db().query('SELECT id FROM webhook_deliveries WHERE webhook_id = $1', [hook.id]);
     expect(rows.rowCount).toBe(1);
+    // The event was queued before the announcement returned: the writer acknowledges after that.
+    const events = await db().query("SELECT id FROM webhook_events WHERE type = 'goal.converted' AND site_id = $1", [t.site.id]);
+    expect(events.rows.map((r) => (r as { id: string }).id)).toEqual([json(received).id]);
     await as(t, owner, 'DELETE', `${siteHooks()}/${hook.id}`);
+    await as(t, owner, 'DELETE', `/api/sites/${t.site.id}/goals/${goalId}`);
   });
 });
 

@@ -120,6 +120,15 @@ describe('createConversionDetector', () => {
     expect(await detector.detect(batch)).toEqual([]);
   });
 
+  it('finds conversions again once they are forgotten (they could not be recorded)', async () => {
+    const detector = createConversionDetector({ goalsOf: async () => [pricingGoal] });
+    const batch = [hit('h1', 's1', '/pricing'), hit('h2', 's2', '/pricing')];
+    const found = await detector.detect(batch);
+    detector.forget(found);
+    expect(await detector.detect(batch)).toEqual(found);
+    expect(await detector.detect(batch)).toEqual([]);
+  });
+
   it('gives a replayed row the same event id after a restart (a fresh detector)', async () => {
     const batch = [hit('h1', 's1', '/pricing')];
     const before = await createConversionDetector({ goalsOf: async () => [pricingGoal] }).detect(batch);

@@ -1,0 +1,119 @@
+// The ingest writer's contract with the stored-batch listener (goal conversions and their webhook
+// events hang off it): a batch is acknowledged only after its rows are stored AND the listener has
+// finished, and a listener failure makes the writer store the batch again (same token) and call
+// again, so what the listener records is never lost to a failure or a crash.
+import { describe, expect, it } from '@jest/globals';
+import type { Journal, JournalBatch } from '../../lib/ingest/journal.ts';
+import type { JournalRecord } from '../../lib/ingest/pipeline.ts';
+import { createIngestWriter } from '../../lib/ingest/writer.ts';
+import { silentLog } from '../../lib/log.ts';
+import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
+
+const TEAM = '22222222-2222-4222-8222-222222222222';
+const record = (n: number): JournalRecord => ({ table: 'hits', team: TEAM, row: { hit_id: `h${n}` } });
+
+/** An in-memory journal that hands out one batch at a time and logs what happens to it. */
+function memoryJournal(records: JournalRecord[], steps: string[]): Journal<JournalRecord> {
+  let pending = [...records];
+  let outstanding: JournalBatch<JournalRecord> | null = null;
+  return {
+    async append() {
+      throw new Error('not used');
+    },
+    async next(maxRecords) {
+      if (outstanding) return outstanding;
+      if (pending.length === 0) return null;
+      const taken = pending.slice(0, maxRecords);
+      const batch: JournalBatch<JournalRecord> = {
+        records: taken,
+        token: 'batch-1',
+        async ack() {
+          steps.push('ack');
+          pending = pending.slice(taken.length);
+          outstanding = null;
+        },
+      };
+      outstanding = batch;
+      return batch;
+    },
+    pendingBytes: () => 0,
+    pendingRecords: () => pending.length,
+    stats: () => ({ appends: 0, fsyncs: 0, segments: 0 }),
+    async close() {},
+  };
+}
+
+function recordingStore(steps: string[], tokens: string[]): AnalyticsStore {
+  return {
+    tenantDatabase: (team: string) => `tenant_${team.replaceAll('-', '')}`,
+    async ensureTenant(team: string) {
+      return `tenant_${team.replaceAll('-', '')}`;
+    },
+    async insert(_table: string, _rows: unknown[], options: { dedupToken?: string }) {
+      steps.push('insert');
+      tokens.push(options.dedupToken ?? '');
+    },
+  } as unknown as AnalyticsStore;
+}
+
+async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('createIngestWriter with a stored-batch listener', () => {
+  it('acknowledges a batch only after the listener has finished with it', async () => {
+    const steps: string[] = [];
+    const tokens: string[] = [];
+    const journal = memoryJournal([record(1), record(2)], steps);
+    const writer = createIngestWriter({
+      journal,
+      analytics: () => recordingStore(steps, tokens),
+      log: silentLog,
+      batchSize: 10,
+      flushMs: 10,
+      onStored: async (records) => {
+        steps.push(`listener:${records.length}:start`);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        steps.push('listener:end');
+      },
+    });
+    writer.start();
+    await until(() => steps.includes('ack'));
+    await writer.stop(1000);
+    expect(steps).toEqual(['insert', 'listener:2:start', 'listener:end', 'ack']);
+  });
+
+  it('stores the batch again with the same token and calls again when the listener fails', async () => {
+    const steps: string[] = [];
+    const tokens: string[] = [];
+    const seen: string[][] = [];
+    let failures = 1;
+    const journal = memoryJournal([record(1), record(2), record(3)], steps);
+    const writer = createIngestWriter({
+      journal,
+      analytics: () => recordingStore(steps, tokens),
+      log: silentLog,
+      batchSize: 10,
+      flushMs: 10,
+      onStored: async (records) => {
+        seen.push(records.map((r) => String(r.row.hit_id)));
+        if (failures-- > 0) throw new Error('metadata store unavailable');
+      },
+    });
+    writer.start();
+    await until(() => steps.includes('ack'));
+    await writer.stop(1000);
+    expect(steps).toEqual(['insert', 'insert', 'ack']);
+    expect(tokens[0]).toBe(tokens[1]);
+    expect(seen).toEqual([
+      ['h1', 'h2', 'h3'],
+      ['h1', 'h2', 'h3'],
+    ]);
+    expect(writer.stats()).toMatchObject({ batches: 1, inserted: 3, failures: 1 });
+    expect(journal.pendingRecords()).toBe(0);
+  });
+});
