@@ -4,7 +4,7 @@
 // re-reads the leader and tries the new one; with no reachable leader it appends the batch to the
 // JetStream buffer itself, so the 202 still means "durable". Every attempt carries the same batch
 // id, which JetStream deduplicates on, so a batch the old leader did store is not stored twice.
-import { randomUUID } from 'node:crypto';
+import { groupCommit } from './group-commit.ts';
 import type { ServiceBroker } from 'moleculer';
 import { unavailable } from '../lib/errors.ts';
 import { JournalFullError } from '../lib/ingest/journal.ts';
@@ -95,34 +95,12 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
   // Requests arriving while a round is in flight are sent together in the next one, so a busy
   // follower makes few large calls. A round is cut into batches under the transporter's message
   // size, each with its own id.
-  let queue: { records: readonly JournalRecord[]; resolve(): void; reject(err: unknown): void }[] = [];
-  let flushing = false;
-  async function flushRounds(): Promise<void> {
-    while (queue.length > 0) {
-      const round = queue;
-      queue = [];
-      try {
-        const id = randomUUID();
-        await Promise.all(chunk(round.flatMap((w) => w.records)).map((records, i) => deliver({ batchId: `${id}:${i}`, records })));
-        for (const waiter of round) waiter.resolve();
-      } catch (err) {
-        for (const waiter of round) waiter.reject(err);
-      }
-    }
-    flushing = false;
-  }
+  const rounds = groupCommit(async (records, roundId) => {
+    await Promise.all(chunk(records).map((part, i) => deliver({ batchId: `${roundId}:${i}`, records: part })));
+  });
 
   return {
-    append(records) {
-      if (records.length === 0) return Promise.resolve();
-      return new Promise((resolve, reject) => {
-        queue.push({ records, resolve, reject });
-        if (!flushing) {
-          flushing = true;
-          queueMicrotask(() => void flushRounds());
-        }
-      });
-    },
+    append: rounds.append,
 
     async receive(batch) {
       try {

@@ -2,7 +2,7 @@
 // bounded. Every node appends here before answering 202 (tracker ingest directly; server ingest
 // through the leader, or directly while there is none); the leader drains it into the analytics
 // store (cluster/stream-journal.ts). Messages carry JSON arrays of journal records.
-import { randomUUID } from 'node:crypto';
+import { groupCommit } from './group-commit.ts';
 import { connect, type DiscardPolicy, type JetStreamClient, type JetStreamManager, type NatsConnection, nanos, type RetentionPolicy, type StorageType } from 'nats';
 import { unavailable } from '../lib/errors.ts';
 import { JournalFullError } from '../lib/ingest/journal.ts';
@@ -104,24 +104,10 @@ export async function openIngestStream(options: IngestStreamOptions): Promise<In
     }
   }
 
-  // Group commit for appends without an id (tracker ingest): appends queued while a round is in
-  // flight go out together in the next round, so a busy node sends few large messages.
-  let queue: { records: readonly JournalRecord[]; resolve(): void; reject(err: unknown): void }[] = [];
-  let flushing: Promise<void> | null = null;
-  async function flushRounds(): Promise<void> {
-    while (queue.length > 0) {
-      const round = queue;
-      queue = [];
-      try {
-        const id = randomUUID();
-        await Promise.all(encode(round.flatMap((w) => w.records)).map((data, i) => publishOne(data, `${id}:${i}`)));
-        for (const waiter of round) waiter.resolve();
-      } catch (err) {
-        for (const waiter of round) waiter.reject(err);
-      }
-    }
-    flushing = null;
-  }
+  // Appends without an id (tracker ingest) are group-committed: few large messages from a busy node.
+  const rounds = groupCommit(async (records, roundId) => {
+    await Promise.all(encode(records).map((data, i) => publishOne(data, `${roundId}:${i}`)));
+  });
 
   return {
     name,
@@ -130,10 +116,7 @@ export async function openIngestStream(options: IngestStreamOptions): Promise<In
     publish(records, msgId) {
       if (records.length === 0) return Promise.resolve();
       if (msgId !== undefined) return Promise.all(encode(records).map((data, i) => publishOne(data, `${msgId}:${i}`))).then(() => undefined);
-      return new Promise((resolve, reject) => {
-        queue.push({ records, resolve, reject });
-        flushing ??= Promise.resolve().then(flushRounds);
-      });
+      return rounds.append(records);
     },
 
     async depth() {
@@ -164,7 +147,7 @@ export async function openIngestStream(options: IngestStreamOptions): Promise<In
     },
 
     async close() {
-      await flushing;
+      await rounds.idle();
       await nc.drain().catch(() => nc.close());
     },
   };
