@@ -114,19 +114,8 @@ async function checkInput(input: WebhookInput, scope: WebhookScope, policy: Dest
   return { name, description: input.description?.trim() ?? '', url: input.url, events, enabled: input.enabled ?? true };
 }
 
-interface WebhookRow {
-  id: string;
-  scope: WebhookScope;
-  site_id: string | null;
-  name: string;
-  description: string;
-  url: string;
-  events: string[];
-  enabled: boolean;
-  created_at: Date | string;
-  updated_at: Date | string;
-  secret_rotated_at: Date | string;
-}
+/** A row as the driver returns it: timestamps may come back as Date objects. */
+type WebhookRow = Omit<WebhookView, 'created_at' | 'updated_at' | 'secret_rotated_at'> & Record<'created_at' | 'updated_at' | 'secret_rotated_at', Date | string>;
 
 const COLUMNS = 'id, scope, site_id, name, description, url, events, enabled, created_at, updated_at, secret_rotated_at';
 const iso = (value: Date | string) => new Date(value).toISOString();
