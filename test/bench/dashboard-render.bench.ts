@@ -1,7 +1,7 @@
 // First dashboard render after login, in Chromium, on a generated data set (default 10 million
 // rows over 90 days, `--dataset 1m` for less): a person opens a site's dashboard link, is sent to
-// the login screen, signs in, and waits for the KPI cards and the chart. Timed from the click on
-// "Sign in" to both being on screen (and, separately, to every breakdown panel having its rows),
+// the login screen, signs in, and waits for the KPI cards and the chart. Timed from the
+// sign-in request to both being on screen (and, separately, to every breakdown panel having rows),
 // each run in a fresh browser context (cold cache: shell, chunks and font loaded anew).
 import { rmSync } from 'node:fs';
 import { silentLog } from '../../lib/log.ts';
@@ -47,25 +47,44 @@ const suite: BenchSuite = {
     try {
       const render: number[] = [];
       const panels: number[] = [];
+      const statsRequests: number[] = [];
       // The first run also warms the server's caches and chDB's page cache; it is not counted.
       for (let run = 0; run <= RUNS; run++) {
         const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
         const page = await context.newPage();
+        let statsMs = 0;
+        // How long the KPI request itself took, from sending to the last byte: the server's share.
+        page.on('requestfinished', (request) => {
+          if (new URL(request.url()).pathname === `/api/sites/${site.id}/stats`) statsMs = request.timing().responseEnd - request.timing().requestStart;
+        });
         await page.goto(`${plumb.url}/sites/${site.id}`);
         await page.getByLabel('Email').fill(email);
         await page.getByLabel('Password').fill(password);
-        const started = performance.now();
+        // Timed inside the page, on its own clock, so the driver's overhead is not counted: from the
+        // moment the sign-in request leaves to the first frame with the KPI cards and the chart in
+        // it, and to the first frame with rows in every breakdown panel.
+        const timings = page.evaluate(
+          () =>
+            new Promise<{ rendered: number; settled: number }>((resolve) => {
+              let rendered = 0;
+              const check = () => {
+                const now = performance.now();
+                if (!rendered && document.querySelector('[data-testid="kpis"] [data-kpi="visitors"]') && document.querySelector('[data-testid="chart"] canvas')) rendered = now;
+                const panels = [...document.querySelectorAll('[data-panel]')];
+                if (rendered && panels.length === 5 && panels.every((p) => p.querySelector('.rows li'))) {
+                  const login = performance.getEntriesByType('resource').find((e) => e.name.endsWith('/api/login'));
+                  resolve({ rendered: rendered - (login?.startTime ?? 0), settled: now - (login?.startTime ?? 0) });
+                } else requestAnimationFrame(check);
+              };
+              requestAnimationFrame(check);
+            }),
+        );
         await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-        await page.locator('[data-testid="kpis"] [data-kpi="visitors"]').waitFor({ timeout: 120_000 });
-        await page.locator('[data-testid="chart"] canvas').first().waitFor({ timeout: 120_000 });
-        const rendered = performance.now() - started;
-        await page.waitForFunction(() => document.querySelectorAll('[data-panel]').length === 5 && [...document.querySelectorAll('[data-panel]')].every((p) => p.querySelector('.rows li')), undefined, {
-          timeout: 120_000,
-        });
-        const settled = performance.now() - started;
+        const { rendered, settled } = await timings;
         if (run > 0) {
           render.push(rendered);
           panels.push(settled);
+          statsRequests.push(statsMs);
         }
         await context.close();
       }
@@ -73,6 +92,7 @@ const suite: BenchSuite = {
       return {
         'rows generated (hits + events)': `${generated.hits + generated.events} in ${Math.round(generated.ms / 1000)} s`,
         'sign-in → KPIs and chart p50 / p95 (ms)': `${Math.round(p50)} / ${Math.round(percentile(render, 95))}`,
+        'of which the stats request p50 (ms)': Math.round(percentile(statsRequests, 50)),
         'sign-in → all breakdown panels p50 (ms)': Math.round(percentile(panels, 50)),
         [`target ≤ ${TARGET_MS} ms`]: p50 <= TARGET_MS ? 'met' : 'not met',
       };

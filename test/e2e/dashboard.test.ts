@@ -145,7 +145,9 @@ describe('the dashboard, from first run to sign-out', () => {
   }, 90_000);
 
   it('filters the whole dashboard by a clicked page, in the URL', async () => {
-    await panel('Pages').getByRole('button', { name: /^\/pricing 1 visitors/ }).click();
+    // Keyboard only: focus the row and press Enter.
+    await panel('Pages').getByRole('button', { name: /^\/pricing 1 visitors/ }).focus();
+    await page.keyboard.press('Enter');
     await page.waitForURL((url) => url.searchParams.getAll('filter').join() === 'page:is:/pricing', WAIT);
     await page.getByRole('button', { name: 'Remove filter: Page is /pricing' }).waitFor(WAIT);
     await page.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '1', undefined, WAIT);
@@ -160,8 +162,23 @@ describe('the dashboard, from first run to sign-out', () => {
     await page.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '3', undefined, WAIT);
     expect(new URL(page.url()).searchParams.has('filter')).toBe(false);
 
+    // Realtime: everyone was here in the last five minutes.
+    await page.getByRole('button', { name: 'Realtime' }).click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="live-visitors"]')?.textContent === '3', undefined, WAIT);
+    expect(new URL(page.url()).searchParams.get('period')).toBe('realtime');
+
+    // A custom range that ends yesterday has none of today's visits.
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
+    await page.getByRole('button', { name: 'Custom' }).click();
+    await page.getByLabel('From', { exact: true }).fill(weekAgo);
+    await page.getByLabel('To', { exact: true }).fill(yesterday);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL((url) => url.searchParams.get('period') === 'custom' && url.searchParams.get('from') === weekAgo && url.searchParams.get('to') === yesterday, WAIT);
+    await page.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '0', undefined, WAIT);
+
     await page.getByRole('button', { name: 'Last 7 days' }).click();
-    await page.waitForURL((url) => url.searchParams.get('period') === '7d', WAIT);
+    await page.waitForURL((url) => url.searchParams.get('period') === '7d' && !url.searchParams.has('from'), WAIT);
     await page.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '3', undefined, WAIT);
   }, 60_000);
 
@@ -237,6 +254,25 @@ describe('the dashboard, from first run to sign-out', () => {
     expect(await stranger.cookies()).toEqual([]);
     await reviewPage(shared, 'share', findings);
     await stranger.close();
+  }, 60_000);
+
+  it('shows the team with its audit log, and the account with its security settings', async () => {
+    await page.getByRole('link', { name: 'Team' }).click();
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor(WAIT);
+    await page.getByTestId('audit').getByText('site.created').waitFor(WAIT);
+    await reviewPage(page, 'team', findings);
+
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByText('Authenticator app: off').waitFor(WAIT);
+    await reviewPage(page, 'account', findings);
+
+    // The theme switch overrides the system's preference and is remembered.
+    await page.getByRole('button', { name: 'Switch to dark mode' }).click();
+    await expect(page.evaluate(() => document.documentElement.dataset.theme)).resolves.toBe('dark');
+    await page.reload();
+    await page.getByRole('button', { name: 'Switch to light mode' }).waitFor(WAIT);
+    await page.getByRole('button', { name: 'Switch to light mode' }).click();
+    await expect(page.evaluate(() => document.documentElement.dataset.theme)).resolves.toBe('light');
   }, 60_000);
 
   it('says "signed out" after signing out, "session ended" after the session ended, and nothing on a direct visit', async () => {

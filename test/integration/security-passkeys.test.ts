@@ -210,6 +210,19 @@ describe('POST /api/auth/passkey/login/start and /finish', () => {
     expect([forged.status, forged.body.code]).toEqual([401, 'unauthorized']);
   });
 
+  it('takes assertions with signatures as long as ML-DSA-87 ones to the signature check', async () => {
+    const ana = await person(t, 'user');
+    const key = new SoftwareAuthenticator({ origin: ORIGIN });
+    await addPasskey(ana, key);
+    const start = await as(t, undefined, 'POST', '/api/auth/passkey/login/start', {});
+    const response = key.assert(start.body.options as { challenge: string });
+    // 4,627 bytes: the size of an ML-DSA-87 signature. It is not a valid one, so the answer is the
+    // verifier's 401, not a 400 from the request's size limits.
+    const long = { ...response, response: { ...response.response, signature: Buffer.alloc(4627, 7).toString('base64url') } };
+    const answer = await as(t, undefined, 'POST', '/api/auth/passkey/login/finish', { challenge_token: start.body.challenge_token, response: long });
+    expect([answer.status, answer.body.code]).toEqual([401, 'unauthorized']);
+  });
+
   it('asks for the TOTP step when the authenticator did not verify its user and TOTP is on', async () => {
     const ana = await person(t, 'user');
     const key = new SoftwareAuthenticator({ origin: ORIGIN, userVerification: false });

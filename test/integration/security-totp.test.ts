@@ -1,12 +1,12 @@
 // TOTP and recovery codes through a real node: enrolment, the second sign-in step after
 // /api/login, replay refusal, recovery codes (single use, regenerated), and disabling. Codes are
-// computed here with an RFC 6238 implementation of the test's own (node:crypto), not otplib.
+// computed with the tests' own RFC 6238 implementation (test/support/totp.ts, node:crypto), not otplib.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createHmac } from 'node:crypto';
 import type { Context } from 'moleculer';
 import { as, type Person, person, cookiesOf } from '../support/accounts.ts';
 import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
+import { totpAt } from '../support/totp.ts';
 
 let t: TestNode;
 const events: { name: string; data: unknown }[] = [];
@@ -24,25 +24,6 @@ beforeAll(async () => {
 });
 
 afterAll(() => t.stop());
-
-// --- RFC 6238 (HMAC-SHA-1, 6 digits, 30 s), independent of the code under test. ---
-function base32Decode(text: string): Buffer {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = '';
-  for (const char of text.replace(/=+$/, '')) bits += alphabet.indexOf(char).toString(2).padStart(5, '0');
-  const bytes: number[] = [];
-  for (let i = 0; i + 8 <= bits.length; i += 8) bytes.push(Number.parseInt(bits.slice(i, i + 8), 2));
-  return Buffer.from(bytes);
-}
-
-function totpAt(secretBase32: string, unixSeconds: number): string {
-  const message = Buffer.alloc(8);
-  message.writeBigUInt64BE(BigInt(Math.floor(unixSeconds / 30)));
-  const mac = createHmac('sha1', base32Decode(secretBase32)).update(message).digest();
-  const offset = mac[mac.length - 1] & 0x0f;
-  const binary = ((mac[offset] & 0x7f) << 24) | (mac[offset + 1] << 16) | (mac[offset + 2] << 8) | mac[offset + 3];
-  return String(binary % 1_000_000).padStart(6, '0');
-}
 
 const now = () => Date.now() / 1000;
 /** Enrolment spends the current step, so the next code a test can use is the one of the next step (drift +1). */
