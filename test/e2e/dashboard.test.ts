@@ -253,6 +253,16 @@ describe('the dashboard, from first run to sign-out', () => {
     await shared.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '3', undefined, WAIT);
     expect(await stranger.cookies()).toEqual([]);
     await reviewPage(shared, 'share', findings);
+
+    // A link with a password asks for it first.
+    await page.getByLabel('Password (optional)').fill('open sesame');
+    await page.getByRole('button', { name: 'Create share link' }).click();
+    await page.waitForFunction((first) => (document.querySelector('[data-testid="share-url"]') as HTMLInputElement | null)?.value !== first, shareUrl, WAIT);
+    await shared.goto(await field.inputValue());
+    await shared.getByRole('heading', { name: 'This dashboard is protected' }).waitFor(WAIT);
+    await shared.getByLabel('Password').fill('open sesame');
+    await shared.getByRole('button', { name: 'Open dashboard' }).click();
+    await shared.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '3', undefined, WAIT);
     await stranger.close();
   }, 60_000);
 

@@ -2,12 +2,13 @@
 // session warning; the page below.
 import { useQuery } from '@tanstack/react-query';
 import { LogOut, Moon, Sun } from 'lucide-react';
-import { Suspense, useState } from 'react';
-import { Link, NavLink, Outlet } from 'react-router';
+import { Suspense, useEffect, useRef, useState } from 'react';
+import { Link, NavLink, Outlet, useLocation } from 'react-router';
 import { api, type Page, type Team } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { formatCountdown, useSession } from '../session.tsx';
 import { applyTheme, effectiveTheme } from '../theme.ts';
+import { ErrorBoundary } from './ErrorBoundary.tsx';
 import { SessionWarning } from './SessionWarning.tsx';
 
 export function ThemeToggle() {
@@ -33,6 +34,13 @@ export function Layout() {
   const { user, remaining, signOut } = useSession();
   const teams = useQuery({ queryKey: ['teams'], queryFn: () => api<Page<Team>>('/api/user/teams') });
   const firstTeam = teams.data?.items.find((t) => !t.archived_at);
+  const { pathname } = useLocation();
+  const main = useRef<HTMLElement>(null);
+  const firstPath = useRef(pathname);
+  // After a navigation, screen-reader and keyboard users continue at the new page, not in the menu.
+  useEffect(() => {
+    if (pathname !== firstPath.current) main.current?.focus({ preventScroll: true });
+  }, [pathname]);
   return (
     <>
       <a className="skip-link" href="#main">
@@ -66,10 +74,12 @@ export function Layout() {
         </div>
       </header>
       <SessionWarning />
-      <main id="main" tabIndex={-1}>
-        <Suspense fallback={<Loading />}>
-          <Outlet />
-        </Suspense>
+      <main id="main" tabIndex={-1} ref={main}>
+        <ErrorBoundary resetKey={pathname}>
+          <Suspense fallback={<Loading />}>
+            <Outlet />
+          </Suspense>
+        </ErrorBoundary>
       </main>
     </>
   );

@@ -4,6 +4,7 @@ import { Globe } from 'lucide-react';
 import { type ReactNode, useState } from 'react';
 import { NavLink, useLocation, useParams } from 'react-router';
 import { api, type Site } from '../api.ts';
+import { useTitle } from '../title.ts';
 import { Loading } from '../App.tsx';
 
 export function useSite() {
@@ -21,6 +22,7 @@ export function Favicon({ domain }: { domain: string }) {
 export function SiteFrame({ title, children }: { title: string; children: (site: Site) => ReactNode }) {
   const site = useSite();
   const location = useLocation();
+  useTitle(site.data?.domain, title);
   if (site.isPending) return <Loading />;
   if (site.isError) {
     return (

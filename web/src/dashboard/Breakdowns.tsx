@@ -1,6 +1,6 @@
 // Breakdown panels (pages, sources, campaigns, locations, devices), each with tabs; a row is a
 // button that filters the whole dashboard by its value.
-import { useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, type BreakdownResponse } from '../api.ts';
 import { countryName, type Filter } from './filters.ts';
@@ -76,6 +76,9 @@ function Panel({ title, tabs, base, query, onFilter, ready }: PanelsProps & { ti
     queryKey: ['breakdown', base, tab.dimension, query],
     queryFn: ({ signal }) => api<BreakdownResponse>(`${base}/stats/breakdown`, { query: { ...query, dimension: tab.dimension, limit: 10 }, signal }),
     enabled: ready,
+    // Same tab, new range or filter: keep the rows until the new ones are in. Another tab: no rows
+    // of the wrong kind in the meantime.
+    placeholderData: (previous, query) => (query?.queryKey[2] === tab.dimension ? keepPreviousData(previous) : undefined),
   });
   const rows = result.data?.rows ?? [];
   const max = Math.max(1, ...rows.map((r) => r.visitors));

@@ -1,6 +1,6 @@
 // The analytics of one site: range, filters, KPI cards, chart and breakdown panels. Used by the
 // signed-in site dashboard (`/api/sites/{id}`) and by share links (`/api/share/{token}`).
-import { useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { api, type StatsResponse } from '../api.ts';
 import { Breakdowns } from './Breakdowns.tsx';
@@ -19,6 +19,8 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
     queryKey: ['stats', base, query],
     queryFn: ({ signal }) => api<StatsResponse>(`${base}/stats`, { query: { ...query, compare: 'previous_period' }, signal }),
     enabled: !live,
+    // A new range or filter keeps the current figures on screen until the new ones are in.
+    placeholderData: keepPreviousData,
   });
   const chart = useMemo(() => {
     const points = stats.data?.timeseries ?? [];

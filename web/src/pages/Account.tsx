@@ -5,6 +5,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useState } from 'react';
 import { api, type Page, problem, type Site } from '../api.ts';
 import { useSession } from '../session.tsx';
+import { useTitle } from '../title.ts';
 
 interface Security {
   totp_enabled: boolean;
@@ -348,6 +349,7 @@ function ApiClients() {
 
 export default function Account() {
   const { user } = useSession();
+  useTitle('Account');
   const security = useQuery({ queryKey: ['security'], queryFn: () => api<Security>('/api/user/security') });
   return (
     <section className="page">

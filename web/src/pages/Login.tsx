@@ -9,6 +9,7 @@ import { api, type MfaRequired, problem, type SignedIn } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { ThemeToggle } from '../components/Layout.tsx';
 import { type LoginReason, useSession } from '../session.tsx';
+import { useTitle } from '../title.ts';
 
 const REASONS: Record<LoginReason, string> = {
   signed_out: 'You have signed out.',
@@ -16,6 +17,7 @@ const REASONS: Record<LoginReason, string> = {
 };
 
 export function AuthFrame({ title, children }: { title: string; children: React.ReactNode }) {
+  useTitle(title);
   return (
     <main id="main" className="auth">
       <div className="auth-corner">

@@ -11,6 +11,7 @@ import { DashboardView } from '../dashboard/DashboardView.tsx';
 import { EventsView } from '../dashboard/EventsView.tsx';
 import { formatNumber, formatPercent } from '../dashboard/format.ts';
 import { useDashboardState } from '../dashboard/state.ts';
+import { useTitle } from '../title.ts';
 
 function Unlock({ token }: { token: string }) {
   const queries = useQueryClient();
@@ -82,6 +83,7 @@ export default function Share() {
     retry: false,
   });
   const base = `/api/share/${token}`;
+  useTitle(view.data?.site.domain, 'Shared dashboard');
   const tab = params.get('view') === 'events' ? 'events' : 'dashboard';
   let body: React.ReactNode;
   if (view.isPending) body = <Loading />;

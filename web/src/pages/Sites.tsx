@@ -8,6 +8,7 @@ import { Loading } from '../App.tsx';
 import { Favicon } from '../components/SiteFrame.tsx';
 import { formatNumber } from '../dashboard/format.ts';
 import { addDays, todayIn } from '../dashboard/range.ts';
+import { useTitle } from '../title.ts';
 
 function Sparkline({ values, label }: { values: number[]; label: string }) {
   const max = Math.max(1, ...values);
@@ -103,6 +104,7 @@ export default function Sites() {
   const sites = useQuery({ queryKey: ['sites'], queryFn: () => api<Page<Site>>('/api/sites', { query: { limit: 200 } }) });
   const teams = useQuery({ queryKey: ['teams'], queryFn: () => api<Page<Team>>('/api/user/teams') });
   const [adding, setAdding] = useState(false);
+  useTitle('Sites');
   const navigate = useNavigate();
   const queries = useQueryClient();
   if (sites.isPending) return <Loading />;

@@ -6,6 +6,7 @@ import { useParams } from 'react-router';
 import { api, type Page, problem, type Team } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { useSession } from '../session.tsx';
+import { useTitle } from '../title.ts';
 
 type Role = 'owner' | 'admin' | 'member';
 interface Member {
@@ -215,8 +216,9 @@ function Audit({ teamId }: { teamId: string }) {
 export default function TeamSettings() {
   const { teamId = '' } = useParams();
   const teams = useQuery({ queryKey: ['teams'], queryFn: () => api<Page<Team>>('/api/user/teams') });
-  if (teams.isPending) return <Loading />;
   const team = teams.data?.items.find((t) => t.id === teamId);
+  useTitle(team?.name, 'Team');
+  if (teams.isPending) return <Loading />;
   if (!team) {
     return (
       <section className="page">
