@@ -18,13 +18,11 @@ interface SessionState {
 }
 
 interface SessionApi extends SessionState {
-  /** Seconds left in the session (null when signed out). */
-  remaining: number | null;
-  /** True from warning_seconds before expiry on, unless remember-me renews the session anyway. */
-  warning: boolean;
   signedIn(result: SignedIn): void;
   signOut(): Promise<void>;
   extend(): Promise<void>;
+  /** Asks the server about the session again (at most every few seconds). */
+  refresh(): void;
 }
 
 const SessionContext = createContext<SessionApi | null>(null);
@@ -39,9 +37,8 @@ const secondsUntil = (iso: string, now: number) => Math.max(0, Math.round((Date.
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [state, setState] = useState<SessionState>({ status: 'loading', ended: null, needsSetup: false, user: null, session: null });
-  const [now, setNow] = useState(() => Date.now());
   const queries = useQueryClient();
-  const ending = useRef(false);
+  const asked = useRef({ inFlight: false, at: 0 });
 
   // The signed-in routes redirect to /login with the reason as soon as the status changes.
   const end = useCallback(
@@ -73,34 +70,27 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     if (!signedInNow) return;
     setUnauthorizedHandler(() => end('expired'));
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => {
-      setUnauthorizedHandler(null);
-      clearInterval(timer);
-    };
+    return () => setUnauthorizedHandler(null);
   }, [signedInNow, end]);
 
-  const remaining = state.session ? secondsUntil(state.session.expires_at, now) : null;
-
-  // At zero, ask the server: a remembered sign-in renews itself, anything else has ended.
-  useEffect(() => {
-    if (remaining !== 0 || ending.current) return;
-    ending.current = true;
+  // A 401 here ends the session through the unauthorized handler.
+  const refresh = useCallback(() => {
+    const now = Date.now();
+    if (asked.current.inFlight || now - asked.current.at < 5000) return;
+    asked.current = { inFlight: true, at: now };
     api<{ user: User } & SessionInfo>('/api/auth/session')
       .then(({ user, ...session }) => setState((s) => ({ ...s, user, session })))
       .catch(() => undefined)
       .finally(() => {
-        ending.current = false;
+        asked.current.inFlight = false;
       });
-  }, [remaining]);
+  }, []);
 
   const value = useMemo<SessionApi>(
     () => ({
       ...state,
-      remaining,
-      warning: remaining !== null && state.session !== null && !state.session.remembered && remaining <= state.session.warning_seconds,
+      refresh,
       signedIn(result) {
-        setNow(Date.now());
         setState({ status: 'signed_in', ended: null, needsSetup: false, user: result.user, session: result.session });
       },
       async signOut() {
@@ -113,17 +103,40 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       async extend() {
         try {
           const { user, ...session } = await api<{ user: User } & SessionInfo>('/api/auth/session/extend', { method: 'POST' });
-          setNow(Date.now());
           setState((s) => ({ ...s, user, session }));
         } catch (err) {
           if (!(err instanceof ApiError && err.status === 401)) throw err;
         }
       },
     }),
-    [state, remaining, end],
+    [state, refresh, end],
   );
 
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
+}
+
+/**
+ * Seconds left in the session, ticking, and whether to warn (from warning_seconds before the end,
+ * unless remember-me renews the session anyway). Only the components that show the time use it,
+ * so the rest of the app does not re-render every second. At zero it asks the server: a
+ * remembered sign-in renews itself, anything else has ended.
+ */
+export function useSessionClock(): { remaining: number | null; warning: boolean } {
+  const { session, refresh } = useSession();
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!session) return;
+    const tick = () => {
+      const t = Date.now();
+      setNow(t);
+      if (secondsUntil(session.expires_at, t) === 0) refresh();
+    };
+    tick();
+    const timer = setInterval(tick, 1000);
+    return () => clearInterval(timer);
+  }, [session, refresh]);
+  const remaining = session ? secondsUntil(session.expires_at, now) : null;
+  return { remaining, warning: remaining !== null && session !== null && !session.remembered && remaining <= session.warning_seconds };
 }
 
 export function formatCountdown(seconds: number): string {

@@ -6,7 +6,7 @@ import { Suspense, useEffect, useRef, useState } from 'react';
 import { Link, NavLink, Outlet, useLocation } from 'react-router';
 import { api, type Page, type Team } from '../api.ts';
 import { Loading } from '../App.tsx';
-import { formatCountdown, useSession } from '../session.tsx';
+import { formatCountdown, useSession, useSessionClock } from '../session.tsx';
 import { applyTheme, effectiveTheme } from '../theme.ts';
 import { ErrorBoundary } from './ErrorBoundary.tsx';
 import { SessionWarning } from './SessionWarning.tsx';
@@ -30,8 +30,19 @@ export function ThemeToggle() {
   );
 }
 
+function SessionCountdown({ email }: { email: string }) {
+  const { remaining } = useSessionClock();
+  if (remaining === null) return null;
+  return (
+    <span className="session-time" title={`Signed in as ${email}`} data-testid="session-remaining">
+      <span className="visually-hidden">Session time left: </span>
+      {formatCountdown(remaining)}
+    </span>
+  );
+}
+
 export function Layout() {
-  const { user, remaining, signOut } = useSession();
+  const { user, signOut } = useSession();
   const teams = useQuery({ queryKey: ['teams'], queryFn: () => api<Page<Team>>('/api/user/teams') });
   const firstTeam = teams.data?.items.find((t) => !t.archived_at);
   const { pathname } = useLocation();
@@ -61,12 +72,7 @@ export function Layout() {
           <NavLink to="/account">Account</NavLink>
         </nav>
         <div className="topbar-end">
-          {remaining !== null && (
-            <span className="session-time" title={`Signed in as ${user?.email ?? ''}`} data-testid="session-remaining">
-              <span className="visually-hidden">Session time left: </span>
-              {formatCountdown(remaining)}
-            </span>
-          )}
+          <SessionCountdown email={user?.email ?? ''} />
           <ThemeToggle />
           <button type="button" className="icon-button" onClick={() => void signOut()} aria-label="Sign out" title="Sign out">
             <LogOut aria-hidden size={18} />

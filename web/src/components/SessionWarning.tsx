@@ -2,10 +2,11 @@
 // appears, the time left, and one button that extends the session.
 import { useState } from 'react';
 import { problem } from '../api.ts';
-import { formatCountdown, useSession } from '../session.tsx';
+import { formatCountdown, useSession, useSessionClock } from '../session.tsx';
 
 export function SessionWarning() {
-  const { warning, remaining, extend } = useSession();
+  const { extend } = useSession();
+  const { warning, remaining } = useSessionClock();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   return (
