@@ -117,6 +117,27 @@ describe('signing in to the dashboard', () => {
     expect(session.user.email).toBe(OWNER.email);
   }, 30_000);
 
+  it('adds a team member by email, whose invitation link creates the account and signs it in', async () => {
+    const teamLink = page.getByRole('link', { name: 'Team' });
+    await teamLink.click();
+    const add = page.locator('form[aria-label="Add a member"]');
+    await add.getByLabel('Email').fill('colleague@example.com');
+    await add.getByRole('button', { name: 'Add member' }).click();
+    const invite = await page.getByLabel('Invitation link').inputValue();
+    expect(invite).toMatch(new RegExp(`^${base}/invite/[A-Za-z0-9_-]{20,}$`));
+    await page.getByText('colleague@example.com (member').waitFor(WAIT);
+
+    const colleague = await browser.newContext();
+    logRequests(colleague, requests);
+    const tab = await colleague.newPage();
+    await tab.goto(invite);
+    await tab.getByLabel(/^Password/).fill('another long password');
+    await tab.getByRole('button', { name: 'Create account and join' }).click();
+    await tab.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
+    await expect(tab.getByTestId('session-remaining').count()).resolves.toBe(1);
+    await colleague.close();
+  }, 30_000);
+
   it('has no serious accessibility violations, and made no request elsewhere', () => {
     expect(findings).toEqual([]);
     expect(foreignRequests(requests, base)).toEqual([]);

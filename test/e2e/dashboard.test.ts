@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
 import { type CustomerSite, DESKTOP_USER_AGENTS, serveCustomerSite, trackingSnippet } from '../support/customer-site.ts';
 import { type AxeFinding, foreignRequests, logRequests, reviewPage } from '../support/dashboard.ts';
-import { type Instance, startInstance } from '../support/instance.ts';
+import { type Instance, request, startInstance } from '../support/instance.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
 const WAIT = { timeout: 15_000 };
@@ -275,6 +275,17 @@ describe('the dashboard, from first run to sign-out', () => {
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByText('Authenticator app: off').waitFor(WAIT);
     await reviewPage(page, 'account', findings);
+
+    // An API client made here reads the site's stats with its token, and nothing else.
+    const clients = page.locator('form[aria-label="New API client"]');
+    await clients.getByLabel('Name').fill('Reporting');
+    await clients.getByLabel(shop.hostname).check();
+    await clients.getByRole('button', { name: 'Create API client' }).click();
+    const token = await page.getByLabel('API token').inputValue();
+    expect(token).toMatch(/^plumb_/);
+    const stats = await request(`${instance.url}/api/sites/${siteId}/stats`, { headers: { Authorization: `Bearer ${token}` } });
+    expect([stats.status, (stats.body.kpis as { visitors: number }).visitors]).toEqual([200, 3]);
+    expect((await request(`${instance.url}/api/user/teams`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(403);
 
     // The theme switch overrides the system's preference and is remembered.
     await page.getByRole('button', { name: 'Switch to dark mode' }).click();
