@@ -167,14 +167,14 @@ describe('the dashboard, from first run to sign-out', () => {
     await page.waitForFunction(() => document.querySelector('[data-testid="live-visitors"]')?.textContent === '3', undefined, WAIT);
     expect(new URL(page.url()).searchParams.get('period')).toBe('realtime');
 
-    // A custom range that ends yesterday has none of today's visits.
-    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
-    const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
+    // A custom range that ended the day before yesterday (safe around midnight) has none of the visits.
+    const dayOffset = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
+    const [from, to] = [dayOffset(9), dayOffset(2)];
     await page.getByRole('button', { name: 'Custom' }).click();
-    await page.getByLabel('From', { exact: true }).fill(weekAgo);
-    await page.getByLabel('To', { exact: true }).fill(yesterday);
+    await page.getByLabel('From', { exact: true }).fill(from);
+    await page.getByLabel('To', { exact: true }).fill(to);
     await page.getByRole('button', { name: 'Apply' }).click();
-    await page.waitForURL((url) => url.searchParams.get('period') === 'custom' && url.searchParams.get('from') === weekAgo && url.searchParams.get('to') === yesterday, WAIT);
+    await page.waitForURL((url) => url.searchParams.get('period') === 'custom' && url.searchParams.get('from') === from && url.searchParams.get('to') === to, WAIT);
     await page.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '0', undefined, WAIT);
 
     await page.getByRole('button', { name: 'Last 7 days' }).click();

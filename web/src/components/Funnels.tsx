@@ -60,7 +60,7 @@ function NewFunnel({ siteId, onCreated }: { siteId: string; onCreated(f: Funnel)
             </label>
             <label className="field inline">
               <span className="visually-hidden">Step {i + 1} {s.type === 'path' ? 'path' : 'event name'}</span>
-              <input name={`step-${i + 1}-value`} value={s.value} onChange={(e) => change(i, { value: e.target.value })} placeholder={s.type === 'path' ? '/pricing' : 'Signup'} required />
+              <input name={`step-${i + 1}-value`} value={s.value} onChange={(e) => change(i, { value: e.target.value })} placeholder={s.type === 'path' ? (['/', '/pricing'][i] ?? '/checkout') : 'Signup'} required />
             </label>
             {steps.length > 2 && (
               <button type="button" className="icon-button" aria-label={`Remove step ${i + 1}`} onClick={() => setSteps(steps.filter((_, j) => j !== i))}>
