@@ -2,7 +2,7 @@
 // signed-in site dashboard (`/api/sites/{id}`) and by share links (`/api/share/{token}`).
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import { api, type StatsResponse } from '../api.ts';
+import { api, type Kpis as KpiValues, type StatsResponse } from '../api.ts';
 import { Breakdowns } from './Breakdowns.tsx';
 import { FilterBar } from './FilterBar.tsx';
 import { Kpis } from './Kpis.tsx';
@@ -17,11 +17,26 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
   const live = realtime && state.period === 'realtime';
   const stats = useQuery({
     queryKey: ['stats', base, query],
-    queryFn: ({ signal }) => api<StatsResponse>(`${base}/stats`, { query: { ...query, compare: 'previous_period' }, signal }),
+    queryFn: ({ signal }) => api<StatsResponse>(`${base}/stats`, { query, signal }),
     enabled: !live,
     // A new range or filter keeps the current figures on screen until the new ones are in.
     placeholderData: keepPreviousData,
   });
+  // The previous period is asked for once the current one is on screen: as one request with
+  // compare=previous_period it would double the wait for the cards and the chart. Its bounds are
+  // the server's own: the same length of time right before the range's first instant.
+  const current = stats.isPlaceholderData ? undefined : stats.data?.range;
+  const previous = useQuery({
+    queryKey: ['stats-previous', base, query.filter, current?.from, current?.to],
+    queryFn: ({ signal }) => {
+      const from = Date.parse(current!.from);
+      const length = Date.parse(current!.to) - from;
+      const bounds = { from: new Date(from - length).toISOString(), to: new Date(from).toISOString() };
+      return api<StatsResponse>(`${base}/stats`, { query: { ...bounds, filter: query.filter, interval: current!.interval }, signal });
+    },
+    enabled: !live && current !== undefined,
+  });
+  const comparison: KpiValues | undefined = previous.data?.kpis;
   const chart = useMemo(() => {
     const points = stats.data?.timeseries ?? [];
     return {
@@ -50,7 +65,7 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
           )}
           {stats.data ? (
             <>
-              <Kpis stats={stats.data} />
+              <Kpis kpis={stats.data.kpis} comparison={comparison} />
               <section className="card" aria-label="Visitors over time">
                 <TimeChart
                   title="Visitors and pageviews over time"

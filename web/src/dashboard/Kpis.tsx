@@ -1,5 +1,5 @@
 // KPI cards with the change against the previous period.
-import type { StatsResponse } from '../api.ts';
+import type { Kpis as KpiValues } from '../api.ts';
 import { change, formatDuration, formatNumber, formatPercent } from './format.ts';
 
 type Key = 'visitors' | 'visits' | 'pageviews' | 'views_per_visit' | 'bounce_rate' | 'visit_duration';
@@ -13,12 +13,13 @@ const CARDS: { key: Key; label: string; format(n: number): string; lowerIsBetter
   { key: 'visit_duration', label: 'Visit duration', format: formatDuration },
 ];
 
-export function Kpis({ stats }: { stats: StatsResponse }) {
+/** `comparison` (the previous period's figures) may arrive later than `kpis`; the changes appear then. */
+export function Kpis({ kpis, comparison }: { kpis: KpiValues; comparison?: KpiValues }) {
   return (
     <section aria-label="Key figures" className="kpis" data-testid="kpis">
       {CARDS.map((card) => {
-        const value = stats.kpis[card.key];
-        const delta = change(value, stats.comparison?.kpis[card.key]);
+        const value = kpis[card.key];
+        const delta = change(value, comparison?.[card.key]);
         const good = delta !== null && delta !== 0 && (delta > 0) !== Boolean(card.lowerIsBetter);
         return (
           <div key={card.key} className="kpi" data-kpi={card.key}>
@@ -26,6 +27,12 @@ export function Kpis({ stats }: { stats: StatsResponse }) {
             <p className="kpi-value" data-testid={`kpi-${card.key}`}>
               {card.format(value)}
             </p>
+            {delta === null && (
+              // Holds the line the change will take, so the cards do not grow when it arrives.
+              <p className="kpi-change" aria-hidden="true">
+                &nbsp;
+              </p>
+            )}
             {delta !== null && (
               <p className={`kpi-change ${delta === 0 ? '' : good ? 'good' : 'bad'}`}>
                 <span aria-hidden>{delta > 0 ? '↑' : delta < 0 ? '↓' : '→'}</span> {Math.abs(delta)}%
