@@ -190,12 +190,13 @@ function EventFilters({
   onAdd(changes: Record<string, string | null>): void;
 }) {
   const [open, setOpen] = useState(false);
-  const kinds = [propertyFilter ? null : 'property', audienceFilter ? null : 'audience'].filter((k): k is 'property' | 'audience' => k !== null);
+  // A property filter needs a property to choose; the audience one is always possible.
+  const kinds = [propertyFilter || propertyKeys.length === 0 ? null : 'property', audienceFilter ? null : 'audience'].filter((k): k is 'property' | 'audience' => k !== null);
+  const full = propertyFilter !== null && audienceFilter !== null;
   const [kind, setKind] = useState<'property' | 'audience'>('property');
   const [key, setKey] = useState('');
   const [value, setValue] = useState('');
   const activeKind = kinds.includes(kind) ? kind : kinds[0];
-  const full = kinds.length === 0;
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (activeKind === 'property') onAdd({ pk: key || propertyKeys[0] || '', pv: value });
@@ -228,13 +229,13 @@ function EventFilters({
           </li>
         )}
         <li>
-          <button type="button" className="button small" disabled={full} aria-expanded={open} onClick={() => setOpen(!open)}>
+          <button type="button" className="button small" disabled={kinds.length === 0} aria-expanded={open} onClick={() => setOpen(!open)}>
             Add filter
           </button>
         </li>
       </ul>
       {full && <p className="muted small" data-testid="filter-limit">At most two filters apply: one property value and one audience dimension. Remove one to change it.</p>}
-      {open && !full && (
+      {open && kinds.length > 0 && (
         <form className="inline-form" onSubmit={submit}>
           {kinds.length > 1 && (
             <label className="field inline">
