@@ -258,6 +258,8 @@ describe('the dashboard, from first run to sign-out', () => {
     await shared.goto(shareUrl);
     await shared.getByRole('heading', { name: shop.hostname }).waitFor(WAIT);
     await shared.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '3', undefined, WAIT);
+    await shared.getByTestId('goal-conversions').waitFor(WAIT);
+    await expectTexts(shared.getByTestId('goal-conversions').locator('tbody tr'), ['Signed up3100%']);
     expect(await stranger.cookies()).toEqual([]);
     await reviewPage(shared, 'share', findings);
 

@@ -27,6 +27,8 @@ export const PANELS: { title: string; tabs: Tab[] }[] = [
       { label: 'Sources', dimension: 'sources', filter: 'source' },
       { label: 'Referrers', dimension: 'referrers', filter: 'referrer' },
       { label: 'Channels', dimension: 'channels', filter: 'channel' },
+      // Sources of visits whose channel is AI assistants (ChatGPT, Perplexity, Claude …).
+      { label: 'AI assistants', dimension: 'ai_assistants', filter: 'source' },
     ],
   },
   {

@@ -5,6 +5,7 @@ import { useMemo } from 'react';
 import { api, type Kpis as KpiValues, type StatsResponse } from '../api.ts';
 import { Breakdowns } from './Breakdowns.tsx';
 import { FilterBar } from './FilterBar.tsx';
+import { GoalConversions } from './GoalConversions.tsx';
 import { Kpis } from './Kpis.tsx';
 import { RangePicker } from './RangePicker.tsx';
 import { Realtime } from './Realtime.tsx';
@@ -80,6 +81,7 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
             !stats.isError && <div className="kpis placeholder" aria-busy="true" />
           )}
           <Breakdowns base={base} query={query} onFilter={state.addFilter} ready={!stats.isPending} />
+          <GoalConversions base={base} range={state.range} ready={!stats.isPending} />
         </>
       )}
     </div>

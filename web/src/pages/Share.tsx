@@ -3,14 +3,12 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { useParams, useSearchParams } from 'react-router';
-import { ApiError, api, type GoalStatsRow, problem, type Site } from '../api.ts';
+import { ApiError, api, problem, type Site } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { ThemeToggle } from '../components/Layout.tsx';
 import { Favicon } from '../components/SiteFrame.tsx';
 import { DashboardView } from '../dashboard/DashboardView.tsx';
 import { EventsView } from '../dashboard/EventsView.tsx';
-import { formatNumber, formatPercent } from '../dashboard/format.ts';
-import { useDashboardState } from '../dashboard/state.ts';
 import { useTitle } from '../title.ts';
 
 function Unlock({ token }: { token: string }) {
@@ -42,35 +40,6 @@ function Unlock({ token }: { token: string }) {
         Open dashboard
       </button>
     </form>
-  );
-}
-
-function SharedGoals({ base, timezone }: { base: string; timezone: string }) {
-  const state = useDashboardState(timezone);
-  const stats = useQuery({ queryKey: ['share-goals', base, state.range], queryFn: () => api<{ rows: GoalStatsRow[] }>(`${base}/goals/stats`, { query: { ...state.range }, session: false }) });
-  if (!stats.data || stats.data.rows.length === 0) return null;
-  return (
-    <section className="card" aria-labelledby="shared-goals">
-      <h2 id="shared-goals">Goals</h2>
-      <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">Goal</th>
-            <th scope="col">Conversions</th>
-            <th scope="col">Rate</th>
-          </tr>
-        </thead>
-        <tbody>
-          {stats.data.rows.map((r) => (
-            <tr key={r.goal_id}>
-              <th scope="row">{r.name}</th>
-              <td>{formatNumber(r.conversions)}</td>
-              <td>{formatPercent(r.conversion_rate)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </section>
   );
 }
 
@@ -114,10 +83,7 @@ export default function Share() {
           </nav>
         </header>
         {tab === 'dashboard' ? (
-          <div className="stack">
-            <DashboardView base={base} timezone={site.timezone} realtime={false} />
-            <SharedGoals base={base} timezone={site.timezone} />
-          </div>
+          <DashboardView base={base} timezone={site.timezone} realtime={false} />
         ) : (
           <EventsView base={base} timezone={site.timezone} />
         )}
