@@ -214,7 +214,9 @@ async function columnsOf(m: Moving, database: string, table: TenantTable): Promi
  */
 function fingerprint(columns: readonly { name: string }[]): { expr: string; params: Record<string, string> } {
   const params = Object.fromEntries(columns.map((c, i) => [`c${i}`, c.name]));
-  return { expr: `cityHash64(${columns.map((_, i) => `{c${i}:Identifier}`).join(', ')})`, params };
+  // Hashed as one tuple: cityHash64 of a NULL argument (an event without revenue) is NULL, and NULL
+  // never matches, while a tuple holding a NULL hashes like any other value.
+  return { expr: `cityHash64(tuple(${columns.map((_, i) => `{c${i}:Identifier}`).join(', ')}))`, params };
 }
 
 async function countRows(m: Moving, database: string, table: TenantTable, where = '', extra: Record<string, unknown> = {}): Promise<number> {

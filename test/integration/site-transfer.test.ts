@@ -126,6 +126,15 @@ describe('POST /api/sites/:id/transfer-team', () => {
     ]);
   });
 
+  it('moves events without revenue (NULL), as most custom events are', async () => {
+    const site = await createSite(db(), { teamId: t.team.id, domain: `moving-${++counter}.example` });
+    const event = (plan: string) => ({ ts: '2026-02-01T10:00:00.000Z', site_id: site.id, event_id: crypto.randomUUID(), name: 'signup', props: { plan } });
+    await analytics().insert('events', [event('free'), event('pro')], { database: analytics().tenantDatabase(t.team.id) });
+    const res = await as(t, mover, 'POST', `/api/sites/${site.id}/transfer-team`, { team_id: destination.id });
+    expect([res.status, res.body.status]).toEqual([200, 'completed']);
+    expect(await counts(destination.id, site.id)).toEqual({ ...NONE, events: 2 });
+  });
+
   it('moves a site back to where it came from', async () => {
     const site = await seededSite();
     expect((await as(t, mover, 'POST', `/api/sites/${site.id}/transfer-team`, { team_id: destination.id })).body).toMatchObject({ status: 'completed' });
