@@ -275,11 +275,38 @@ describe('the dashboard, from first run to sign-out', () => {
     await stranger.close();
   }, 60_000);
 
-  it('shows the team with its audit log, and the account with its security settings', async () => {
+  it('shows the team with its audit log, instance users, site roles, a second team the site moves to, and the account', async () => {
     await page.getByRole('link', { name: 'Team' }).click();
     await page.getByRole('heading', { name: 'Audit log' }).waitFor(WAIT);
     await page.getByTestId('audit').getByText('site.created').waitFor(WAIT);
     await reviewPage(page, 'team', findings);
+
+    // Instance users: the owner creates an account, which then gets a role on the site alone.
+    await page.getByRole('link', { name: 'Users' }).click();
+    const newAccount = page.locator('form[aria-label="New account"]');
+    await newAccount.getByLabel('Email').fill('analyst@example.com');
+    await newAccount.getByLabel(/^Password/).fill('an analyst password');
+    await newAccount.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('row', { name: /analyst@example\.com/ }).waitFor(WAIT);
+    await reviewPage(page, 'users', findings);
+    await page.goto(`${instance.url}/sites/${siteId}/settings`);
+    const grant = page.locator('form[aria-label="Give someone a role on this site"]');
+    await grant.getByLabel('Person').selectOption({ label: 'analyst@example.com' });
+    await grant.getByLabel('Role').selectOption('viewer');
+    await grant.getByRole('button', { name: 'Give role' }).click();
+    await page.getByLabel('Site role of analyst@example.com').waitFor(WAIT);
+    await expect(page.getByLabel('Site role of analyst@example.com').inputValue()).resolves.toBe('viewer');
+
+    // A second team, and the site moved into it with its analytics.
+    await page.getByRole('link', { name: 'Team' }).click();
+    await page.getByLabel('New team').fill('Marketing');
+    await page.getByRole('button', { name: 'Create team' }).click();
+    await page.getByRole('heading', { name: 'Marketing', level: 1 }).waitFor(WAIT);
+    await page.goto(`${instance.url}/sites/${siteId}/settings`);
+    await page.locator('section[aria-labelledby="transfer"]').getByLabel('Team').selectOption({ label: 'Marketing' });
+    await page.getByRole('button', { name: 'Move site' }).click();
+    await page.waitForURL(`${instance.url}/sites/${siteId}`, { timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '3', undefined, WAIT);
 
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByText('Authenticator app: off').waitFor(WAIT);

@@ -14,6 +14,7 @@ const Funnels = lazy(() => import('./pages/Funnels.tsx'));
 const SiteSettings = lazy(() => import('./pages/SiteSettings.tsx'));
 const TeamSettings = lazy(() => import('./pages/TeamSettings.tsx'));
 const Account = lazy(() => import('./pages/Account.tsx'));
+const AdminUsers = lazy(() => import('./pages/AdminUsers.tsx'));
 const Share = lazy(() => import('./pages/Share.tsx'));
 const AcceptInvite = lazy(() => import('./pages/AcceptInvite.tsx'));
 
@@ -61,6 +62,7 @@ export function App() {
           <Route path="sites/:siteId/settings" element={<SiteSettings />} />
           <Route path="teams/:teamId" element={<TeamSettings />} />
           <Route path="account" element={<Account />} />
+          <Route path="admin/users" element={<AdminUsers />} />
           <Route path="*" element={<NotFound />} />
         </Route>
       </Routes>

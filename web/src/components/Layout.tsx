@@ -70,6 +70,7 @@ export function Layout() {
           </NavLink>
           {firstTeam && <NavLink to={`/teams/${firstTeam.id}`}>Team</NavLink>}
           <NavLink to="/account">Account</NavLink>
+          {(user?.role === 'owner' || user?.role === 'admin') && <NavLink to="/admin/users">Users</NavLink>}
         </nav>
         <div className="topbar-end">
           <SessionCountdown email={user?.email ?? ''} />

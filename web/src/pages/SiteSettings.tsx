@@ -7,6 +7,7 @@ import { api, problem, type Site } from '../api.ts';
 import { FunnelsPanel } from '../components/Funnels.tsx';
 import { GoalsPanel } from '../components/Goals.tsx';
 import { ShareLinks } from '../components/ShareLinks.tsx';
+import { SiteMembers, TransferSite } from '../components/SiteAccess.tsx';
 import { SiteFrame } from '../components/SiteFrame.tsx';
 
 function General({ site }: { site: Site }) {
@@ -126,6 +127,16 @@ export default function SiteSettings() {
           {(site.role === 'owner' || site.role === 'admin') && (
             <Section id="share" title="Share links">
               <ShareLinks siteId={site.id} />
+            </Section>
+          )}
+          {(site.role === 'owner' || site.role === 'admin') && (
+            <Section id="people" title="People">
+              <SiteMembers site={site} />
+            </Section>
+          )}
+          {site.role === 'owner' && (
+            <Section id="transfer" title="Move to another team">
+              <TransferSite site={site} />
             </Section>
           )}
           {site.role === 'owner' && (

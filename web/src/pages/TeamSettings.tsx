@@ -2,7 +2,7 @@
 // remove), open invitations, and the audit log.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { useParams } from 'react-router';
+import { NavLink, useNavigate, useParams } from 'react-router';
 import { api, type Page, problem, type Team } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { useSession } from '../session.tsx';
@@ -162,6 +162,72 @@ function Members({ team }: { team: Team }) {
   );
 }
 
+function TeamActions({ team }: { team: Team }) {
+  const queries = useQueryClient();
+  const navigate = useNavigate();
+  const [name, setName] = useState(team.name);
+  const [newName, setNewName] = useState('');
+  const refresh = () => {
+    void queries.invalidateQueries({ queryKey: ['teams'] });
+    void queries.invalidateQueries({ queryKey: ['audit', team.id] });
+  };
+  const rename = useMutation({ mutationFn: () => api(`/api/user/teams/${team.id}`, { method: 'PATCH', body: { name: name.trim() } }), onSuccess: refresh });
+  const archive = useMutation({
+    mutationFn: () => api(`/api/user/teams/${team.id}/archive`, { method: 'POST', body: {} }),
+    onSuccess: () => {
+      refresh();
+      navigate('/');
+    },
+  });
+  const create = useMutation({
+    mutationFn: () => api<Team>('/api/user/teams', { method: 'POST', body: { name: newName.trim() } }),
+    onSuccess: (created) => {
+      setNewName('');
+      refresh();
+      navigate(`/teams/${created.id}`);
+    },
+  });
+  const failure = rename.error ?? archive.error ?? create.error;
+  const on = (action: () => void) => (e: FormEvent) => {
+    e.preventDefault();
+    action();
+  };
+  return (
+    <div className="stack">
+      <form className="inline-form" onSubmit={on(() => rename.mutate())}>
+        <label className="field inline">
+          <span>Team name</span>
+          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} />
+        </label>
+        <button type="submit" className="button" disabled={rename.isPending}>
+          Rename
+        </button>
+        {team.role === 'owner' && (
+          <button
+            type="button"
+            className="button danger"
+            onClick={() => {
+              if (confirm(`Archive ${team.name}?`)) archive.mutate();
+            }}
+          >
+            Archive team
+          </button>
+        )}
+      </form>
+      <form className="inline-form" onSubmit={on(() => create.mutate())}>
+        <label className="field inline">
+          <span>New team</span>
+          <input value={newName} onChange={(e) => setNewName(e.target.value)} required maxLength={120} placeholder="Marketing" />
+        </label>
+        <button type="submit" className="button" disabled={create.isPending}>
+          Create team
+        </button>
+      </form>
+      {failure && <p className="error">{problem(failure)}</p>}
+    </div>
+  );
+}
+
 function Audit({ teamId }: { teamId: string }) {
   const [offset, setOffset] = useState(0);
   const limit = 25;
@@ -233,11 +299,13 @@ export default function TeamSettings() {
         <h1>{team.name}</h1>
         {teams.data && teams.data.items.length > 1 && (
           <nav aria-label="Teams" className="subnav">
-            {teams.data.items.map((t) => (
-              <a key={t.id} href={`/teams/${t.id}`} aria-current={t.id === team.id ? 'page' : undefined}>
-                {t.name}
-              </a>
-            ))}
+            {teams.data.items
+              .filter((t) => !t.archived_at)
+              .map((t) => (
+                <NavLink key={t.id} to={`/teams/${t.id}`}>
+                  {t.name}
+                </NavLink>
+              ))}
           </nav>
         )}
       </header>
@@ -246,6 +314,12 @@ export default function TeamSettings() {
           <h2 id="members">Members</h2>
           <Members team={team} />
         </section>
+        {admin && (
+          <section className="card stack" aria-labelledby="team-settings">
+            <h2 id="team-settings">Team</h2>
+            <TeamActions team={team} />
+          </section>
+        )}
         {admin && (
           <section className="card stack" aria-labelledby="audit-log">
             <h2 id="audit-log">Audit log</h2>
