@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ServiceBroker } from 'moleculer';
 import { loadConfig } from '../../lib/config.ts';
+import { journalSink } from '../../lib/ingest/sink.ts';
 import { silentLog } from '../../lib/log.ts';
 import type { Runtime } from '../../lib/runtime.ts';
 import { gatewayOf } from '../../services/api.service.ts';
@@ -19,6 +20,10 @@ const runtime = {
   leaderJobs: { register: () => undefined },
   rateLimits: { consume: async () => undefined },
   apiClients: { verify: async () => null },
+  // Nothing is ingested here; the journal only has to open for the ingest service to start.
+  openIngestSink: journalSink(config, silentLog, () => {
+    throw new Error('no analytics store in the gateway test');
+  }),
 } as unknown as Runtime;
 
 const echoService = {
