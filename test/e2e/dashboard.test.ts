@@ -231,6 +231,13 @@ describe('the dashboard, from first run to sign-out', () => {
     await goal.waitFor(WAIT);
     await page.waitForFunction(() => document.querySelector('[data-testid="goals"] tbody tr')?.textContent?.includes('100%'), undefined, WAIT);
     await expectTexts(goal.locator('td'), ['Event Signup', '3', '100%', '']);
+    // A goal with a property condition counts only the visitors whose event had that value.
+    await page.getByLabel('Goal name').fill('Pro signup');
+    await page.getByLabel('Event name').fill('Signup');
+    await page.getByLabel('Only when property (optional)').fill('plan');
+    await page.getByLabel('equals').fill('pro');
+    await page.getByRole('button', { name: 'Add goal' }).click();
+    await expectTexts(page.getByTestId('goals').getByRole('row', { name: /Pro signup/ }).locator('td'), ['Event Signup where plan = pro', '2', '66.7%', '']);
     await reviewPage(page, 'goals', findings);
 
     await page.getByRole('link', { name: 'Funnels' }).click();
@@ -259,7 +266,7 @@ describe('the dashboard, from first run to sign-out', () => {
     await shared.getByRole('heading', { name: shop.hostname }).waitFor(WAIT);
     await shared.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '3', undefined, WAIT);
     await shared.getByTestId('goal-conversions').waitFor(WAIT);
-    await expectTexts(shared.getByTestId('goal-conversions').locator('tbody tr'), ['Signed up3100%']);
+    await expectTexts(shared.getByTestId('goal-conversions').locator('tbody tr'), ['Signed up3100%', 'Pro signup266.7%']);
     expect(await stranger.cookies()).toEqual([]);
     await reviewPage(shared, 'share', findings);
 

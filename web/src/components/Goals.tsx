@@ -10,7 +10,8 @@ import type { DateRange } from '../dashboard/range.ts';
 export function describeGoal(g: Goal): string {
   if (g.type === 'path') return `Visits ${g.path_pattern}`;
   const conditions = (g.property_conditions ?? []).map((c) => `${c.key} = ${c.value}`).join(', ');
-  return `Event ${g.event_name}${conditions ? ` where ${conditions}` : ''}`;
+  const revenue = g.revenue ? ` (revenue in ${g.revenue.currency})` : '';
+  return `Event ${g.event_name}${conditions ? ` where ${conditions}` : ''}${revenue}`;
 }
 
 function NewGoal({ siteId }: { siteId: string }) {
@@ -18,15 +19,26 @@ function NewGoal({ siteId }: { siteId: string }) {
   const [name, setName] = useState('');
   const [type, setType] = useState<'event' | 'path'>('event');
   const [target, setTarget] = useState('');
+  const [propertyKey, setPropertyKey] = useState('');
+  const [propertyValue, setPropertyValue] = useState('');
+  const [currency, setCurrency] = useState('');
+  const eventGoal = () => ({
+    event_name: target.trim(),
+    ...(propertyKey.trim() ? { property_conditions: [{ key: propertyKey.trim(), value: propertyValue }] } : {}),
+    ...(currency.trim() ? { revenue: { currency: currency.trim().toUpperCase() } } : {}),
+  });
   const create = useMutation({
     mutationFn: () =>
       api<{ goal: Goal }>(`/api/sites/${siteId}/goals`, {
         method: 'POST',
-        body: type === 'event' ? { name: name.trim(), type, event_name: target.trim() } : { name: name.trim(), type, path_pattern: target.trim() },
+        body: type === 'event' ? { name: name.trim(), type, ...eventGoal() } : { name: name.trim(), type, path_pattern: target.trim() },
       }),
     onSuccess: () => {
       setName('');
       setTarget('');
+      setPropertyKey('');
+      setPropertyValue('');
+      setCurrency('');
       void queries.invalidateQueries({ queryKey: ['goals', siteId] });
       void queries.invalidateQueries({ queryKey: ['goal-stats', siteId] });
     },
@@ -52,6 +64,22 @@ function NewGoal({ siteId }: { siteId: string }) {
         <span>{type === 'event' ? 'Event name' : 'Path (use * as a wildcard)'}</span>
         <input name="goal-target" value={target} onChange={(e) => setTarget(e.target.value)} placeholder={type === 'event' ? 'Signup' : '/thank-you'} required />
       </label>
+      {type === 'event' && (
+        <>
+          <label className="field inline">
+            <span>Only when property (optional)</span>
+            <input name="goal-property-key" value={propertyKey} onChange={(e) => setPropertyKey(e.target.value)} placeholder="plan" maxLength={64} />
+          </label>
+          <label className="field inline">
+            <span>equals</span>
+            <input name="goal-property-value" value={propertyValue} onChange={(e) => setPropertyValue(e.target.value)} placeholder="pro" maxLength={256} disabled={!propertyKey.trim()} />
+          </label>
+          <label className="field inline">
+            <span>Revenue currency (optional)</span>
+            <input name="goal-currency" value={currency} onChange={(e) => setCurrency(e.target.value)} placeholder="EUR" pattern="[A-Za-z]{3}" maxLength={3} />
+          </label>
+        </>
+      )}
       <button type="submit" className="button primary" disabled={create.isPending}>
         Add goal
       </button>

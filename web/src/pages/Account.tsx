@@ -169,11 +169,15 @@ function Passkeys() {
     },
   });
   const remove = useMutation({ mutationFn: (id: string) => api(`/api/user/security/passkeys/${id}`, { method: 'DELETE' }), onSuccess: refresh });
+  const rename = useMutation({
+    mutationFn: (p: { id: string; name: string }) => api(`/api/user/security/passkeys/${p.id}`, { method: 'PATCH', body: { name: p.name } }),
+    onSuccess: refresh,
+  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     register.mutate();
   };
-  const failure = register.error ?? remove.error;
+  const failure = register.error ?? remove.error ?? rename.error;
   return (
     <div className="stack">
       {passkeys.data && passkeys.data.items.length === 0 && <p className="muted">No passkeys yet.</p>}
@@ -182,6 +186,16 @@ function Passkeys() {
           {passkeys.data.items.map((p) => (
             <li key={p.id}>
               <strong>{p.name}</strong> <span className="muted">added {day.format(new Date(p.created_at))}</span>{' '}
+              <button
+                type="button"
+                className="button small"
+                onClick={() => {
+                  const next = prompt('New name for this passkey', p.name)?.trim();
+                  if (next) rename.mutate({ id: p.id, name: next });
+                }}
+              >
+                Rename
+              </button>{' '}
               <button type="button" className="button small" onClick={() => remove.mutate(p.id)}>
                 Remove
               </button>
@@ -243,13 +257,19 @@ function ApiClients() {
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['stats:read']);
   const [siteIds, setSiteIds] = useState<string[]>([]);
+  const [expires, setExpires] = useState('');
   const [token, setToken] = useState<string | null>(null);
   const refresh = () => void queries.invalidateQueries({ queryKey: ['api-clients'] });
   const create = useMutation({
     mutationFn: () =>
       api<{ token: string }>('/api/user/api-clients', {
         method: 'POST',
-        body: { name: name.trim(), scopes, sites: siteIds.map((site_id) => ({ site_id, role: scopes.includes('ingest:write') ? 'editor' : 'viewer' })) },
+        body: {
+          name: name.trim(),
+          scopes,
+          sites: siteIds.map((site_id) => ({ site_id, role: scopes.includes('ingest:write') ? 'editor' : 'viewer' })),
+          ...(expires ? { expires_at: new Date(`${expires}T23:59:59`).toISOString() } : {}),
+        },
       }),
     onSuccess: (r) => {
       setToken(r.token);
@@ -339,6 +359,10 @@ function ApiClients() {
             ))}
           </fieldset>
         )}
+        <label className="field">
+          <span>Expires (optional)</span>
+          <input type="date" value={expires} onChange={(e) => setExpires(e.target.value)} />
+        </label>
         <button type="submit" className="button primary" disabled={create.isPending || scopes.length === 0}>
           Create API client
         </button>

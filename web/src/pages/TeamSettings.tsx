@@ -66,11 +66,18 @@ function Members({ team }: { team: Team }) {
   });
   const remove = useMutation({ mutationFn: (userId: string) => api(`/api/user/teams/${team.id}/members/${userId}`, { method: 'DELETE' }), onSuccess: refresh });
   const revoke = useMutation({ mutationFn: (id: string) => api(`/api/user/teams/${team.id}/invitations/${id}`, { method: 'DELETE' }), onSuccess: refresh });
+  const resend = useMutation({
+    mutationFn: (id: string) => api<{ invite_token: string }>(`/api/user/teams/${team.id}/invitations/${id}/resend`, { method: 'POST', body: {} }),
+    onSuccess: (r) => {
+      setInviteUrl(`${window.location.origin}/invite/${r.invite_token}`);
+      refresh();
+    },
+  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     add.mutate();
   };
-  const failure = add.error ?? change.error ?? remove.error ?? revoke.error;
+  const failure = add.error ?? change.error ?? remove.error ?? revoke.error ?? resend.error;
   return (
     <div className="stack">
       {members.data && (
@@ -150,6 +157,9 @@ function Members({ team }: { team: Team }) {
             {invitations.data.items.map((i) => (
               <li key={i.id}>
                 {i.email} ({i.role}, {i.status === 'expired' ? 'expired' : `until ${when.format(new Date(i.expires_at))}`}){' '}
+                <button type="button" className="button small" onClick={() => resend.mutate(i.id)}>
+                  New link
+                </button>{' '}
                 <button type="button" className="button small" onClick={() => revoke.mutate(i.id)}>
                   Revoke
                 </button>
