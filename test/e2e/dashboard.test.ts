@@ -337,6 +337,9 @@ describe('the dashboard, from first run to sign-out', () => {
     await page.getByRole('button', { name: 'Switch to light mode' }).waitFor(WAIT);
     await page.getByRole('button', { name: 'Switch to light mode' }).click();
     await expect(page.evaluate(() => document.documentElement.dataset.theme)).resolves.toBe('light');
+    // Back to following the system, which the screenshots that follow switch between.
+    await page.evaluate(() => localStorage.removeItem('plumb-theme'));
+    await page.reload();
   }, 60_000);
 
   it('says "signed out" after signing out, "session ended" after the session ended, and nothing on a direct visit', async () => {

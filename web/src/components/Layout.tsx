@@ -7,12 +7,14 @@ import { Link, NavLink, Outlet, useLocation } from 'react-router';
 import { api, type Page, type Team } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { formatCountdown, useSession, useSessionClock } from '../session.tsx';
-import { applyTheme, effectiveTheme } from '../theme.ts';
+import { applyTheme, effectiveTheme, onThemeChange } from '../theme.ts';
 import { ErrorBoundary } from './ErrorBoundary.tsx';
 import { SessionWarning } from './SessionWarning.tsx';
 
 export function ThemeToggle() {
   const [theme, setTheme] = useState(effectiveTheme);
+  // The system's preference can change while the page is open.
+  useEffect(() => onThemeChange(() => setTheme(effectiveTheme())), []);
   const next = theme === 'dark' ? 'light' : 'dark';
   return (
     <button
