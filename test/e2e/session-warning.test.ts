@@ -1,6 +1,7 @@
 // The session warning in real Chromium: with a 1-minute session and a 30-second lead, the
 // dashboard announces the coming end in a live region, offers a focusable "Stay signed in"
-// button, and that one action extends the session on the server.
+// button, and that one action extends the session on the server; left alone, the session ends
+// and the login screen says so.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
@@ -75,5 +76,17 @@ describe('the session warning', () => {
     expect(left).toBeGreaterThan(50);
     expect(left).toBeLessThanOrEqual(61);
     await expect(page.getByTestId('session-remaining').textContent()).resolves.toMatch(/^Session time left: (0:5\d|1:00)$/);
+  }, 90_000);
+
+  it('ends at expiry when nobody stays: the login screen says the session ended', async () => {
+    const { expires_at } = await sessionOf(page);
+    const left = Date.parse(expires_at) - Date.now();
+    await page.getByRole('alert').waitFor({ timeout: left });
+    await page.waitForURL(`${instance.url}/login`, { timeout: left + 15_000 });
+    // Not before the end: the countdown asks the server only once it reaches zero.
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expires_at) - 1000);
+    await expect(page.getByTestId('login-reason').textContent()).resolves.toBe('Your session has ended. Sign in again to continue.');
+    const res = await page.evaluate(async () => (await fetch('/api/auth/session')).status);
+    expect(res).toBe(401);
   }, 90_000);
 });
