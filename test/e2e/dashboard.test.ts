@@ -1,7 +1,8 @@
 // The dashboard in real Chromium against a real `plumb serve`, as a new owner meets it: first-run
 // setup, a site, visits tracked by /plumb.js on the owner's own page, the numbers on the
-// dashboard, filtering, the events explorer's two-filter rule, a goal and a funnel, a share link
-// opened without signing in, and the login screen after signing out and after the session ended.
+// dashboard, filtering, the events explorer's two-filter rule, a goal and a funnel (created, then
+// edited in place), a share link opened without signing in, and the login screen after signing
+// out and after the session ended.
 // Over the whole run every request the dashboard makes is logged (none may leave the instance's
 // origin), main pages are scanned with axe-core, and screenshots (light and dark) are written to
 // test-output/screenshots for review.
@@ -251,6 +252,130 @@ describe('the dashboard, from first run to sign-out', () => {
     await reviewPage(page, 'funnels', findings);
   }, 60_000);
 
+  it('edits a goal and a funnel in place, by keyboard, PATCHing only what changed and showing the server’s field errors', async () => {
+    /** Waits until the focus is on `target`: a button's label, or "form name › field name". */
+    const focusOn = (target: string) =>
+      page.waitForFunction(
+        (want) => {
+          const el = document.activeElement;
+          const form = el?.closest('form');
+          const formName = form?.getAttribute('aria-label') ?? form?.querySelector('h2, h3')?.textContent;
+          return (form ? `${formName} › ${el?.getAttribute('name')}` : el?.getAttribute('aria-label')) === want;
+        },
+        target,
+        WAIT,
+      );
+    const read = <T,>(path: string) => page.evaluate(async (url) => (await fetch(url, { headers: { Accept: 'application/json' } })).json(), `${instance.url}${path}`) as Promise<T>;
+    const patch = (path: string) => (r: { method(): string; url(): string }) => r.method() === 'PATCH' && r.url() === `${instance.url}${path}`;
+    type Goal = { id: string; name: string; event_name?: string; property_conditions?: { key: string; value: string }[] };
+    const goalNamed = async (name: string) => (await read<{ items: Goal[] }>(`/api/sites/${siteId}/goals`)).items.find((g) => g.name === name);
+
+    await page.getByRole('link', { name: 'Goals' }).click();
+    const goals = page.getByTestId('goals');
+    await goals.getByRole('row', { name: /Pro signup/ }).waitFor(WAIT);
+    const goalId = (await goalNamed('Pro signup'))!.id;
+    const goalPath = `/api/sites/${siteId}/goals/${goalId}`;
+
+    // Edit opens the create form in the row, filled in, with the focus on its first field.
+    await goals.getByRole('button', { name: 'Edit goal Pro signup' }).focus();
+    await page.keyboard.press('Enter');
+    const goalForm = page.getByRole('form', { name: 'Edit goal Pro signup' });
+    await goalForm.waitFor(WAIT);
+    await focusOn('Edit goal Pro signup › goal-name');
+    expect(
+      await Promise.all(['name', 'type', 'target', 'property-key', 'property-value', 'currency'].map((field) => goalForm.locator(`[name="goal-${field}"]`).inputValue())),
+    ).toEqual(['Pro signup', 'event', 'Signup', 'plan', 'pro', '']);
+
+    // A blank name passes the browser's `required` but not the server: its answer shows under the field, nothing is saved.
+    await goalForm.getByLabel('Goal name', { exact: true }).fill('   ');
+    const refused = page.waitForResponse((r) => patch(goalPath)(r.request()));
+    await goalForm.getByRole('button', { name: 'Save goal' }).click();
+    const answer = await refused;
+    expect([answer.status(), ((await answer.json()) as { code: string }).code]).toEqual([400, 'validation_failed']);
+    const nameInput = goalForm.getByLabel('Goal name', { exact: true });
+    await page.waitForFunction(() => document.querySelector('form[aria-label="Edit goal Pro signup"] [name="goal-name"]')?.getAttribute('aria-invalid') === 'true', undefined, WAIT);
+    const describedBy = (await nameInput.getAttribute('aria-describedby'))!;
+    await expect(page.locator(`[id="${describedBy}"]`).textContent()).resolves.toMatch(/name/);
+    await expect(goalForm.getByRole('alert').textContent()).resolves.toBe('Not saved: correct the marked fields.');
+    await focusOn('Edit goal Pro signup › goal-name');
+    expect((await read<{ goal: Goal }>(goalPath)).goal.name).toBe('Pro signup');
+    // The open form with its error, on a small phone and in both schemes.
+    await page.setViewportSize({ width: 360, height: 780 });
+    await page.waitForTimeout(300);
+    await expect(page.evaluate(() => document.documentElement.scrollWidth)).resolves.toBeLessThanOrEqual(360);
+    await reviewPage(page, 'goal-edit-360px', findings);
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // Cancel (Escape) puts the row back as it was, and the focus on its Edit button.
+    await page.keyboard.press('Escape');
+    await goalForm.waitFor({ state: 'detached', ...WAIT });
+    await expectTexts(goals.getByRole('row', { name: /Pro signup/ }).locator('td'), ['Event Signup where plan = pro', '2', '66.7%', '']);
+    await focusOn('Edit goal Pro signup');
+
+    // A new name: the PATCH carries the name alone, the row and the API show it, the focus returns.
+    await page.keyboard.press('Enter');
+    await page.getByRole('form', { name: 'Edit goal Pro signup' }).getByLabel('Goal name', { exact: true }).fill('Pro plan signup');
+    const saved = page.waitForRequest(patch(goalPath));
+    await page.keyboard.press('Enter');
+    expect((await saved).postDataJSON()).toEqual({ name: 'Pro plan signup' });
+    await page.getByRole('form', { name: 'Edit goal Pro signup' }).waitFor({ state: 'detached', ...WAIT });
+    await expectTexts(goals.getByRole('row', { name: /Pro plan signup/ }).locator('td'), ['Event Signup where plan = pro', '2', '66.7%', '']);
+    await expectTexts(goals.locator('tbody th'), ['Signed up', 'Pro plan signup']);
+    await focusOn('Edit goal Pro plan signup');
+    const stored = (await read<{ goal: Goal }>(goalPath)).goal;
+    expect([stored.name, stored.event_name, stored.property_conditions]).toEqual(['Pro plan signup', 'Signup', [{ key: 'plan', value: 'pro' }]]);
+
+    // The funnel: a step path the server refuses, then a third step (a custom event).
+    await page.getByRole('link', { name: 'Funnels' }).click();
+    const card = page.locator('[data-funnel="Home to pricing"]');
+    await card.getByTestId('funnel-chart').waitFor(WAIT);
+    const funnelId = (await read<{ items: { id: string; name: string }[] }>(`/api/sites/${siteId}/funnels`)).items.find((f) => f.name === 'Home to pricing')!.id;
+    const funnelPath = `/api/sites/${siteId}/funnels/${funnelId}`;
+    await card.getByRole('button', { name: 'Edit funnel Home to pricing' }).focus();
+    await page.keyboard.press('Enter');
+    const funnelForm = page.getByRole('form', { name: 'Edit funnel Home to pricing' });
+    await funnelForm.waitFor(WAIT);
+    await focusOn('Edit funnel Home to pricing › funnel-name');
+    expect(
+      await Promise.all(['Funnel name', 'Step 1 path', 'Step 2 path', 'Within (hours)'].map((label) => funnelForm.getByLabel(label, { exact: true }).inputValue())),
+    ).toEqual(['Home to pricing', '/', '/pricing', '24']);
+
+    await funnelForm.getByLabel('Step 2 path', { exact: true }).fill('pricing');
+    const badStep = page.waitForResponse((r) => patch(funnelPath)(r.request()));
+    await funnelForm.getByRole('button', { name: 'Save funnel' }).click();
+    expect((await badStep).status()).toBe(400);
+    await focusOn('Edit funnel Home to pricing › step-2-value');
+    const stepError = (await funnelForm.getByLabel('Step 2 path', { exact: true }).getAttribute('aria-describedby'))!;
+    await expect(page.locator(`[id="${stepError}"]`).textContent()).resolves.toMatch(/^must start with '\/'/);
+    expect((await read<{ funnel: { steps: unknown[] } }>(funnelPath)).funnel.steps).toEqual([
+      { type: 'path', path_pattern: '/' },
+      { type: 'path', path_pattern: '/pricing' },
+    ]);
+    await reviewPage(page, 'funnel-edit', findings);
+
+    await funnelForm.getByLabel('Step 2 path', { exact: true }).fill('/pricing');
+    await funnelForm.getByRole('button', { name: 'Add step' }).click();
+    await funnelForm.locator('[name="step-3-type"]').selectOption('event');
+    await funnelForm.getByLabel('Step 3 event name', { exact: true }).fill('Signup');
+    const steps = [
+      { type: 'path', path_pattern: '/' },
+      { type: 'path', path_pattern: '/pricing' },
+      { type: 'event', event_name: 'Signup' },
+    ];
+    const savedFunnel = page.waitForRequest(patch(funnelPath));
+    await funnelForm.getByRole('button', { name: 'Save funnel' }).click();
+    expect((await savedFunnel).postDataJSON()).toEqual({ steps });
+    await funnelForm.waitFor({ state: 'detached', ...WAIT });
+    await focusOn('Edit funnel Home to pricing');
+    await expectTexts(card.getByTestId('funnel-chart').locator('li .funnel-label'), [
+      '1. /2 visitors · 100%',
+      '2. /pricing1 visitors · 50% · 1 dropped off',
+      '3. Signup1 visitors · 50% · 0 dropped off',
+    ]);
+    const funnel = (await read<{ funnel: { name: string; steps: unknown[]; window_seconds: number } }>(funnelPath)).funnel;
+    expect([funnel.name, funnel.steps, funnel.window_seconds]).toEqual(['Home to pricing', steps, 86_400]);
+  }, 90_000);
+
   it('opens a share link without signing in', async () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('button', { name: 'Create share link' }).click();
@@ -266,7 +391,7 @@ describe('the dashboard, from first run to sign-out', () => {
     await shared.getByRole('heading', { name: shop.hostname }).waitFor(WAIT);
     await shared.waitForFunction(() => document.querySelector('[data-testid="kpi-visitors"]')?.textContent === '3', undefined, WAIT);
     await shared.getByTestId('goal-conversions').waitFor(WAIT);
-    await expectTexts(shared.getByTestId('goal-conversions').locator('tbody tr'), ['Signed up3100%', 'Pro signup266.7%']);
+    await expectTexts(shared.getByTestId('goal-conversions').locator('tbody tr'), ['Signed up3100%', 'Pro plan signup266.7%']);
     expect(await stranger.cookies()).toEqual([]);
     await reviewPage(shared, 'share', findings);
 

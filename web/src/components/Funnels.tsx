@@ -1,52 +1,99 @@
-// Funnels of a site: creating one from 2–8 ordered steps, deleting, and the chart of how many
-// visitors reached each step.
+// Funnels of a site: creating one from 2–8 ordered steps, editing one in place, deleting, and the
+// chart of how many visitors reached each step.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Plus, Trash2 } from 'lucide-react';
-import { type FormEvent, useState } from 'react';
-import { api, type Funnel, type FunnelStep, type FunnelStepStats, type Page, problem } from '../api.ts';
+import { Pencil, Plus, Trash2 } from 'lucide-react';
+import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
+import { ApiError, api, type Funnel, type FunnelStep, type FunnelStepStats, type Page, problem } from '../api.ts';
 import { formatNumber, formatPercent } from '../dashboard/format.ts';
 import type { DateRange } from '../dashboard/range.ts';
+import { Field, sortFieldErrors, useFocusFirstInvalid } from './Field.tsx';
 
 const stepText = (s: FunnelStep) => s.label ?? (s.type === 'path' ? `Visit ${s.path_pattern}` : `Event ${s.event_name}`);
 
-function NewFunnel({ siteId, onCreated }: { siteId: string; onCreated(f: Funnel): void }) {
-  const [name, setName] = useState('');
-  const [steps, setSteps] = useState<{ type: 'event' | 'path'; value: string }[]>([
-    { type: 'path', value: '' },
-    { type: 'path', value: '' },
-  ]);
-  const [hours, setHours] = useState(24);
-  const create = useMutation({
-    mutationFn: () =>
-      api<{ funnel: Funnel }>(`/api/sites/${siteId}/funnels`, {
-        method: 'POST',
-        body: {
-          name: name.trim(),
-          window_seconds: Math.round(hours * 3600),
-          steps: steps.map((s) => (s.type === 'path' ? { type: 'path', path_pattern: s.value.trim() } : { type: 'event', event_name: s.value.trim() })),
-        },
-      }),
-    onSuccess: (r) => {
-      setName('');
-      setSteps([
-        { type: 'path', value: '' },
-        { type: 'path', value: '' },
-      ]);
-      onCreated(r.funnel);
+type StepDraft = { type: 'event' | 'path'; value: string; label?: string };
+
+const emptySteps = (): StepDraft[] => [
+  { type: 'path', value: '' },
+  { type: 'path', value: '' },
+];
+const draftOf = (s: FunnelStep): StepDraft => ({ type: s.type, value: (s.type === 'path' ? s.path_pattern : s.event_name) ?? '', ...(s.label === undefined ? {} : { label: s.label }) });
+/** A step as the API takes it, keys in the order the API answers them (so the two compare). */
+const stepOf = (s: StepDraft): FunnelStep => ({
+  type: s.type,
+  ...(s.type === 'path' ? { path_pattern: s.value.trim() } : { event_name: s.value.trim() }),
+  ...(s.label === undefined ? {} : { label: s.label }),
+});
+
+/** Where the server's field of a funnel shows in the form: the name, a step's value, the steps, the window. */
+function funnelField(field: string): string | null {
+  if (field === 'name' || field === 'steps' || field === 'window_seconds') return field;
+  const step = /^steps\[(\d+)\]/.exec(field);
+  return step ? `step-${step[1]}` : null;
+}
+
+/**
+ * The funnel form: empty, it creates a funnel (POST); given `funnel`, it edits that funnel in place
+ * and PATCHes only what changed (the steps go as a whole list; labels set through the API stay
+ * with their step). `onDone` runs after a save and on Cancel.
+ */
+function FunnelForm({ siteId, funnel, onDone }: { siteId: string; funnel?: Funnel; onDone(saved: Funnel | null): void }) {
+  const editing = funnel !== undefined;
+  const headingId = useId();
+  const form = useRef<HTMLFormElement>(null);
+  const [name, setName] = useState(funnel?.name ?? '');
+  const [steps, setSteps] = useState<StepDraft[]>(funnel ? funnel.steps.map(draftOf) : emptySteps());
+  const [hours, setHours] = useState(funnel ? funnel.window_seconds / 3600 : 24);
+  // A window under an hour can only come from the API; editing such a funnel must not refuse it.
+  const minHours = Math.min(1, (funnel?.window_seconds ?? 3600) / 3600);
+  const changes = (f: Funnel): Record<string, unknown> => {
+    const body: Record<string, unknown> = {};
+    if (name.trim() !== f.name) body.name = name.trim();
+    const next = steps.map(stepOf);
+    if (JSON.stringify(next) !== JSON.stringify(f.steps)) body.steps = next;
+    if (Math.round(hours * 3600) !== f.window_seconds) body.window_seconds = Math.round(hours * 3600);
+    return body;
+  };
+  const save = useMutation({
+    mutationFn: async (): Promise<Funnel | null> => {
+      if (funnel) {
+        const body = changes(funnel);
+        if (Object.keys(body).length === 0) return null;
+        return (await api<{ funnel: Funnel }>(`/api/sites/${siteId}/funnels/${funnel.id}`, { method: 'PATCH', body })).funnel;
+      }
+      const body = { name: name.trim(), window_seconds: Math.round(hours * 3600), steps: steps.map(stepOf) };
+      return (await api<{ funnel: Funnel }>(`/api/sites/${siteId}/funnels`, { method: 'POST', body })).funnel;
+    },
+    onSuccess: (saved) => {
+      if (!editing) {
+        setName('');
+        setSteps(emptySteps());
+      }
+      onDone(saved);
     },
   });
+  const { byField, rest } = sortFieldErrors(save.error, funnelField);
+  useFocusFirstInvalid(form, save.error);
+  // Opened for editing: focus moves into the form, to its first field.
+  useEffect(() => {
+    if (editing) form.current?.querySelector<HTMLElement>('input')?.focus();
+  }, [editing]);
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate();
+    save.mutate();
   };
-  const change = (i: number, patch: Partial<(typeof steps)[number]>) => setSteps(steps.map((s, j) => (j === i ? { ...s, ...patch } : s)));
+  const change = (i: number, patch: Partial<StepDraft>) => setSteps(steps.map((s, j) => (j === i ? { ...s, ...patch } : s)));
   return (
-    <form className="card stack" onSubmit={submit} aria-labelledby="new-funnel">
-      <h2 id="new-funnel">New funnel</h2>
-      <label className="field">
-        <span>Funnel name</span>
-        <input name="funnel-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} />
-      </label>
+    <form
+      ref={form}
+      className={editing ? 'stack' : 'card stack'}
+      onSubmit={submit}
+      onKeyDown={editing ? (e) => e.key === 'Escape' && onDone(null) : undefined}
+      aria-labelledby={headingId}
+    >
+      {editing ? <h3 id={headingId}>Edit funnel {funnel.name}</h3> : <h2 id={headingId}>New funnel</h2>}
+      <Field label="Funnel name" error={byField.name} inline={false}>
+        {(a11y) => <input {...a11y} name="funnel-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} />}
+      </Field>
       <ol className="steps-form">
         {steps.map((s, i) => (
           // biome-ignore lint/suspicious/noArrayIndexKey: steps are positional; their index is their identity
@@ -58,10 +105,11 @@ function NewFunnel({ siteId, onCreated }: { siteId: string; onCreated(f: Funnel)
                 <option value="event">Custom event</option>
               </select>
             </label>
-            <label className="field inline">
-              <span className="visually-hidden">Step {i + 1} {s.type === 'path' ? 'path' : 'event name'}</span>
-              <input name={`step-${i + 1}-value`} value={s.value} onChange={(e) => change(i, { value: e.target.value })} placeholder={s.type === 'path' ? (['/', '/pricing'][i] ?? '/checkout') : 'Signup'} required />
-            </label>
+            <Field label={`Step ${i + 1} ${s.type === 'path' ? 'path' : 'event name'}`} hideLabel error={byField[`step-${i}`]}>
+              {(a11y) => (
+                <input {...a11y} name={`step-${i + 1}-value`} value={s.value} onChange={(e) => change(i, { value: e.target.value })} placeholder={s.type === 'path' ? (['/', '/pricing'][i] ?? '/checkout') : 'Signup'} required />
+              )}
+            </Field>
             {steps.length > 2 && (
               <button type="button" className="icon-button" aria-label={`Remove step ${i + 1}`} onClick={() => setSteps(steps.filter((_, j) => j !== i))}>
                 <Trash2 aria-hidden size={16} />
@@ -70,23 +118,30 @@ function NewFunnel({ siteId, onCreated }: { siteId: string; onCreated(f: Funnel)
           </li>
         ))}
       </ol>
+      {byField.steps && <p className="error">Steps: {byField.steps}</p>}
       <div className="inline-form">
         <button type="button" className="button" disabled={steps.length >= 8} onClick={() => setSteps([...steps, { type: 'path', value: '' }])}>
           <Plus aria-hidden size={16} /> Add step
         </button>
-        <label className="field inline">
-          <span>Within (hours)</span>
-          <input type="number" min={1} max={720} value={hours} onChange={(e) => setHours(Number(e.target.value))} required />
-        </label>
+        <Field label="Within (hours)" error={byField.window_seconds}>
+          {(a11y) => <input {...a11y} type="number" min={minHours} max={720} step="any" value={hours} onChange={(e) => setHours(Number(e.target.value))} required />}
+        </Field>
       </div>
-      {create.isError && (
+      {save.isError && (
         <p className="error" role="alert">
-          {problem(create.error)}
+          {rest.length > 0 || !(save.error instanceof ApiError) || save.error.fields.length === 0 ? problem(save.error) : 'Not saved: correct the marked fields.'}
         </p>
       )}
-      <button type="submit" className="button primary" disabled={create.isPending}>
-        Create funnel
-      </button>
+      <div className="form-actions">
+        <button type="submit" className="button primary" disabled={save.isPending}>
+          {editing ? 'Save funnel' : 'Create funnel'}
+        </button>
+        {editing && (
+          <button type="button" className="button" onClick={() => onDone(null)}>
+            Cancel
+          </button>
+        )}
+      </div>
     </form>
   );
 }
@@ -117,6 +172,16 @@ export function FunnelChart({ steps }: { steps: FunnelStepStats[] }) {
 
 function FunnelCard({ siteId, funnel, range, canEdit }: { siteId: string; funnel: Funnel; range?: DateRange; canEdit: boolean }) {
   const queries = useQueryClient();
+  const [editing, setEditing] = useState(false);
+  const editButton = useRef<HTMLButtonElement>(null);
+  // After a save or Cancel, focus goes back to this funnel's Edit button (not on the first render).
+  const closed = useRef(false);
+  useEffect(() => {
+    if (!editing && closed.current) {
+      closed.current = false;
+      editButton.current?.focus();
+    }
+  }, [editing]);
   const stats = useQuery({
     queryKey: ['funnel-stats', siteId, funnel.id, range],
     queryFn: () => api<{ steps: FunnelStepStats[] }>(`/api/sites/${siteId}/funnels/${funnel.id}/stats`, { query: { ...range } }),
@@ -126,21 +191,45 @@ function FunnelCard({ siteId, funnel, range, canEdit }: { siteId: string; funnel
     mutationFn: () => api(`/api/sites/${siteId}/funnels/${funnel.id}`, { method: 'DELETE' }),
     onSuccess: () => void queries.invalidateQueries({ queryKey: ['funnels', siteId] }),
   });
+  if (canEdit && editing)
+    return (
+      <li className="card stack" data-funnel={funnel.name}>
+        <FunnelForm
+          siteId={siteId}
+          funnel={funnel}
+          onDone={(saved) => {
+            if (saved) {
+              // The card shows the saved funnel at once; the list and its figures are read again.
+              queries.setQueryData<Page<Funnel>>(['funnels', siteId], (page) => page && { ...page, items: page.items.map((f) => (f.id === saved.id ? saved : f)) });
+              void queries.invalidateQueries({ queryKey: ['funnels', siteId] });
+              void queries.invalidateQueries({ queryKey: ['funnel-stats', siteId, funnel.id] });
+            }
+            closed.current = true;
+            setEditing(false);
+          }}
+        />
+      </li>
+    );
   return (
     <li className="card stack" data-funnel={funnel.name}>
       <header className="panel-head">
         <h3>{funnel.name}</h3>
         {canEdit && (
-          <button
-            type="button"
-            className="icon-button"
-            aria-label={`Delete funnel ${funnel.name}`}
-            onClick={() => {
-              if (confirm(`Delete the funnel “${funnel.name}”?`)) remove.mutate();
-            }}
-          >
-            <Trash2 aria-hidden size={16} />
-          </button>
+          <div className="actions">
+            <button type="button" className="icon-button" aria-label={`Edit funnel ${funnel.name}`} ref={editButton} onClick={() => setEditing(true)}>
+              <Pencil aria-hidden size={16} />
+            </button>
+            <button
+              type="button"
+              className="icon-button"
+              aria-label={`Delete funnel ${funnel.name}`}
+              onClick={() => {
+                if (confirm(`Delete the funnel “${funnel.name}”?`)) remove.mutate();
+              }}
+            >
+              <Trash2 aria-hidden size={16} />
+            </button>
+          </div>
         )}
       </header>
       {stats.data ? (
@@ -169,7 +258,7 @@ export function FunnelsPanel({ siteId, canEdit, range }: { siteId: string; canEd
           <FunnelCard key={f.id} siteId={siteId} funnel={f} range={range} canEdit={canEdit} />
         ))}
       </ul>
-      {canEdit && <NewFunnel siteId={siteId} onCreated={() => void queries.invalidateQueries({ queryKey: ['funnels', siteId] })} />}
+      {canEdit && <FunnelForm siteId={siteId} onDone={() => void queries.invalidateQueries({ queryKey: ['funnels', siteId] })} />}
     </div>
   );
 }

@@ -1,11 +1,12 @@
-// Goals of a site: the list with conversions in the chosen range, and (for editors) creating and
-// deleting goals. Used on the Goals page and in the site settings.
+// Goals of a site: the list with conversions in the chosen range, and (for editors) creating,
+// editing in place and deleting goals. Used on the Goals page and in the site settings.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Trash2 } from 'lucide-react';
-import { type FormEvent, useState } from 'react';
-import { api, type Goal, type GoalStatsRow, type Page, problem } from '../api.ts';
+import { Pencil, Trash2 } from 'lucide-react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { ApiError, api, type Goal, type GoalStatsRow, type Page, problem } from '../api.ts';
 import { formatNumber, formatPercent } from '../dashboard/format.ts';
 import type { DateRange } from '../dashboard/range.ts';
+import { Field, sortFieldErrors, useFocusFirstInvalid } from './Field.tsx';
 
 export function describeGoal(g: Goal): string {
   if (g.type === 'path') return `Visits ${g.path_pattern}`;
@@ -14,78 +15,144 @@ export function describeGoal(g: Goal): string {
   return `Event ${g.event_name}${conditions ? ` where ${conditions}` : ''}${revenue}`;
 }
 
-function NewGoal({ siteId }: { siteId: string }) {
+type GoalField = 'name' | 'type' | 'target' | 'property' | 'currency';
+
+/** Where the server's field of a goal shows in the form (null: on the form as a whole). */
+function goalField(field: string): GoalField | null {
+  if (field === 'name' || field === 'type') return field;
+  if (field === 'event_name' || field === 'path_pattern') return 'target';
+  if (field.startsWith('property_conditions')) return 'property';
+  if (field.startsWith('revenue')) return 'currency';
+  return null;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The goal form: empty, it creates a goal (POST); given `goal`, it edits that goal in place and
+ * PATCHes only the fields that changed (property conditions after the first, which only the API
+ * can set, are kept as they are). `onDone` runs after a save and on Cancel.
+ */
+export function GoalForm({ siteId, goal, onDone }: { siteId: string; goal?: Goal; onDone?(saved: Goal | null): void }) {
   const queries = useQueryClient();
-  const [name, setName] = useState('');
-  const [type, setType] = useState<'event' | 'path'>('event');
-  const [target, setTarget] = useState('');
-  const [propertyKey, setPropertyKey] = useState('');
-  const [propertyValue, setPropertyValue] = useState('');
-  const [currency, setCurrency] = useState('');
+  const editing = goal !== undefined;
+  const first = goal?.property_conditions?.[0];
+  const extraConditions = goal?.property_conditions?.slice(1) ?? [];
+  const [name, setName] = useState(goal?.name ?? '');
+  const [type, setType] = useState<'event' | 'path'>(goal?.type ?? 'event');
+  const [target, setTarget] = useState((goal?.type === 'path' ? goal.path_pattern : goal?.event_name) ?? '');
+  const [propertyKey, setPropertyKey] = useState(first?.key ?? '');
+  const [propertyValue, setPropertyValue] = useState(first?.value ?? '');
+  const [currency, setCurrency] = useState(goal?.revenue?.currency ?? '');
+  const form = useRef<HTMLFormElement>(null);
+  const conditions = () => [...(propertyKey.trim() ? [{ key: propertyKey.trim(), value: propertyValue }] : []), ...extraConditions];
   const eventGoal = () => ({
     event_name: target.trim(),
-    ...(propertyKey.trim() ? { property_conditions: [{ key: propertyKey.trim(), value: propertyValue }] } : {}),
+    ...(conditions().length > 0 ? { property_conditions: conditions() } : {}),
     ...(currency.trim() ? { revenue: { currency: currency.trim().toUpperCase() } } : {}),
   });
-  const create = useMutation({
-    mutationFn: () =>
-      api<{ goal: Goal }>(`/api/sites/${siteId}/goals`, {
-        method: 'POST',
-        body: type === 'event' ? { name: name.trim(), type, ...eventGoal() } : { name: name.trim(), type, path_pattern: target.trim() },
-      }),
-    onSuccess: () => {
+  /** The PATCH body: what differs from the goal as stored; a new type carries its whole matcher. */
+  const changes = (g: Goal): Record<string, unknown> => {
+    const body: Record<string, unknown> = {};
+    if (name.trim() !== g.name) body.name = name.trim();
+    if (type !== g.type) return { ...body, type, ...(type === 'event' ? eventGoal() : { path_pattern: target.trim() }) };
+    if (type === 'path') return target.trim() !== g.path_pattern ? { ...body, path_pattern: target.trim() } : body;
+    if (target.trim() !== g.event_name) body.event_name = target.trim();
+    if (!sameJson(conditions(), g.property_conditions ?? [])) body.property_conditions = conditions().length > 0 ? conditions() : null;
+    const cur = currency.trim().toUpperCase();
+    if (cur !== (g.revenue?.currency ?? '')) body.revenue = cur ? { currency: cur } : null;
+    return body;
+  };
+  const save = useMutation({
+    mutationFn: async (): Promise<Goal | null> => {
+      if (goal) {
+        const body = changes(goal);
+        if (Object.keys(body).length === 0) return null;
+        return (await api<{ goal: Goal }>(`/api/sites/${siteId}/goals/${goal.id}`, { method: 'PATCH', body })).goal;
+      }
+      const body = type === 'event' ? { name: name.trim(), type, ...eventGoal() } : { name: name.trim(), type, path_pattern: target.trim() };
+      return (await api<{ goal: Goal }>(`/api/sites/${siteId}/goals`, { method: 'POST', body })).goal;
+    },
+    onSuccess: (saved) => {
+      if (saved) {
+        // The row shows the saved goal at once; the list and the figures are read again.
+        queries.setQueryData<Page<Goal>>(['goals', siteId], (page) => page && { ...page, items: page.items.map((g) => (g.id === saved.id ? saved : g)) });
+        void queries.invalidateQueries({ queryKey: ['goals', siteId] });
+        void queries.invalidateQueries({ queryKey: ['goal-stats', siteId] });
+      }
+      if (editing) {
+        onDone?.(saved);
+        return;
+      }
       setName('');
       setTarget('');
       setPropertyKey('');
       setPropertyValue('');
       setCurrency('');
-      void queries.invalidateQueries({ queryKey: ['goals', siteId] });
-      void queries.invalidateQueries({ queryKey: ['goal-stats', siteId] });
     },
   });
+  const { byField, rest } = sortFieldErrors(save.error, goalField);
+  useFocusFirstInvalid(form, save.error);
+  // Opened for editing: focus moves into the form, to its first field.
+  useEffect(() => {
+    if (editing) form.current?.querySelector<HTMLElement>('input, select')?.focus();
+  }, [editing]);
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate();
+    save.mutate();
   };
+  const cancel = () => onDone?.(null);
   return (
-    <form className="inline-form" onSubmit={submit} aria-label="New goal">
-      <label className="field inline">
-        <span>Goal name</span>
-        <input name="goal-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} />
-      </label>
-      <label className="field inline">
-        <span>Type</span>
-        <select name="goal-type" value={type} onChange={(e) => setType(e.target.value as 'event' | 'path')}>
-          <option value="event">Custom event</option>
-          <option value="path">Page visit</option>
-        </select>
-      </label>
-      <label className="field inline">
-        <span>{type === 'event' ? 'Event name' : 'Path (use * as a wildcard)'}</span>
-        <input name="goal-target" value={target} onChange={(e) => setTarget(e.target.value)} placeholder={type === 'event' ? 'Signup' : '/thank-you'} required />
-      </label>
+    <form
+      ref={form}
+      className="inline-form"
+      onSubmit={submit}
+      onKeyDown={editing ? (e) => e.key === 'Escape' && cancel() : undefined}
+      aria-label={goal ? `Edit goal ${goal.name}` : 'New goal'}
+    >
+      <Field label="Goal name" error={byField.name}>
+        {(a11y) => <input {...a11y} name="goal-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} />}
+      </Field>
+      <Field label="Type" error={byField.type}>
+        {(a11y) => (
+          <select {...a11y} name="goal-type" value={type} onChange={(e) => setType(e.target.value as 'event' | 'path')}>
+            <option value="event">Custom event</option>
+            <option value="path">Page visit</option>
+          </select>
+        )}
+      </Field>
+      <Field label={type === 'event' ? 'Event name' : 'Path (use * as a wildcard)'} error={byField.target}>
+        {(a11y) => <input {...a11y} name="goal-target" value={target} onChange={(e) => setTarget(e.target.value)} placeholder={type === 'event' ? 'Signup' : '/thank-you'} required />}
+      </Field>
       {type === 'event' && (
         <>
-          <label className="field inline">
-            <span>Only when property (optional)</span>
-            <input name="goal-property-key" value={propertyKey} onChange={(e) => setPropertyKey(e.target.value)} placeholder="plan" maxLength={64} />
-          </label>
-          <label className="field inline">
-            <span>equals</span>
-            <input name="goal-property-value" value={propertyValue} onChange={(e) => setPropertyValue(e.target.value)} placeholder="pro" maxLength={256} disabled={!propertyKey.trim()} />
-          </label>
-          <label className="field inline">
-            <span>Revenue currency (optional)</span>
-            <input name="goal-currency" value={currency} onChange={(e) => setCurrency(e.target.value)} placeholder="EUR" pattern="[A-Za-z]{3}" maxLength={3} />
-          </label>
+          <Field label="Only when property (optional)" error={byField.property}>
+            {(a11y) => <input {...a11y} name="goal-property-key" value={propertyKey} onChange={(e) => setPropertyKey(e.target.value)} placeholder="plan" maxLength={64} />}
+          </Field>
+          <Field label="equals">
+            {(a11y) => <input {...a11y} name="goal-property-value" value={propertyValue} onChange={(e) => setPropertyValue(e.target.value)} placeholder="pro" maxLength={256} disabled={!propertyKey.trim()} />}
+          </Field>
+          <Field label="Revenue currency (optional)" error={byField.currency}>
+            {(a11y) => <input {...a11y} name="goal-currency" value={currency} onChange={(e) => setCurrency(e.target.value)} placeholder="EUR" pattern="[A-Za-z]{3}" maxLength={3} />}
+          </Field>
+          {extraConditions.length > 0 && (
+            <p className="muted small">Also only when {extraConditions.map((c) => `${c.key} = ${c.value}`).join(', ')} (kept; set through the API).</p>
+          )}
         </>
       )}
-      <button type="submit" className="button primary" disabled={create.isPending}>
-        Add goal
-      </button>
-      {create.isError && (
+      <div className="form-actions">
+        <button type="submit" className="button primary" disabled={save.isPending}>
+          {editing ? 'Save goal' : 'Add goal'}
+        </button>
+        {editing && (
+          <button type="button" className="button" onClick={cancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {save.isError && (
         <p className="error" role="alert">
-          {problem(create.error)}
+          {rest.length > 0 || !(save.error instanceof ApiError) || save.error.fields.length === 0 ? problem(save.error) : 'Not saved: correct the marked fields.'}
         </p>
       )}
     </form>
@@ -107,14 +174,17 @@ export function GoalsPanel({ siteId, canEdit, range }: { siteId: string; canEdit
       void queries.invalidateQueries({ queryKey: ['goal-stats', siteId] });
     },
   });
+  // The goal being edited in place, and the goal whose Edit button takes the focus back.
+  const [editing, setEditing] = useState<string | null>(null);
+  const refocus = useRef<string | null>(null);
   const byId = new Map((stats.data?.rows ?? []).map((r) => [r.goal_id, r]));
   const list = goals.data?.items ?? [];
   return (
     <div className="stack">
-      {canEdit && <NewGoal siteId={siteId} />}
+      {canEdit && <GoalForm siteId={siteId} />}
       {goals.isSuccess && list.length === 0 && <p className="muted">No goals yet.</p>}
       {list.length > 0 && (
-        <table className="table" data-testid="goals">
+        <table className={canEdit ? 'table editable' : 'table'} data-testid="goals">
           <thead>
             <tr>
               <th scope="col">Goal</th>
@@ -131,6 +201,21 @@ export function GoalsPanel({ siteId, canEdit, range }: { siteId: string; canEdit
           <tbody>
             {list.map((g) => {
               const row = byId.get(g.id);
+              if (canEdit && editing === g.id)
+                return (
+                  <tr key={g.id} className="edit-row">
+                    <td colSpan={range ? 5 : 3}>
+                      <GoalForm
+                        siteId={siteId}
+                        goal={g}
+                        onDone={() => {
+                          refocus.current = g.id;
+                          setEditing(null);
+                        }}
+                      />
+                    </td>
+                  </tr>
+                );
               return (
                 <tr key={g.id}>
                   <th scope="row">{g.name}</th>
@@ -138,7 +223,21 @@ export function GoalsPanel({ siteId, canEdit, range }: { siteId: string; canEdit
                   {range && <td>{row ? formatNumber(row.conversions) : '–'}</td>}
                   {range && <td>{row ? formatPercent(row.conversion_rate) : '–'}</td>}
                   {canEdit && (
-                    <td>
+                    <td className="actions">
+                      <button
+                        type="button"
+                        className="icon-button"
+                        aria-label={`Edit goal ${g.name}`}
+                        ref={(button) => {
+                          if (button && refocus.current === g.id) {
+                            refocus.current = null;
+                            button.focus();
+                          }
+                        }}
+                        onClick={() => setEditing(g.id)}
+                      >
+                        <Pencil aria-hidden size={16} />
+                      </button>
                       <button
                         type="button"
                         className="icon-button"
