@@ -1,5 +1,18 @@
 // The dashboard's only way to the server: same-origin JSON calls to /api/*. A 401 on a signed-in
 // call means the session ended; the session layer listens for that and shows the login screen.
+// The answers' shapes are the server's own types (type-only imports: erased from the bundle, so
+// no server code reaches the browser). They already carry dates as RFC 3339 strings.
+import type { BreakdownResponse, BreakdownRow, Kpis, RangeView, StatsResponse, TimeseriesPoint } from '../../lib/analytics/query/stats.ts';
+import type { UserPrincipal } from '../../lib/auth/sessions.ts';
+import type { SessionView, signedInView } from '../../lib/auth/session-view.ts';
+import type { FunnelStepStats } from '../../lib/funnels/stats.ts';
+import type { Funnel, FunnelStep } from '../../lib/funnels/funnels.ts';
+import type { GoalStatsRow } from '../../lib/goals/conversions.ts';
+import type { Goal } from '../../lib/goals/goals.ts';
+import type { Page } from '../../lib/pagination.ts';
+import type { SiteView } from '../../lib/sites/sites-admin.ts';
+import type { Team } from '../../lib/teams/teams.ts';
+
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
@@ -70,145 +83,14 @@ export function problem(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export interface Page<T> {
-  items: T[];
-  total: number;
-  limit: number;
-  offset: number;
-  has_more: boolean;
-}
-
-export interface User {
-  id: string;
-  email: string;
-  role: 'owner' | 'admin' | 'user';
-}
-
-export interface SessionInfo {
-  issued_at: string;
-  expires_at: string;
-  duration_seconds: number;
-  warning_seconds: number;
-  remembered: boolean;
-  remember_expires_at: string | null;
-  remember_me_duration_days: number;
-}
-
-export interface SignedIn {
-  status: 'ok';
-  user: User;
-  session: SessionInfo;
-}
+export type { BreakdownResponse, BreakdownRow, Funnel, FunnelStep, FunnelStepStats, Goal, GoalStatsRow, Kpis, Page, RangeView, SessionView, StatsResponse, Team, TimeseriesPoint };
+export type User = UserPrincipal;
+export type Site = SiteView;
+/** The answer to a completed sign-in (login, MFA, passkey, setup, accepted invite). */
+export type SignedIn = ReturnType<typeof signedInView>;
 
 export interface MfaRequired {
   status: 'mfa_required';
   challenge_token: string;
   factors: ('totp' | 'recovery_code')[];
-}
-
-export interface Site {
-  id: string;
-  team_id: string;
-  domain: string;
-  timezone: string;
-  hostnames: string[];
-  created_at: string;
-  role: 'owner' | 'admin' | 'editor' | 'viewer';
-}
-
-export interface Team {
-  id: string;
-  name: string;
-  role: 'owner' | 'admin' | 'member';
-  created_at: string;
-  archived_at: string | null;
-}
-
-export interface Kpis {
-  visitors: number;
-  visits: number;
-  pageviews: number;
-  views_per_visit: number;
-  bounce_rate: number;
-  visit_duration: number;
-  engagement_time: number;
-}
-
-export interface RangeView {
-  from: string;
-  to: string;
-  timezone: string;
-  interval: 'hour' | 'day' | 'week' | 'month';
-}
-
-export interface TimeseriesPoint {
-  bucket: string;
-  visitors: number;
-  visits: number;
-  pageviews: number;
-}
-
-export interface StatsResponse {
-  range: RangeView;
-  kpis: Kpis & { live_visitors: number };
-  comparison?: { range: RangeView; kpis: Kpis };
-  timeseries: TimeseriesPoint[];
-}
-
-export interface BreakdownRow {
-  value: string;
-  visitors: number;
-  visits: number;
-  pageviews: number;
-  bounce_rate: number;
-  visit_duration: number;
-}
-
-export interface BreakdownResponse {
-  rows: BreakdownRow[];
-  total: number;
-  has_more: boolean;
-}
-
-export interface Goal {
-  id: string;
-  site_id: string;
-  name: string;
-  type: 'event' | 'path';
-  event_name?: string;
-  path_pattern?: string;
-  property_conditions?: { key: string; value: string }[];
-  revenue?: { currency: string };
-}
-
-export interface GoalStatsRow {
-  goal_id: string;
-  name: string;
-  type: string;
-  conversions: number;
-  events: number;
-  conversion_rate: number;
-}
-
-export interface FunnelStep {
-  type: 'event' | 'path';
-  event_name?: string;
-  path_pattern?: string;
-  label?: string;
-}
-
-export interface Funnel {
-  id: string;
-  name: string;
-  steps: FunnelStep[];
-  window_seconds: number;
-}
-
-export interface FunnelStepStats {
-  index: number;
-  label: string;
-  visitors: number;
-  dropoff: number;
-  conversion_rate: number;
-  step_conversion_rate: number;
 }

@@ -1,7 +1,7 @@
 // Accepting a team invitation: choose a password; the new account joins the team and is signed in.
 import { type FormEvent, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { api, problem, type SessionInfo, type User } from '../api.ts';
+import { api, problem, type SessionView, type User } from '../api.ts';
 import { useSession } from '../session.tsx';
 import { AuthFrame } from './Login.tsx';
 
@@ -19,7 +19,7 @@ export default function AcceptInvite() {
     try {
       await api('/api/auth/accept-invite', { method: 'POST', body: { token, password }, session: false });
       // The answer carries the user but not the session's expiry, which the countdown needs.
-      const { user, ...current } = await api<{ user: User } & SessionInfo>('/api/auth/session', { session: false });
+      const { user, ...current } = await api<{ user: User } & SessionView>('/api/auth/session', { session: false });
       session.signedIn({ status: 'ok', user, session: current });
       navigate('/', { replace: true });
     } catch (err) {
