@@ -12,6 +12,7 @@ import type { Goal } from '../../lib/goals/goals.ts';
 import type { Page } from '../../lib/pagination.ts';
 import type { SiteView } from '../../lib/sites/sites-admin.ts';
 import type { Team } from '../../lib/teams/teams.ts';
+import type { UserView } from '../../lib/users/admin.ts';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -86,6 +87,8 @@ export function problem(err: unknown): string {
 export type { BreakdownResponse, BreakdownRow, Funnel, FunnelStep, FunnelStepStats, Goal, GoalStatsRow, Kpis, Page, RangeView, SessionView, StatsResponse, Team, TimeseriesPoint };
 export type User = UserPrincipal;
 export type Site = SiteView;
+/** An account as the instance's user admin lists it. */
+export type InstanceUser = UserView;
 /** The answer to a completed sign-in (login, MFA, passkey, setup, accepted invite). */
 export type SignedIn = ReturnType<typeof signedInView>;
 

@@ -7,6 +7,7 @@ import { ApiError, api, type Goal, type GoalStatsRow, type Page, problem } from 
 import { formatNumber, formatPercent } from '../dashboard/format.ts';
 import type { DateRange } from '../dashboard/range.ts';
 import { Field, sortFieldErrors, useFocusFirstInvalid } from './Field.tsx';
+import { ListTable } from './ListTable.tsx';
 
 export function describeGoal(g: Goal): string {
   if (g.type === 'path') return `Visits ${g.path_pattern}`;
@@ -184,77 +185,62 @@ export function GoalsPanel({ siteId, canEdit, range }: { siteId: string; canEdit
       {canEdit && <GoalForm siteId={siteId} />}
       {goals.isSuccess && list.length === 0 && <p className="muted">No goals yet.</p>}
       {list.length > 0 && (
-        <table className={canEdit ? 'table editable' : 'table'} data-testid="goals">
-          <thead>
-            <tr>
-              <th scope="col">Goal</th>
-              <th scope="col">Matches</th>
-              {range && <th scope="col">Conversions</th>}
-              {range && <th scope="col">Rate</th>}
-              {canEdit && (
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {list.map((g) => {
-              const row = byId.get(g.id);
-              if (canEdit && editing === g.id)
-                return (
-                  <tr key={g.id} className="edit-row">
-                    <td colSpan={range ? 5 : 3}>
-                      <GoalForm
-                        siteId={siteId}
-                        goal={g}
-                        onDone={() => {
-                          refocus.current = g.id;
-                          setEditing(null);
-                        }}
-                      />
-                    </td>
-                  </tr>
-                );
+        <ListTable columns={['Goal', 'Matches', range && 'Conversions', range && 'Rate']} actions={canEdit} className={canEdit ? 'table editable' : 'table'} testId="goals">
+          {list.map((g) => {
+            const row = byId.get(g.id);
+            if (canEdit && editing === g.id)
               return (
-                <tr key={g.id}>
-                  <th scope="row">{g.name}</th>
-                  <td>{describeGoal(g)}</td>
-                  {range && <td>{row ? formatNumber(row.conversions) : '–'}</td>}
-                  {range && <td>{row ? formatPercent(row.conversion_rate) : '–'}</td>}
-                  {canEdit && (
-                    <td className="actions">
-                      <button
-                        type="button"
-                        className="icon-button"
-                        aria-label={`Edit goal ${g.name}`}
-                        ref={(button) => {
-                          if (button && refocus.current === g.id) {
-                            refocus.current = null;
-                            button.focus();
-                          }
-                        }}
-                        onClick={() => setEditing(g.id)}
-                      >
-                        <Pencil aria-hidden size={16} />
-                      </button>
-                      <button
-                        type="button"
-                        className="icon-button"
-                        aria-label={`Delete goal ${g.name}`}
-                        onClick={() => {
-                          if (confirm(`Delete the goal “${g.name}”? Past conversions stay in the data.`)) remove.mutate(g.id);
-                        }}
-                      >
-                        <Trash2 aria-hidden size={16} />
-                      </button>
-                    </td>
-                  )}
+                <tr key={g.id} className="edit-row">
+                  <td colSpan={range ? 5 : 3}>
+                    <GoalForm
+                      siteId={siteId}
+                      goal={g}
+                      onDone={() => {
+                        refocus.current = g.id;
+                        setEditing(null);
+                      }}
+                    />
+                  </td>
                 </tr>
               );
-            })}
-          </tbody>
-        </table>
+            return (
+              <tr key={g.id}>
+                <th scope="row">{g.name}</th>
+                <td>{describeGoal(g)}</td>
+                {range && <td>{row ? formatNumber(row.conversions) : '–'}</td>}
+                {range && <td>{row ? formatPercent(row.conversion_rate) : '–'}</td>}
+                {canEdit && (
+                  <td className="actions">
+                    <button
+                      type="button"
+                      className="icon-button"
+                      aria-label={`Edit goal ${g.name}`}
+                      ref={(button) => {
+                        if (button && refocus.current === g.id) {
+                          refocus.current = null;
+                          button.focus();
+                        }
+                      }}
+                      onClick={() => setEditing(g.id)}
+                    >
+                      <Pencil aria-hidden size={16} />
+                    </button>
+                    <button
+                      type="button"
+                      className="icon-button"
+                      aria-label={`Delete goal ${g.name}`}
+                      onClick={() => {
+                        if (confirm(`Delete the goal “${g.name}”? Past conversions stay in the data.`)) remove.mutate(g.id);
+                      }}
+                    >
+                      <Trash2 aria-hidden size={16} />
+                    </button>
+                  </td>
+                )}
+              </tr>
+            );
+          })}
+        </ListTable>
       )}
       {remove.isError && <p className="error">{problem(remove.error)}</p>}
     </div>

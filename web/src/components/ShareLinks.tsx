@@ -2,6 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api, type Page, problem } from '../api.ts';
+import { ListTable } from './ListTable.tsx';
 
 interface ShareLink {
   id: string;
@@ -69,34 +70,21 @@ export function ShareLinks({ siteId }: { siteId: string }) {
         </div>
       )}
       {links.data && links.data.items.length > 0 && (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Created</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Password</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
+        <ListTable columns={['Name', 'Created', 'Expires', 'Password']} actions>
+          {links.data.items.map((l) => (
+            <tr key={l.id}>
+              <th scope="row">{l.name ?? 'Unnamed link'}</th>
+              <td>{day.format(new Date(l.created_at))}</td>
+              <td>{l.expires_at ? day.format(new Date(l.expires_at)) : 'Never'}</td>
+              <td>{l.has_password ? 'Yes' : 'No'}</td>
+              <td>
+                <button type="button" className="button small" onClick={() => revoke.mutate(l.id)}>
+                  Revoke
+                </button>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {links.data.items.map((l) => (
-              <tr key={l.id}>
-                <th scope="row">{l.name ?? 'Unnamed link'}</th>
-                <td>{day.format(new Date(l.created_at))}</td>
-                <td>{l.expires_at ? day.format(new Date(l.expires_at)) : 'Never'}</td>
-                <td>{l.has_password ? 'Yes' : 'No'}</td>
-                <td>
-                  <button type="button" className="button small" onClick={() => revoke.mutate(l.id)}>
-                    Revoke
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </ListTable>
       )}
     </div>
   );

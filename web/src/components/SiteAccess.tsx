@@ -5,6 +5,8 @@ import { type FormEvent, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { api, type Page, problem, type Site, type Team, type User } from '../api.ts';
 import { useSession } from '../session.tsx';
+import { ListTable } from './ListTable.tsx';
+import { RoleField, RoleSelect } from './RoleSelect.tsx';
 
 type SiteRole = Site['role'];
 const ROLES: SiteRole[] = ['owner', 'admin', 'editor', 'viewer'];
@@ -45,36 +47,21 @@ export function SiteMembers({ site }: { site: Site }) {
     <div className="stack">
       <p className="muted small">Team owners and admins manage every site of the team and team members can view them; here a person gets a role on this site alone.</p>
       {members.data && members.data.items.length > 0 && (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Person</th>
-              <th scope="col">Role on this site</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
+        <ListTable columns={['Person', 'Role on this site']} actions>
+          {members.data.items.map((m) => (
+            <tr key={m.user_id}>
+              <th scope="row">{m.email}</th>
+              <td>
+                <RoleSelect label={`Site role of ${m.email}`} roles={ROLES} value={m.role} onChange={(r) => put.mutate({ userId: m.user_id, role: r })} />
+              </td>
+              <td>
+                <button type="button" className="button small" onClick={() => remove.mutate(m.user_id)}>
+                  Remove
+                </button>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {members.data.items.map((m) => (
-              <tr key={m.user_id}>
-                <th scope="row">{m.email}</th>
-                <td>
-                  <select aria-label={`Site role of ${m.email}`} value={m.role} onChange={(e) => put.mutate({ userId: m.user_id, role: e.target.value as SiteRole })}>
-                    {ROLES.map((r) => (
-                      <option key={r}>{r}</option>
-                    ))}
-                  </select>
-                </td>
-                <td>
-                  <button type="button" className="button small" onClick={() => remove.mutate(m.user_id)}>
-                    Remove
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </ListTable>
       )}
       {failure && <p className="error">{problem(failure)}</p>}
       {candidates.size > 0 && (
@@ -89,14 +76,7 @@ export function SiteMembers({ site }: { site: Site }) {
               ))}
             </select>
           </label>
-          <label className="field inline">
-            <span>Role</span>
-            <select value={role} onChange={(e) => setRole(e.target.value as SiteRole)}>
-              {ROLES.map((r) => (
-                <option key={r}>{r}</option>
-              ))}
-            </select>
-          </label>
+          <RoleField roles={ROLES} value={role} onChange={setRole} />
           <button type="submit" className="button" disabled={put.isPending}>
             Give role
           </button>

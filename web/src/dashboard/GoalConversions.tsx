@@ -2,6 +2,7 @@
 // when the site has goals; the goals API counts whole ranges, so dashboard filters do not apply.
 import { useQuery } from '@tanstack/react-query';
 import { api, type GoalStatsRow } from '../api.ts';
+import { ListTable } from '../components/ListTable.tsx';
 import { formatNumber, formatPercent } from './format.ts';
 import type { DateRange } from './range.ts';
 
@@ -15,24 +16,15 @@ export function GoalConversions({ base, range, ready }: { base: string; range: D
   return (
     <section className="card" aria-labelledby="goal-conversions">
       <h2 id="goal-conversions">Goal conversions</h2>
-      <table className="table" data-testid="goal-conversions">
-        <thead>
-          <tr>
-            <th scope="col">Goal</th>
-            <th scope="col">Visitors converted</th>
-            <th scope="col">Rate</th>
+      <ListTable columns={['Goal', 'Visitors converted', 'Rate']} testId="goal-conversions">
+        {stats.data.rows.map((r) => (
+          <tr key={r.goal_id}>
+            <th scope="row">{r.name}</th>
+            <td>{formatNumber(r.conversions)}</td>
+            <td>{formatPercent(r.conversion_rate)}</td>
           </tr>
-        </thead>
-        <tbody>
-          {stats.data.rows.map((r) => (
-            <tr key={r.goal_id}>
-              <th scope="row">{r.name}</th>
-              <td>{formatNumber(r.conversions)}</td>
-              <td>{formatPercent(r.conversion_rate)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ListTable>
     </section>
   );
 }

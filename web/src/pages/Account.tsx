@@ -4,6 +4,7 @@ import { startRegistration } from '@simplewebauthn/browser';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useState } from 'react';
 import { api, type Page, problem, type Site } from '../api.ts';
+import { ListTable } from '../components/ListTable.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
 
@@ -302,37 +303,24 @@ function ApiClients() {
       )}
       {failure && <p className="error">{problem(failure)}</p>}
       {clients.data && clients.data.items.length > 0 && (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Sites</th>
-              <th scope="col">Last used</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
+        <ListTable columns={['Name', 'Scopes', 'Sites', 'Last used']} actions>
+          {clients.data.items.map((c) => (
+            <tr key={c.id}>
+              <th scope="row">{c.name}</th>
+              <td>{c.scopes.join(', ')}</td>
+              <td>{c.sites.map((s) => `${domain.get(s.site_id) ?? s.site_id} (${s.role})`).join(', ') || '–'}</td>
+              <td>{c.last_used_at ? day.format(new Date(c.last_used_at)) : 'Never'}</td>
+              <td className="actions">
+                <button type="button" className="button small" onClick={() => rotate.mutate(c.id)}>
+                  Rotate
+                </button>
+                <button type="button" className="button small" onClick={() => remove.mutate(c.id)}>
+                  Delete
+                </button>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {clients.data.items.map((c) => (
-              <tr key={c.id}>
-                <th scope="row">{c.name}</th>
-                <td>{c.scopes.join(', ')}</td>
-                <td>{c.sites.map((s) => `${domain.get(s.site_id) ?? s.site_id} (${s.role})`).join(', ') || '–'}</td>
-                <td>{c.last_used_at ? day.format(new Date(c.last_used_at)) : 'Never'}</td>
-                <td className="actions">
-                  <button type="button" className="button small" onClick={() => rotate.mutate(c.id)}>
-                    Rotate
-                  </button>
-                  <button type="button" className="button small" onClick={() => remove.mutate(c.id)}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </ListTable>
       )}
       <form className="stack" onSubmit={submit} aria-label="New API client">
         <label className="field">

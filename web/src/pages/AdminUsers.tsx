@@ -2,14 +2,11 @@
 // second factor, delete. The server decides who may do what (admins manage plain users only).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { api, type Page, problem, type User } from '../api.ts';
+import { api, type InstanceUser, type Page, problem, type User } from '../api.ts';
+import { ListTable } from '../components/ListTable.tsx';
+import { RoleField, RoleSelect } from '../components/RoleSelect.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
-
-interface InstanceUser extends User {
-  totp_enabled: boolean;
-  created_at: string;
-}
 
 const ROLES: User['role'][] = ['owner', 'admin', 'user'];
 const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
@@ -49,53 +46,36 @@ export default function AdminUsers() {
         {users.isError && <p className="error">{users.error.message}</p>}
         {failure && <p className="error">{problem(failure)}</p>}
         {users.data && (
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Authenticator app</th>
-                <th scope="col">Since</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
+          <ListTable columns={['Email', 'Role', 'Authenticator app', 'Since']} actions>
+            {users.data.items.map((u) => (
+              <tr key={u.id}>
+                <th scope="row">{u.email}</th>
+                <td>
+                  <RoleSelect label={`Role of ${u.email}`} roles={ROLES} value={u.role} onChange={(r) => change.mutate({ id: u.id, role: r })} />
+                </td>
+                <td>{u.totp_enabled ? 'on' : 'off'}</td>
+                <td>{day.format(new Date(u.created_at))}</td>
+                <td className="actions">
+                  {u.totp_enabled && (
+                    <button type="button" className="button small" onClick={() => resetMfa.mutate(u.id)}>
+                      Reset second factor
+                    </button>
+                  )}
+                  {u.id !== me?.id && (
+                    <button
+                      type="button"
+                      className="button small"
+                      onClick={() => {
+                        if (confirm(`Delete the account ${u.email}?`)) remove.mutate(u.id);
+                      }}
+                    >
+                      Delete
+                    </button>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {users.data.items.map((u) => (
-                <tr key={u.id}>
-                  <th scope="row">{u.email}</th>
-                  <td>
-                    <select aria-label={`Role of ${u.email}`} value={u.role} onChange={(e) => change.mutate({ id: u.id, role: e.target.value as User['role'] })}>
-                      {ROLES.map((r) => (
-                        <option key={r}>{r}</option>
-                      ))}
-                    </select>
-                  </td>
-                  <td>{u.totp_enabled ? 'on' : 'off'}</td>
-                  <td>{day.format(new Date(u.created_at))}</td>
-                  <td className="actions">
-                    {u.totp_enabled && (
-                      <button type="button" className="button small" onClick={() => resetMfa.mutate(u.id)}>
-                        Reset second factor
-                      </button>
-                    )}
-                    {u.id !== me?.id && (
-                      <button
-                        type="button"
-                        className="button small"
-                        onClick={() => {
-                          if (confirm(`Delete the account ${u.email}?`)) remove.mutate(u.id);
-                        }}
-                      >
-                        Delete
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </ListTable>
         )}
         <form className="inline-form" onSubmit={submit} aria-label="New account">
           <label className="field inline">
@@ -106,14 +86,7 @@ export default function AdminUsers() {
             <span>Password (at least 10 characters)</span>
             <input type="password" minLength={10} value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="new-password" required />
           </label>
-          <label className="field inline">
-            <span>Role</span>
-            <select value={role} onChange={(e) => setRole(e.target.value as User['role'])}>
-              {ROLES.map((r) => (
-                <option key={r}>{r}</option>
-              ))}
-            </select>
-          </label>
+          <RoleField roles={ROLES} value={role} onChange={setRole} />
           <button type="submit" className="button primary" disabled={create.isPending}>
             Create account
           </button>

@@ -5,10 +5,12 @@ import { type FormEvent, useState } from 'react';
 import { NavLink, useNavigate, useParams } from 'react-router';
 import { api, type Page, problem, type Team } from '../api.ts';
 import { Loading } from '../App.tsx';
+import { ListTable } from '../components/ListTable.tsx';
+import { RoleField, RoleSelect } from '../components/RoleSelect.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
 
-type Role = 'owner' | 'admin' | 'member';
+type Role = Team['role'];
 interface Member {
   user_id: string;
   email: string;
@@ -81,48 +83,30 @@ function Members({ team }: { team: Team }) {
   return (
     <div className="stack">
       {members.data && (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Member</th>
-              <th scope="col">Role</th>
-              <th scope="col">Joined</th>
+        <ListTable columns={['Member', 'Role', 'Joined']} actions={admin}>
+          {members.data.items.map((m) => (
+            <tr key={m.user_id}>
+              <th scope="row">{m.email}</th>
+              <td>
+                {admin ? (
+                  <RoleSelect label={`Role of ${m.email}`} roles={ROLES} value={m.role} onChange={(r) => change.mutate({ userId: m.user_id, role: r })} />
+                ) : (
+                  m.role
+                )}
+              </td>
+              <td>{when.format(new Date(m.joined_at))}</td>
               {admin && (
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {members.data.items.map((m) => (
-              <tr key={m.user_id}>
-                <th scope="row">{m.email}</th>
                 <td>
-                  {admin ? (
-                    <select aria-label={`Role of ${m.email}`} value={m.role} onChange={(e) => change.mutate({ userId: m.user_id, role: e.target.value as Role })}>
-                      {ROLES.map((r) => (
-                        <option key={r}>{r}</option>
-                      ))}
-                    </select>
-                  ) : (
-                    m.role
+                  {m.user_id !== user?.id && (
+                    <button type="button" className="button small" onClick={() => remove.mutate(m.user_id)}>
+                      Remove
+                    </button>
                   )}
                 </td>
-                <td>{when.format(new Date(m.joined_at))}</td>
-                {admin && (
-                  <td>
-                    {m.user_id !== user?.id && (
-                      <button type="button" className="button small" onClick={() => remove.mutate(m.user_id)}>
-                        Remove
-                      </button>
-                    )}
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+              )}
+            </tr>
+          ))}
+        </ListTable>
       )}
       {failure && <p className="error">{problem(failure)}</p>}
       {admin && (
@@ -131,14 +115,7 @@ function Members({ team }: { team: Team }) {
             <span>Email</span>
             <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required />
           </label>
-          <label className="field inline">
-            <span>Role</span>
-            <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
-              {ROLES.map((r) => (
-                <option key={r}>{r}</option>
-              ))}
-            </select>
-          </label>
+          <RoleField roles={ROLES} value={role} onChange={setRole} />
           <button type="submit" className="button primary" disabled={add.isPending}>
             Add member
           </button>
@@ -249,31 +226,21 @@ function Audit({ teamId }: { teamId: string }) {
   if (!audit.data) return <p className="muted">Loading…</p>;
   return (
     <div className="stack">
-      <table className="table" data-testid="audit">
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Action</th>
-            <th scope="col">By</th>
-            <th scope="col">Details</th>
+      <ListTable columns={['When', 'Action', 'By', 'Details']} testId="audit">
+        {audit.data.entries.map((e) => (
+          <tr key={e.id}>
+            <td>{when.format(new Date(e.created_at))}</td>
+            <td>
+              <code>{e.action}</code>
+            </td>
+            <td>{e.actor_email ?? '–'}</td>
+            <td>
+              {e.details}
+              {e.target_email ? ` (${e.target_email})` : ''}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {audit.data.entries.map((e) => (
-            <tr key={e.id}>
-              <td>{when.format(new Date(e.created_at))}</td>
-              <td>
-                <code>{e.action}</code>
-              </td>
-              <td>{e.actor_email ?? '–'}</td>
-              <td>
-                {e.details}
-                {e.target_email ? ` (${e.target_email})` : ''}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ListTable>
       <div className="inline-form">
         <button type="button" className="button small" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - limit))}>
           Newer
