@@ -1,50 +1,33 @@
 // Accepting a team invitation: choose a password; the new account joins the team and is signed in.
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { api, problem, type SessionView, type User } from '../api.ts';
+import { api, type SessionView, type User } from '../api.ts';
 import { useSession } from '../session.tsx';
-import { AuthFrame } from './Login.tsx';
+import { AuthForm, AuthFrame, useAuthStep } from './Login.tsx';
 
 export default function AcceptInvite() {
   const { token = '' } = useParams();
   const session = useSession();
   const navigate = useNavigate();
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+  const { error, busy, run } = useAuthStep();
+  const submit = () =>
+    void run(async () => {
       await api('/api/auth/accept-invite', { method: 'POST', body: { token, password }, session: false });
       // The answer carries the user but not the session's expiry, which the countdown needs.
       const { user, ...current } = await api<{ user: User } & SessionView>('/api/auth/session', { session: false });
       session.signedIn({ status: 'ok', user, session: current });
       navigate('/', { replace: true });
-    } catch (err) {
-      setError(problem(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <AuthFrame title="Join your team">
       <p className="muted">Choose a password for your new account.</p>
-      <form className="stack" onSubmit={submit}>
+      <AuthForm onSubmit={submit} error={error} busy={busy} submit="Create account and join">
         <label className="field">
           <span>Password (at least 10 characters)</span>
           <input type="password" minLength={10} value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="new-password" required />
         </label>
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
-        <button type="submit" className="button primary" disabled={busy}>
-          Create account and join
-        </button>
-      </form>
+      </AuthForm>
     </AuthFrame>
   );
 }

@@ -3,7 +3,7 @@
 // their session ended; a direct visit shows neither message.
 import { startAuthentication } from '@simplewebauthn/browser';
 import { KeyRound } from 'lucide-react';
-import { type FormEvent, useEffect, useState } from 'react';
+import { type ReactNode, useEffect, useState } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
 import { api, type MfaRequired, problem, type SignedIn } from '../api.ts';
 import { Loading } from '../App.tsx';
@@ -16,7 +16,7 @@ const REASONS: Record<LoginReason, string> = {
   expired: 'Your session has ended. Sign in again to continue.',
 };
 
-export function AuthFrame({ title, children }: { title: string; children: React.ReactNode }) {
+export function AuthFrame({ title, children }: { title: string; children: ReactNode }) {
   useTitle(title);
   return (
     <main id="main" className="auth">
@@ -37,6 +37,48 @@ export function AuthFrame({ title, children }: { title: string; children: React.
   );
 }
 
+/** A sign-in step's state: `run` marks it busy, clears the last message and shows what went wrong. */
+export function useAuthStep() {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+    } catch (err) {
+      setError(problem(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, busy, run };
+}
+
+/** A form of the sign-in pages: its fields, the message of a failed try, the submit button (off while busy), then `after`. */
+export function AuthForm({ onSubmit, error, busy, submit, after, children }: { onSubmit(): void; error: string | null; busy: boolean; submit: ReactNode; after?: ReactNode; children: ReactNode }) {
+  return (
+    <form
+      className="stack"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSubmit();
+      }}
+    >
+      {children}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      <button type="submit" className="button primary" disabled={busy}>
+        {submit}
+      </button>
+      {after}
+    </form>
+  );
+}
+
 export default function Login() {
   const session = useSession();
   const location = useLocation();
@@ -53,8 +95,7 @@ export default function Login() {
   const [mfa, setMfa] = useState<MfaRequired | null>(null);
   const [factor, setFactor] = useState<'totp' | 'recovery_code'>('totp');
   const [code, setCode] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run } = useAuthStep();
 
   // While the person types, fetch the code of where they are going, so signing in waits only on data.
   useEffect(() => {
@@ -79,25 +120,11 @@ export default function Login() {
     navigate(state.from ?? '/', { replace: true });
   };
 
-  const run = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (err) {
-      setError(problem(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const submitPassword = (e: FormEvent) => {
-    e.preventDefault();
+  const submitPassword = () => {
     void run(async () => finish(await api<SignedIn | MfaRequired>('/api/login', { method: 'POST', body: { email, password, remember_me: remember }, session: false })));
   };
 
-  const submitCode = (e: FormEvent) => {
-    e.preventDefault();
+  const submitCode = () => {
     const path = factor === 'totp' ? '/api/auth/mfa/totp/verify' : '/api/auth/mfa/recovery-code/verify';
     void run(async () => finish(await api<SignedIn>(path, { method: 'POST', body: { challenge_token: mfa!.challenge_token, code: code.trim() }, session: false })));
   };
@@ -115,7 +142,26 @@ export default function Login() {
   if (mfa) {
     return (
       <AuthFrame title="Second factor">
-        <form onSubmit={submitCode} className="stack">
+        <AuthForm
+          onSubmit={submitCode}
+          error={error}
+          busy={busy}
+          submit="Verify"
+          after={
+            mfa.factors.length > 1 && (
+              <button
+                type="button"
+                className="button link"
+                onClick={() => {
+                  setFactor(factor === 'totp' ? 'recovery_code' : 'totp');
+                  setCode('');
+                }}
+              >
+                {factor === 'totp' ? 'Use a recovery code instead' : 'Use the authenticator app instead'}
+              </button>
+            )
+          }
+        >
           <label className="field">
             <span>{factor === 'totp' ? 'Code from your authenticator app' : 'One of your recovery codes'}</span>
             <input
@@ -129,27 +175,7 @@ export default function Login() {
               autoFocus
             />
           </label>
-          {error && (
-            <p className="error" role="alert">
-              {error}
-            </p>
-          )}
-          <button type="submit" className="button primary" disabled={busy}>
-            Verify
-          </button>
-          {mfa.factors.length > 1 && (
-            <button
-              type="button"
-              className="button link"
-              onClick={() => {
-                setFactor(factor === 'totp' ? 'recovery_code' : 'totp');
-                setCode('');
-              }}
-            >
-              {factor === 'totp' ? 'Use a recovery code instead' : 'Use the authenticator app instead'}
-            </button>
-          )}
-        </form>
+        </AuthForm>
       </AuthFrame>
     );
   }
@@ -161,7 +187,7 @@ export default function Login() {
           {REASONS[reason]}
         </p>
       )}
-      <form onSubmit={submitPassword} className="stack">
+      <AuthForm onSubmit={submitPassword} error={error} busy={busy} submit="Sign in">
         <label className="field">
           <span>Email</span>
           <input name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} autoComplete="username webauthn" required />
@@ -174,15 +200,7 @@ export default function Login() {
           <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.target.checked)} />
           <span>Keep me signed in on this device</span>
         </label>
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
-        <button type="submit" className="button primary" disabled={busy}>
-          Sign in
-        </button>
-      </form>
+      </AuthForm>
       <div className="divider">
         <span>or</span>
       </div>

@@ -1,42 +1,33 @@
 // First run: the first account becomes the instance owner (with a team of its own) and is signed in.
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { Navigate, useNavigate } from 'react-router';
-import { api, problem, type SignedIn } from '../api.ts';
+import { api, type SignedIn } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { useSession } from '../session.tsx';
-import { AuthFrame } from './Login.tsx';
+import { AuthForm, AuthFrame, useAuthStep } from './Login.tsx';
 
 export default function Setup() {
   const session = useSession();
   const navigate = useNavigate();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run } = useAuthStep();
 
   if (session.status === 'loading') return <Loading />;
   if (session.status === 'signed_in') return <Navigate to="/" replace />;
   if (!session.needsSetup) return <Navigate to="/login" replace />;
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+  const submit = () =>
+    void run(async () => {
       const result = await api<SignedIn>('/api/initial-user', { method: 'POST', body: { email, password }, session: false });
       session.signedIn(result);
       navigate('/', { replace: true });
-    } catch (err) {
-      setError(problem(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <AuthFrame title="Welcome to Plumb">
       <p className="muted">Create the owner account of this instance. You can invite others afterwards.</p>
-      <form onSubmit={submit} className="stack">
+      <AuthForm onSubmit={submit} error={error} busy={busy} submit="Create owner account">
         <label className="field">
           <span>Email</span>
           <input name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} autoComplete="username" required />
@@ -45,15 +36,7 @@ export default function Setup() {
           <span>Password (at least 10 characters)</span>
           <input name="password" type="password" minLength={10} value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="new-password" required />
         </label>
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
-        <button type="submit" className="button primary" disabled={busy}>
-          Create owner account
-        </button>
-      </form>
+      </AuthForm>
     </AuthFrame>
   );
 }
