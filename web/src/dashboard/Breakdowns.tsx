@@ -3,12 +3,12 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, type BreakdownResponse } from '../api.ts';
+import { BarRows } from './BarRows.tsx';
 import { countryName, type Filter } from './filters.ts';
-import { formatNumber } from './format.ts';
 
 interface Tab {
   label: string;
-  dimension: string;
+  dimension: BreakdownResponse['dimension'];
   filter: string;
 }
 
@@ -83,7 +83,6 @@ function Panel({ title, tabs, base, query, onFilter, ready }: PanelsProps & { ti
     placeholderData: (previous, query) => (query?.queryKey[2] === tab.dimension ? keepPreviousData(previous) : undefined),
   });
   const rows = result.data?.rows ?? [];
-  const max = Math.max(1, ...rows.map((r) => r.visitors));
   const id = `panel-${title.toLowerCase()}`;
   return (
     <section className="card panel" aria-labelledby={`${id}-title`} data-panel={title}>
@@ -110,31 +109,12 @@ function Panel({ title, tabs, base, query, onFilter, ready }: PanelsProps & { ti
       {result.isError && <p className="error small">Could not load {tab.label.toLowerCase()}.</p>}
       {result.isSuccess && rows.length === 0 && <p className="muted small">No data for this range.</p>}
       {rows.length > 0 && (
-        <ol className="rows">
-          {rows.map((row) => {
-            const label = displayValue(tab, row.value);
-            return (
-              <li key={row.value}>
-                <button
-                  type="button"
-                  className="row"
-                  disabled={row.value === ''}
-                  aria-describedby={`${id}-hint`}
-                  onClick={() => onFilter({ dimension: tab.filter, op: 'is', value: row.value })}
-                >
-                  <span className="bar" style={{ width: `${(row.visitors / max) * 100}%` }} />
-                  <span className="row-label">
-                    {label}
-                  </span>
-                  <span className="row-value">
-                    {formatNumber(row.visitors)}
-                    <span className="visually-hidden"> visitors</span>
-                  </span>
-                </button>
-              </li>
-            );
-          })}
-        </ol>
+        <BarRows
+          rows={rows.map((row) => ({ value: row.value, label: displayValue(tab, row.value), count: row.visitors }))}
+          unit="visitors"
+          hint={`${id}-hint`}
+          onPick={(value) => onFilter({ dimension: tab.filter, op: 'is', value })}
+        />
       )}
     </section>
   );

@@ -5,6 +5,7 @@ import { useQuery } from '@tanstack/react-query';
 import { X } from 'lucide-react';
 import { type FormEvent, useMemo, useState } from 'react';
 import { api } from '../api.ts';
+import { BarRows } from './BarRows.tsx';
 import { countryName } from './filters.ts';
 import { formatNumber } from './format.ts';
 import { RangePicker } from './RangePicker.tsx';
@@ -26,25 +27,15 @@ const AUDIENCE: { key: Dimension; title: string }[] = [
 const DIMENSION_LABEL: Record<Dimension, string> = { path: 'Page', referrer: 'Source', device: 'Device', country: 'Country' };
 
 function Rows({ rows, disabled, onPick, format = (v) => v }: { rows: Row[]; disabled: boolean; onPick(value: string): void; format?(v: string): string }) {
-  const max = Math.max(1, ...rows.map((r) => r.unique_sessions));
   if (rows.length === 0) return <p className="muted small">No data for this range.</p>;
   return (
-    <ol className="rows">
-      {rows.map((r) => (
-        <li key={r.value}>
-          <button type="button" className="row" disabled={disabled || r.value === ''} aria-describedby="event-filter-hint" onClick={() => onPick(r.value)}>
-            <span className="bar" style={{ width: `${(r.unique_sessions / max) * 100}%` }} />
-            <span className="row-label">
-              {format(r.value) || '(none)'}
-            </span>
-            <span className="row-value">
-              {formatNumber(r.unique_sessions)}
-              <span className="visually-hidden"> sessions</span>
-            </span>
-          </button>
-        </li>
-      ))}
-    </ol>
+    <BarRows
+      rows={rows.map((r) => ({ value: r.value, label: format(r.value) || '(none)', count: r.unique_sessions }))}
+      unit="sessions"
+      hint="event-filter-hint"
+      disabled={disabled}
+      onPick={onPick}
+    />
   );
 }
 
