@@ -2,11 +2,12 @@
 // chart of how many visitors reached each step.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Pencil, Plus, Trash2 } from 'lucide-react';
-import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { ApiError, api, type Funnel, type FunnelStep, type FunnelStepStats, type Page, problem } from '../api.ts';
 import { formatNumber, formatPercent } from '../dashboard/format.ts';
 import type { DateRange } from '../dashboard/range.ts';
 import { Field, sortFieldErrors, useFocusFirstInvalid } from './Field.tsx';
+import { submitHandler } from '../forms.ts';
 
 const stepText = (s: FunnelStep) => s.label ?? (s.type === 'path' ? `Visit ${s.path_pattern}` : `Event ${s.event_name}`);
 
@@ -77,10 +78,7 @@ function FunnelForm({ siteId, funnel, onDone }: { siteId: string; funnel?: Funne
   useEffect(() => {
     if (editing) form.current?.querySelector<HTMLElement>('input')?.focus();
   }, [editing]);
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    save.mutate();
-  };
+  const submit = submitHandler(() => save.mutate());
   const change = (i: number, patch: Partial<StepDraft>) => setSteps(steps.map((s, j) => (j === i ? { ...s, ...patch } : s)));
   return (
     <form

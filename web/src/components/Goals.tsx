@@ -2,12 +2,13 @@
 // editing in place and deleting goals. Used on the Goals page and in the site settings.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Pencil, Trash2 } from 'lucide-react';
-import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { ApiError, api, type Goal, type GoalStatsRow, type Page, problem } from '../api.ts';
 import { formatNumber, formatPercent } from '../dashboard/format.ts';
 import type { DateRange } from '../dashboard/range.ts';
 import { Field, sortFieldErrors, useFocusFirstInvalid } from './Field.tsx';
 import { ListTable } from './ListTable.tsx';
+import { submitHandler } from '../forms.ts';
 
 export function describeGoal(g: Goal): string {
   if (g.type === 'path') return `Visits ${g.path_pattern}`;
@@ -98,10 +99,7 @@ export function GoalForm({ siteId, goal, onDone }: { siteId: string; goal?: Goal
   useEffect(() => {
     if (editing) form.current?.querySelector<HTMLElement>('input, select')?.focus();
   }, [editing]);
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    save.mutate();
-  };
+  const submit = submitHandler(() => save.mutate());
   const cancel = () => onDone?.(null);
   return (
     <form

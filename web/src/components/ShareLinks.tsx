@@ -1,8 +1,9 @@
 // Share links of a site: create (optional name, expiry, password), copy the URL shown once, revoke.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { api, type Page, problem } from '../api.ts';
 import { ListTable } from './ListTable.tsx';
+import { submitHandler } from '../forms.ts';
 
 interface ShareLink {
   id: string;
@@ -39,10 +40,7 @@ export function ShareLinks({ siteId }: { siteId: string }) {
     mutationFn: (id: string) => api(`/api/sites/${siteId}/share/${id}`, { method: 'DELETE' }),
     onSuccess: () => void queries.invalidateQueries({ queryKey: ['share', siteId] }),
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
+  const submit = submitHandler(() => create.mutate());
   return (
     <div className="stack">
       <form className="inline-form" onSubmit={submit} aria-label="New share link">

@@ -1,12 +1,13 @@
 // Who may use a site beyond its team's roles (people given a site role of their own), and moving
 // the site, with its analytics, into another team.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { api, type Page, problem, type Site, type Team, type User } from '../api.ts';
 import { useSession } from '../session.tsx';
 import { ListTable } from './ListTable.tsx';
 import { RoleField, RoleSelect } from './RoleSelect.tsx';
+import { submitHandler } from '../forms.ts';
 
 type SiteRole = Site['role'];
 const ROLES: SiteRole[] = ['owner', 'admin', 'editor', 'viewer'];
@@ -38,10 +39,9 @@ export function SiteMembers({ site }: { site: Site }) {
   const put = useMutation({ mutationFn: (m: { userId: string; role: SiteRole }) => api(`/api/sites/${site.id}/members/${m.userId}`, { method: 'PUT', body: { role: m.role } }), onSuccess: refresh });
   const remove = useMutation({ mutationFn: (id: string) => api(`/api/sites/${site.id}/members/${id}`, { method: 'DELETE' }), onSuccess: refresh });
   const chosen = userId || [...candidates.keys()][0] || '';
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
+  const submit = submitHandler(() => {
     if (chosen) put.mutate({ userId: chosen, role });
-  };
+  });
   const failure = put.error ?? remove.error;
   return (
     <div className="stack">
@@ -102,10 +102,7 @@ export function TransferSite({ site }: { site: Site }) {
     },
   });
   if (targets.length === 0) return <p className="muted">There is no other team you administer to move this site to.</p>;
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    transfer.mutate();
-  };
+  const submit = submitHandler(() => transfer.mutate());
   return (
     <form className="inline-form" onSubmit={submit}>
       <label className="field inline">

@@ -1,6 +1,7 @@
 // Period buttons and custom dates. Realtime is offered only where the live feed is reachable.
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { type DateRange, describeRange, PERIODS, type Period } from './range.ts';
+import { submitHandler } from '../forms.ts';
 
 export function RangePicker({
   period,
@@ -16,10 +17,7 @@ export function RangePicker({
   const [custom, setCustom] = useState(period === 'custom');
   const [from, setFrom] = useState(range.from);
   const [to, setTo] = useState(range.to);
-  const apply = (e: FormEvent) => {
-    e.preventDefault();
-    onChange('custom', { from, to });
-  };
+  const apply = submitHandler(() => onChange('custom', { from, to }));
   return (
     <div className="range-picker">
       <fieldset className="segmented">

@@ -2,11 +2,12 @@
 // codes), passkeys, and API clients.
 import { startRegistration } from '@simplewebauthn/browser';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, type ReactNode, useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { api, type Page, problem, type Site } from '../api.ts';
 import { ListTable } from '../components/ListTable.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
+import { submitHandler } from '../forms.ts';
 
 interface Security {
   totp_enabled: boolean;
@@ -99,10 +100,6 @@ function Totp({ security }: { security: Security }) {
       <input value={code} onChange={(e) => setCode(e.target.value)} inputMode="numeric" autoComplete="one-time-code" required />
     </label>
   );
-  const onSubmit = (action: () => void) => (e: FormEvent) => {
-    e.preventDefault();
-    action();
-  };
 
   return (
     <div className="stack">
@@ -118,7 +115,7 @@ function Totp({ security }: { security: Security }) {
         </button>
       )}
       {setup && (
-        <form className="stack" onSubmit={onSubmit(() => verify.mutate())}>
+        <form className="stack" onSubmit={submitHandler(() => verify.mutate())}>
           <p>Scan this code with your authenticator app, or enter the key by hand, then type the code it shows.</p>
           {/* The QR code is an SVG drawn by the server; it makes no request. */}
           {/* biome-ignore lint/security/noDangerouslySetInnerHtml: server-generated QR SVG, no user input */}
@@ -133,7 +130,7 @@ function Totp({ security }: { security: Security }) {
         </form>
       )}
       {security.totp_enabled && (
-        <form className="inline-form" onSubmit={onSubmit(() => regenerate.mutate())}>
+        <form className="inline-form" onSubmit={submitHandler(() => regenerate.mutate())}>
           {codeField}
           <button type="submit" className="button">
             New recovery codes
@@ -174,10 +171,7 @@ function Passkeys() {
     mutationFn: (p: { id: string; name: string }) => api(`/api/user/security/passkeys/${p.id}`, { method: 'PATCH', body: { name: p.name } }),
     onSuccess: refresh,
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    register.mutate();
-  };
+  const submit = submitHandler(() => register.mutate());
   const failure = register.error ?? remove.error ?? rename.error;
   return (
     <div className="stack">
@@ -228,10 +222,7 @@ function Password() {
       setNext('');
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    change.mutate();
-  };
+  const submit = submitHandler(() => change.mutate());
   return (
     <form className="inline-form" onSubmit={submit}>
       <label className="field inline">
@@ -288,10 +279,7 @@ function ApiClients() {
   const remove = useMutation({ mutationFn: (id: string) => api(`/api/user/api-clients/${id}`, { method: 'DELETE' }), onSuccess: refresh });
   const toggle = (list: string[], value: string) => (list.includes(value) ? list.filter((v) => v !== value) : [...list, value]);
   const domain = new Map((sites.data?.items ?? []).map((s) => [s.id, s.domain]));
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
+  const submit = submitHandler(() => create.mutate());
   const failure = create.error ?? rotate.error ?? remove.error;
   return (
     <div className="stack">

@@ -1,12 +1,13 @@
 // Instance users, for owners and admins: create accounts, change instance roles, reset a lost
 // second factor, delete. The server decides who may do what (admins manage plain users only).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { api, type InstanceUser, type Page, problem, type User } from '../api.ts';
 import { ListTable } from '../components/ListTable.tsx';
 import { RoleField, RoleSelect } from '../components/RoleSelect.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
+import { submitHandler } from '../forms.ts';
 
 const ROLES: User['role'][] = ['owner', 'admin', 'user'];
 const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
@@ -32,10 +33,7 @@ export default function AdminUsers() {
   const resetMfa = useMutation({ mutationFn: (id: string) => api(`/api/admin/users/${id}/disable-mfa`, { method: 'POST', body: {} }), onSuccess: refresh });
   const remove = useMutation({ mutationFn: (id: string) => api(`/api/admin/users/${id}`, { method: 'DELETE' }), onSuccess: refresh });
   const failure = create.error ?? change.error ?? resetMfa.error ?? remove.error;
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
+  const submit = submitHandler(() => create.mutate());
   return (
     <section className="page">
       <header className="page-head">

@@ -8,6 +8,7 @@ import { Navigate, useLocation, useNavigate } from 'react-router';
 import { api, type MfaRequired, problem, type SignedIn } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { ThemeToggle } from '../components/Layout.tsx';
+import { submitHandler } from '../forms.ts';
 import { type LoginReason, useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
 
@@ -58,13 +59,7 @@ export function useAuthStep() {
 /** A form of the sign-in pages: its fields, the message of a failed try, the submit button (off while busy), then `after`. */
 export function AuthForm({ onSubmit, error, busy, submit, after, children }: { onSubmit(): void; error: string | null; busy: boolean; submit: ReactNode; after?: ReactNode; children: ReactNode }) {
   return (
-    <form
-      className="stack"
-      onSubmit={(e) => {
-        e.preventDefault();
-        onSubmit();
-      }}
-    >
+    <form className="stack" onSubmit={submitHandler(onSubmit)}>
       {children}
       {error && (
         <p className="error" role="alert">

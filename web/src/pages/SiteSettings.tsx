@@ -1,7 +1,7 @@
 // Settings of a site: general (time zone, extra hostnames), tracking snippet, goals, funnels,
 // share links, and deleting the site.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { api, problem, type Site } from '../api.ts';
 import { FunnelsPanel } from '../components/Funnels.tsx';
@@ -9,6 +9,7 @@ import { GoalsPanel } from '../components/Goals.tsx';
 import { ShareLinks } from '../components/ShareLinks.tsx';
 import { SiteMembers, TransferSite } from '../components/SiteAccess.tsx';
 import { SiteFrame } from '../components/SiteFrame.tsx';
+import { submitHandler } from '../forms.ts';
 
 function General({ site }: { site: Site }) {
   const queries = useQueryClient();
@@ -28,10 +29,7 @@ function General({ site }: { site: Site }) {
       }),
     onSuccess: (r) => queries.setQueryData(['site', site.id], r.site),
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    save.mutate();
-  };
+  const submit = submitHandler(() => save.mutate());
   return (
     <form className="stack" onSubmit={submit}>
       <label className="field">

@@ -1,7 +1,7 @@
 // All sites the person can see, each with its last 7 days as a sparkline; adding a site.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Plus } from 'lucide-react';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, type Page, problem, type Site, type Team, type TimeseriesPoint } from '../api.ts';
 import { Loading } from '../App.tsx';
@@ -9,6 +9,7 @@ import { Favicon } from '../components/SiteFrame.tsx';
 import { formatNumber } from '../dashboard/format.ts';
 import { addDays, todayIn } from '../dashboard/range.ts';
 import { useTitle } from '../title.ts';
+import { submitHandler } from '../forms.ts';
 
 function Sparkline({ values, label }: { values: number[]; label: string }) {
   const max = Math.max(1, ...values);
@@ -61,10 +62,7 @@ function AddSite({ teams, onDone }: { teams: Team[]; onDone(site: Site): void })
     mutationFn: () => api<{ site: Site }>('/api/sites', { method: 'POST', body: { domain: domain.trim(), team_id: teamId, timezone } }),
     onSuccess: (r) => onDone(r.site),
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
+  const submit = submitHandler(() => create.mutate());
   return (
     <form className="card stack" onSubmit={submit} aria-labelledby="add-site-title">
       <h2 id="add-site-title">Add a site</h2>

@@ -1,7 +1,7 @@
 // A team: its members (add by email, which invites people without an account; change role;
 // remove), open invitations, and the audit log.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { NavLink, useNavigate, useParams } from 'react-router';
 import { api, type Page, problem, type Team } from '../api.ts';
 import { Loading } from '../App.tsx';
@@ -9,6 +9,7 @@ import { ListTable } from '../components/ListTable.tsx';
 import { RoleField, RoleSelect } from '../components/RoleSelect.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
+import { submitHandler } from '../forms.ts';
 
 type Role = Team['role'];
 interface Member {
@@ -75,10 +76,7 @@ function Members({ team }: { team: Team }) {
       refresh();
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    add.mutate();
-  };
+  const submit = submitHandler(() => add.mutate());
   const failure = add.error ?? change.error ?? remove.error ?? revoke.error ?? resend.error;
   return (
     <div className="stack">
@@ -175,13 +173,9 @@ function TeamActions({ team }: { team: Team }) {
     },
   });
   const failure = rename.error ?? archive.error ?? create.error;
-  const on = (action: () => void) => (e: FormEvent) => {
-    e.preventDefault();
-    action();
-  };
   return (
     <div className="stack">
-      <form className="inline-form" onSubmit={on(() => rename.mutate())}>
+      <form className="inline-form" onSubmit={submitHandler(() => rename.mutate())}>
         <label className="field inline">
           <span>Team name</span>
           <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} />
@@ -201,7 +195,7 @@ function TeamActions({ team }: { team: Team }) {
           </button>
         )}
       </form>
-      <form className="inline-form" onSubmit={on(() => create.mutate())}>
+      <form className="inline-form" onSubmit={submitHandler(() => create.mutate())}>
         <label className="field inline">
           <span>New team</span>
           <input value={newName} onChange={(e) => setNewName(e.target.value)} required maxLength={120} placeholder="Marketing" />
