@@ -1,7 +1,21 @@
 // A form's submit handler: the page stays where it is (no browser submission), then `action` runs.
 import type { FormEvent } from 'react';
+import { api } from './api.ts';
 
 export const submitHandler = (action: () => void) => (e: FormEvent) => {
   e.preventDefault();
   action();
 };
+
+/**
+ * Saves an edit form of a site's goal or funnel: an existing one gets a PATCH of only what changed
+ * (nothing changed: no call, and null); a new one is POSTed. The answer names the saved item `key`.
+ */
+export async function saveItem<T extends { id: string }>(collection: string, key: string, existing: T | undefined, changes: (item: T) => Record<string, unknown>, created: () => unknown): Promise<T | null> {
+  if (existing) {
+    const body = changes(existing);
+    if (Object.keys(body).length === 0) return null;
+    return (await api<Record<string, T>>(`${collection}/${existing.id}`, { method: 'PATCH', body }))[key];
+  }
+  return (await api<Record<string, T>>(collection, { method: 'POST', body: created() }))[key];
+}

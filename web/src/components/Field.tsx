@@ -50,3 +50,10 @@ export function useFocusFirstInvalid(form: RefObject<HTMLFormElement | null>, er
     if (error) form.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
   }, [error, form]);
 }
+
+/** An edit form opened in place: focus moves into it, to its first field. */
+export function useFocusFirstField(form: RefObject<HTMLFormElement | null>, open: boolean) {
+  useEffect(() => {
+    if (open) form.current?.querySelector<HTMLElement>('input, select')?.focus();
+  }, [open, form]);
+}

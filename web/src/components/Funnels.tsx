@@ -6,8 +6,8 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { ApiError, api, type Funnel, type FunnelStep, type FunnelStepStats, type Page, problem } from '../api.ts';
 import { formatNumber, formatPercent } from '../dashboard/format.ts';
 import type { DateRange } from '../dashboard/range.ts';
-import { Field, sortFieldErrors, useFocusFirstInvalid } from './Field.tsx';
-import { submitHandler } from '../forms.ts';
+import { Field, sortFieldErrors, useFocusFirstField, useFocusFirstInvalid } from './Field.tsx';
+import { saveItem, submitHandler } from '../forms.ts';
 
 const stepText = (s: FunnelStep) => s.label ?? (s.type === 'path' ? `Visit ${s.path_pattern}` : `Event ${s.event_name}`);
 
@@ -55,15 +55,8 @@ function FunnelForm({ siteId, funnel, onDone }: { siteId: string; funnel?: Funne
     return body;
   };
   const save = useMutation({
-    mutationFn: async (): Promise<Funnel | null> => {
-      if (funnel) {
-        const body = changes(funnel);
-        if (Object.keys(body).length === 0) return null;
-        return (await api<{ funnel: Funnel }>(`/api/sites/${siteId}/funnels/${funnel.id}`, { method: 'PATCH', body })).funnel;
-      }
-      const body = { name: name.trim(), window_seconds: Math.round(hours * 3600), steps: steps.map(stepOf) };
-      return (await api<{ funnel: Funnel }>(`/api/sites/${siteId}/funnels`, { method: 'POST', body })).funnel;
-    },
+    mutationFn: () =>
+      saveItem(`/api/sites/${siteId}/funnels`, 'funnel', funnel, changes, () => ({ name: name.trim(), window_seconds: Math.round(hours * 3600), steps: steps.map(stepOf) })),
     onSuccess: (saved) => {
       if (!editing) {
         setName('');
@@ -74,10 +67,7 @@ function FunnelForm({ siteId, funnel, onDone }: { siteId: string; funnel?: Funne
   });
   const { byField, rest } = sortFieldErrors(save.error, funnelField);
   useFocusFirstInvalid(form, save.error);
-  // Opened for editing: focus moves into the form, to its first field.
-  useEffect(() => {
-    if (editing) form.current?.querySelector<HTMLElement>('input')?.focus();
-  }, [editing]);
+  useFocusFirstField(form, editing);
   const submit = submitHandler(() => save.mutate());
   const change = (i: number, patch: Partial<StepDraft>) => setSteps(steps.map((s, j) => (j === i ? { ...s, ...patch } : s)));
   return (

@@ -2,13 +2,13 @@
 // editing in place and deleting goals. Used on the Goals page and in the site settings.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Pencil, Trash2 } from 'lucide-react';
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 import { ApiError, api, type Goal, type GoalStatsRow, type Page, problem } from '../api.ts';
 import { formatNumber, formatPercent } from '../dashboard/format.ts';
 import type { DateRange } from '../dashboard/range.ts';
-import { Field, sortFieldErrors, useFocusFirstInvalid } from './Field.tsx';
+import { Field, sortFieldErrors, useFocusFirstField, useFocusFirstInvalid } from './Field.tsx';
 import { ListTable } from './ListTable.tsx';
-import { submitHandler } from '../forms.ts';
+import { saveItem, submitHandler } from '../forms.ts';
 
 export function describeGoal(g: Goal): string {
   if (g.type === 'path') return `Visits ${g.path_pattern}`;
@@ -66,15 +66,10 @@ export function GoalForm({ siteId, goal, onDone }: { siteId: string; goal?: Goal
     return body;
   };
   const save = useMutation({
-    mutationFn: async (): Promise<Goal | null> => {
-      if (goal) {
-        const body = changes(goal);
-        if (Object.keys(body).length === 0) return null;
-        return (await api<{ goal: Goal }>(`/api/sites/${siteId}/goals/${goal.id}`, { method: 'PATCH', body })).goal;
-      }
-      const body = type === 'event' ? { name: name.trim(), type, ...eventGoal() } : { name: name.trim(), type, path_pattern: target.trim() };
-      return (await api<{ goal: Goal }>(`/api/sites/${siteId}/goals`, { method: 'POST', body })).goal;
-    },
+    mutationFn: () =>
+      saveItem(`/api/sites/${siteId}/goals`, 'goal', goal, changes, () =>
+        type === 'event' ? { name: name.trim(), type, ...eventGoal() } : { name: name.trim(), type, path_pattern: target.trim() },
+      ),
     onSuccess: (saved) => {
       if (saved) {
         // The row shows the saved goal at once; the list and the figures are read again.
@@ -95,10 +90,7 @@ export function GoalForm({ siteId, goal, onDone }: { siteId: string; goal?: Goal
   });
   const { byField, rest } = sortFieldErrors(save.error, goalField);
   useFocusFirstInvalid(form, save.error);
-  // Opened for editing: focus moves into the form, to its first field.
-  useEffect(() => {
-    if (editing) form.current?.querySelector<HTMLElement>('input, select')?.focus();
-  }, [editing]);
+  useFocusFirstField(form, editing);
   const submit = submitHandler(() => save.mutate());
   const cancel = () => onDone?.(null);
   return (
