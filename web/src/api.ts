@@ -91,6 +91,8 @@ export type Site = SiteView;
 export type InstanceUser = UserView;
 /** The answer to a completed sign-in (login, MFA, passkey, setup, accepted invite). */
 export type SignedIn = ReturnType<typeof signedInView>;
+/** GET /api/auth/session and its extend: the person and the session, side by side. */
+export type SessionAnswer = { user: User } & SessionView;
 
 export interface MfaRequired {
   status: 'mfa_required';

@@ -4,7 +4,7 @@
 // redirect in App.tsx), so typing /login never shows either message.
 import { useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from 'react';
-import { ApiError, api, type SessionView, type SignedIn, setUnauthorizedHandler, type User } from './api.ts';
+import { ApiError, api, type SessionAnswer, type SessionView, type SignedIn, setUnauthorizedHandler, type User } from './api.ts';
 
 export type LoginReason = 'signed_out' | 'expired';
 
@@ -54,7 +54,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     (async () => {
       const status = await api<{ needs_setup: boolean }>('/api/status', { session: false });
       try {
-        const current = await api<{ user: User } & SessionView>('/api/auth/session', { session: false });
+        const current = await api<SessionAnswer>('/api/auth/session', { session: false });
         const { user, ...session } = current;
         if (!cancelled) setState({ status: 'signed_in', ended: null, needsSetup: false, user, session });
       } catch {
@@ -78,7 +78,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     const now = Date.now();
     if (asked.current.inFlight || now - asked.current.at < 5000) return;
     asked.current = { inFlight: true, at: now };
-    api<{ user: User } & SessionView>('/api/auth/session')
+    api<SessionAnswer>('/api/auth/session')
       .then(({ user, ...session }) => setState((s) => ({ ...s, user, session })))
       .catch(() => undefined)
       .finally(() => {
@@ -102,7 +102,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       },
       async extend() {
         try {
-          const { user, ...session } = await api<{ user: User } & SessionView>('/api/auth/session/extend', { method: 'POST' });
+          const { user, ...session } = await api<SessionAnswer>('/api/auth/session/extend', { method: 'POST' });
           setState((s) => ({ ...s, user, session }));
         } catch (err) {
           if (!(err instanceof ApiError && err.status === 401)) throw err;

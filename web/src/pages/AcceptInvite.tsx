@@ -1,7 +1,8 @@
 // Accepting a team invitation: choose a password; the new account joins the team and is signed in.
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { api, type SessionView, type User } from '../api.ts';
+import { api, type SessionAnswer } from '../api.ts';
+import { NewPasswordField } from '../components/NewPasswordField.tsx';
 import { useSession } from '../session.tsx';
 import { AuthForm, AuthFrame, useAuthStep } from './Login.tsx';
 
@@ -15,7 +16,7 @@ export default function AcceptInvite() {
     void run(async () => {
       await api('/api/auth/accept-invite', { method: 'POST', body: { token, password }, session: false });
       // The answer carries the user but not the session's expiry, which the countdown needs.
-      const { user, ...current } = await api<{ user: User } & SessionView>('/api/auth/session', { session: false });
+      const { user, ...current } = await api<SessionAnswer>('/api/auth/session', { session: false });
       session.signedIn({ status: 'ok', user, session: current });
       navigate('/', { replace: true });
     });
@@ -23,10 +24,7 @@ export default function AcceptInvite() {
     <AuthFrame title="Join your team">
       <p className="muted">Choose a password for your new account.</p>
       <AuthForm onSubmit={submit} error={error} busy={busy} submit="Create account and join">
-        <label className="field">
-          <span>Password (at least 10 characters)</span>
-          <input type="password" minLength={10} value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="new-password" required />
-        </label>
+        <NewPasswordField value={password} onChange={setPassword} />
       </AuthForm>
     </AuthFrame>
   );

@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, type InstanceUser, type Page, problem, type User } from '../api.ts';
 import { ListTable } from '../components/ListTable.tsx';
+import { NewPasswordField } from '../components/NewPasswordField.tsx';
 import { RoleField, RoleSelect } from '../components/RoleSelect.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
@@ -80,10 +81,7 @@ export default function AdminUsers() {
             <span>Email</span>
             <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required />
           </label>
-          <label className="field inline">
-            <span>Password (at least 10 characters)</span>
-            <input type="password" minLength={10} value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="new-password" required />
-          </label>
+          <NewPasswordField inline value={password} onChange={setPassword} />
           <RoleField roles={ROLES} value={role} onChange={setRole} />
           <button type="submit" className="button primary" disabled={create.isPending}>
             Create account

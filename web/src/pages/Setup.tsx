@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { Navigate, useNavigate } from 'react-router';
 import { api, type SignedIn } from '../api.ts';
 import { Loading } from '../App.tsx';
+import { NewPasswordField } from '../components/NewPasswordField.tsx';
 import { useSession } from '../session.tsx';
 import { AuthForm, AuthFrame, useAuthStep } from './Login.tsx';
 
@@ -32,10 +33,7 @@ export default function Setup() {
           <span>Email</span>
           <input name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} autoComplete="username" required />
         </label>
-        <label className="field">
-          <span>Password (at least 10 characters)</span>
-          <input name="password" type="password" minLength={10} value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="new-password" required />
-        </label>
+        <NewPasswordField name="password" value={password} onChange={setPassword} />
       </AuthForm>
     </AuthFrame>
   );
