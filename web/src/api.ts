@@ -3,14 +3,21 @@
 // The answers' shapes are the server's own types (type-only imports: erased from the bundle, so
 // no server code reaches the browser). They already carry dates as RFC 3339 strings.
 import type { BreakdownResponse, BreakdownRow, Kpis, RangeView, StatsResponse, TimeseriesPoint } from '../../lib/analytics/query/stats.ts';
+import type { ApiClientView } from '../../lib/auth/api-clients.ts';
+import type { PasskeyView } from '../../lib/auth/passkeys.ts';
 import type { UserPrincipal } from '../../lib/auth/sessions.ts';
+import type { AuditEntry } from '../../lib/audit/audit.ts';
 import type { SessionView, signedInView } from '../../lib/auth/session-view.ts';
 import type { FunnelStepStats } from '../../lib/funnels/stats.ts';
 import type { Funnel, FunnelStep } from '../../lib/funnels/funnels.ts';
 import type { GoalStatsRow } from '../../lib/goals/conversions.ts';
 import type { Goal } from '../../lib/goals/goals.ts';
 import type { Page } from '../../lib/pagination.ts';
+import type { SiteMember } from '../../lib/sites/members.ts';
 import type { SiteView } from '../../lib/sites/sites-admin.ts';
+import type { ShareView } from '../../lib/share/links.ts';
+import type { OpenInvitation } from '../../lib/teams/invitations.ts';
+import type { Member as TeamMember } from '../../lib/teams/members.ts';
 import type { Team } from '../../lib/teams/teams.ts';
 import type { UserView } from '../../lib/users/admin.ts';
 
@@ -84,7 +91,29 @@ export function problem(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export type { BreakdownResponse, BreakdownRow, Funnel, FunnelStep, FunnelStepStats, Goal, GoalStatsRow, Kpis, Page, RangeView, SessionView, StatsResponse, Team, TimeseriesPoint };
+export type {
+  ApiClientView,
+  AuditEntry,
+  BreakdownResponse,
+  BreakdownRow,
+  Funnel,
+  FunnelStep,
+  FunnelStepStats,
+  Goal,
+  GoalStatsRow,
+  Kpis,
+  OpenInvitation,
+  Page,
+  PasskeyView,
+  RangeView,
+  SessionView,
+  ShareView,
+  SiteMember,
+  StatsResponse,
+  Team,
+  TeamMember,
+  TimeseriesPoint,
+};
 export type User = UserPrincipal;
 export type Site = SiteView;
 /** An account as the instance's user admin lists it. */

@@ -1,23 +1,15 @@
 // Share links of a site: create (optional name, expiry, password), copy the URL shown once, revoke.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, type Page, problem } from '../api.ts';
+import { api, type Page, problem, type ShareView } from '../api.ts';
 import { ListTable } from './ListTable.tsx';
 import { submitHandler } from '../forms.ts';
-
-interface ShareLink {
-  id: string;
-  name: string | null;
-  expires_at: string | null;
-  has_password: boolean;
-  created_at: string;
-}
 
 const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
 
 export function ShareLinks({ siteId }: { siteId: string }) {
   const queries = useQueryClient();
-  const links = useQuery({ queryKey: ['share', siteId], queryFn: () => api<Page<ShareLink>>(`/api/sites/${siteId}/share`, { query: { limit: 200 } }) });
+  const links = useQuery({ queryKey: ['share', siteId], queryFn: () => api<Page<ShareView>>(`/api/sites/${siteId}/share`, { query: { limit: 200 } }) });
   const [name, setName] = useState('');
   const [expires, setExpires] = useState('');
   const [password, setPassword] = useState('');

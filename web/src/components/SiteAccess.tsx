@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
-import { api, type Page, problem, type Site, type Team, type User } from '../api.ts';
+import { api, type Page, problem, type Site, type SiteMember, type Team, type User } from '../api.ts';
 import { useSession } from '../session.tsx';
 import { ListTable } from './ListTable.tsx';
 import { RoleField, RoleSelect } from './RoleSelect.tsx';
@@ -11,12 +11,6 @@ import { submitHandler } from '../forms.ts';
 
 type SiteRole = Site['role'];
 const ROLES: SiteRole[] = ['owner', 'admin', 'editor', 'viewer'];
-
-interface SiteMember {
-  user_id: string;
-  email: string;
-  role: SiteRole;
-}
 
 export function SiteMembers({ site }: { site: Site }) {
   const queries = useQueryClient();

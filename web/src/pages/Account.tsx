@@ -3,7 +3,7 @@
 import { startRegistration } from '@simplewebauthn/browser';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
-import { api, type Page, problem, type Site } from '../api.ts';
+import { api, type ApiClientView, type Page, type PasskeyView, problem, type Site } from '../api.ts';
 import { ListTable } from '../components/ListTable.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
@@ -14,21 +14,6 @@ interface Security {
   recovery_codes_left: number;
   passkeys: number;
   has_password: boolean;
-}
-interface Passkey {
-  id: string;
-  name: string;
-  created_at: string;
-  last_used_at: string | null;
-}
-interface ApiClient {
-  id: string;
-  name: string;
-  scopes: string[];
-  sites: { site_id: string; role: string }[];
-  expires_at: string | null;
-  created_at: string;
-  last_used_at: string | null;
 }
 
 const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
@@ -146,7 +131,7 @@ function Totp({ security }: { security: Security }) {
 
 function Passkeys() {
   const queries = useQueryClient();
-  const passkeys = useQuery({ queryKey: ['passkeys'], queryFn: () => api<Page<Passkey>>('/api/user/security/passkeys', { query: { limit: 100 } }) });
+  const passkeys = useQuery({ queryKey: ['passkeys'], queryFn: () => api<Page<PasskeyView>>('/api/user/security/passkeys', { query: { limit: 100 } }) });
   const [name, setName] = useState('');
   const refresh = () => {
     void queries.invalidateQueries({ queryKey: ['passkeys'] });
@@ -244,7 +229,7 @@ function Password() {
 
 function ApiClients() {
   const queries = useQueryClient();
-  const clients = useQuery({ queryKey: ['api-clients'], queryFn: () => api<Page<ApiClient>>('/api/user/api-clients', { query: { limit: 200 } }) });
+  const clients = useQuery({ queryKey: ['api-clients'], queryFn: () => api<Page<ApiClientView>>('/api/user/api-clients', { query: { limit: 200 } }) });
   const sites = useQuery({ queryKey: ['sites'], queryFn: () => api<Page<Site>>('/api/sites', { query: { limit: 200 } }) });
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['stats:read']);

@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { NavLink, useNavigate, useParams } from 'react-router';
-import { api, type Page, problem, type Team } from '../api.ts';
+import { api, type AuditEntry, type OpenInvitation, type Page, problem, type Team, type TeamMember } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { ListTable } from '../components/ListTable.tsx';
 import { RoleField, RoleSelect } from '../components/RoleSelect.tsx';
@@ -12,27 +12,6 @@ import { useTitle } from '../title.ts';
 import { submitHandler } from '../forms.ts';
 
 type Role = Team['role'];
-interface Member {
-  user_id: string;
-  email: string;
-  role: Role;
-  joined_at: string;
-}
-interface Invitation {
-  id: string;
-  email: string;
-  role: Role;
-  status: 'pending' | 'expired';
-  expires_at: string;
-}
-interface AuditEntry {
-  id: string;
-  action: string;
-  actor_email: string | null;
-  target_email: string | null;
-  details: string;
-  created_at: string;
-}
 
 const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const ROLES: Role[] = ['owner', 'admin', 'member'];
@@ -41,10 +20,10 @@ function Members({ team }: { team: Team }) {
   const queries = useQueryClient();
   const { user } = useSession();
   const admin = team.role === 'owner' || team.role === 'admin';
-  const members = useQuery({ queryKey: ['members', team.id], queryFn: () => api<Page<Member>>(`/api/user/teams/${team.id}/members`, { query: { limit: 200 } }) });
+  const members = useQuery({ queryKey: ['members', team.id], queryFn: () => api<Page<TeamMember>>(`/api/user/teams/${team.id}/members`, { query: { limit: 200 } }) });
   const invitations = useQuery({
     queryKey: ['invitations', team.id],
-    queryFn: () => api<Page<Invitation>>(`/api/user/teams/${team.id}/invitations`, { query: { limit: 200 } }),
+    queryFn: () => api<Page<OpenInvitation>>(`/api/user/teams/${team.id}/invitations`, { query: { limit: 200 } }),
     enabled: admin,
   });
   const [email, setEmail] = useState('');
@@ -56,7 +35,7 @@ function Members({ team }: { team: Team }) {
     void queries.invalidateQueries({ queryKey: ['audit', team.id] });
   };
   const add = useMutation({
-    mutationFn: () => api<{ member?: Member; invite_token?: string }>(`/api/user/teams/${team.id}/members`, { method: 'POST', body: { email: email.trim(), role } }),
+    mutationFn: () => api<{ member?: TeamMember; invite_token?: string }>(`/api/user/teams/${team.id}/members`, { method: 'POST', body: { email: email.trim(), role } }),
     onSuccess: (r) => {
       setInviteUrl(r.invite_token ? `${window.location.origin}/invite/${r.invite_token}` : null);
       setEmail('');
