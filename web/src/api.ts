@@ -2,7 +2,14 @@
 // call means the session ended; the session layer listens for that and shows the login screen.
 // The answers' shapes are the server's own types (type-only imports: erased from the bundle, so
 // no server code reaches the browser). They already carry dates as RFC 3339 strings.
+import type { Audience, AudienceRow } from '../../lib/analytics/events/audience.ts';
+import type { BreakdownRow as EventBreakdownRow } from '../../lib/analytics/events/breakdown.ts';
+import type { DimensionKey as EventDimension } from '../../lib/analytics/events/filters.ts';
+import type { EventNameRow } from '../../lib/analytics/events/names.ts';
+import type { PropertyKeyRow } from '../../lib/analytics/events/properties.ts';
+import type { Timeseries as EventTimeseries } from '../../lib/analytics/events/timeseries.ts';
 import type { BreakdownResponse, BreakdownRow, Kpis, RangeView, StatsResponse, TimeseriesPoint } from '../../lib/analytics/query/stats.ts';
+import type { RealtimeSnapshot } from '../../lib/analytics/realtime.ts';
 import type { ApiClientView } from '../../lib/auth/api-clients.ts';
 import type { PasskeyView } from '../../lib/auth/passkeys.ts';
 import type { UserPrincipal } from '../../lib/auth/sessions.ts';
@@ -93,9 +100,15 @@ export function problem(err: unknown): string {
 
 export type {
   ApiClientView,
+  Audience,
+  AudienceRow,
   AuditEntry,
   BreakdownResponse,
   BreakdownRow,
+  EventBreakdownRow,
+  EventDimension,
+  EventNameRow,
+  EventTimeseries,
   Funnel,
   FunnelStep,
   FunnelStepStats,
@@ -105,7 +118,9 @@ export type {
   OpenInvitation,
   Page,
   PasskeyView,
+  PropertyKeyRow,
   RangeView,
+  RealtimeSnapshot,
   SessionView,
   ShareView,
   SiteMember,

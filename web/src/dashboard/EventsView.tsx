@@ -4,7 +4,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { X } from 'lucide-react';
 import { type FormEvent, useMemo, useState } from 'react';
-import { api } from '../api.ts';
+import { type Audience, type AudienceRow, api, type EventBreakdownRow, type EventDimension, type EventNameRow, type EventTimeseries, type PropertyKeyRow } from '../api.ts';
 import { BarRows } from './BarRows.tsx';
 import { countryName } from './filters.ts';
 import { formatNumber } from './format.ts';
@@ -12,21 +12,15 @@ import { RangePicker } from './RangePicker.tsx';
 import { useDashboardState } from './state.ts';
 import { TimeChart } from './TimeChart.tsx';
 
-interface Row {
-  value: string;
-  unique_sessions: number;
-  events?: number;
-}
-type Dimension = 'path' | 'referrer' | 'device' | 'country';
-const AUDIENCE: { key: Dimension; title: string }[] = [
+const AUDIENCE: { key: EventDimension; title: string }[] = [
   { key: 'path', title: 'Top pages' },
   { key: 'referrer', title: 'Top sources' },
   { key: 'device', title: 'Devices' },
   { key: 'country', title: 'Countries' },
 ];
-const DIMENSION_LABEL: Record<Dimension, string> = { path: 'Page', referrer: 'Source', device: 'Device', country: 'Country' };
+const DIMENSION_LABEL: Record<EventDimension, string> = { path: 'Page', referrer: 'Source', device: 'Device', country: 'Country' };
 
-function Rows({ rows, disabled, onPick, format = (v) => v }: { rows: Row[]; disabled: boolean; onPick(value: string): void; format?(v: string): string }) {
+function Rows({ rows, disabled, onPick, format = (v) => v }: { rows: AudienceRow[]; disabled: boolean; onPick(value: string): void; format?(v: string): string }) {
   if (rows.length === 0) return <p className="muted small">No data for this range.</p>;
   return (
     <BarRows
@@ -45,11 +39,11 @@ export function EventsView({ base, timezone }: { base: string; timezone: string 
   const p = state.params;
   const propertyFilter = p.get('pk') !== null && p.get('pv') !== null ? { key: p.get('pk')!, value: p.get('pv')! } : null;
   const dk = p.get('dk');
-  const audienceFilter = dk && ['path', 'referrer', 'device', 'country'].includes(dk) && p.get('dv') !== null ? { key: dk as Dimension, value: p.get('dv')! } : null;
+  const audienceFilter = dk && ['path', 'referrer', 'device', 'country'].includes(dk) && p.get('dv') !== null ? { key: dk as EventDimension, value: p.get('dv')! } : null;
 
   const names = useQuery({
     queryKey: ['event-names', base, from, to],
-    queryFn: ({ signal }) => api<{ rows: { name: string; unique_sessions: number; events: number }[] }>(`${base}/events/names`, { query: { from, to }, signal }),
+    queryFn: ({ signal }) => api<{ rows: EventNameRow[] }>(`${base}/events/names`, { query: { from, to }, signal }),
   });
   const event = p.get('event') ?? names.data?.rows[0]?.name ?? null;
   const filterQuery = {
@@ -63,23 +57,23 @@ export function EventsView({ base, timezone }: { base: string; timezone: string 
   };
   const series = useQuery({
     queryKey: ['event-series', base, filterQuery],
-    queryFn: ({ signal }) => api<{ interval: 'hour' | 'day'; rows: { bucket: string; unique_sessions: number; events: number }[] }>(`${base}/events/timeseries`, { query: filterQuery, signal }),
+    queryFn: ({ signal }) => api<EventTimeseries>(`${base}/events/timeseries`, { query: filterQuery, signal }),
     enabled: event !== null,
   });
   const audience = useQuery({
     queryKey: ['event-audience', base, filterQuery],
-    queryFn: ({ signal }) => api<Record<Dimension, Row[]>>(`${base}/events/audience`, { query: filterQuery, signal }),
+    queryFn: ({ signal }) => api<Audience>(`${base}/events/audience`, { query: filterQuery, signal }),
     enabled: event !== null,
   });
   const properties = useQuery({
     queryKey: ['event-properties', base, from, to, event],
-    queryFn: ({ signal }) => api<{ rows: { key: string; unique_sessions: number }[] }>(`${base}/events/properties`, { query: { from, to, event_name: event ?? '' }, signal }),
+    queryFn: ({ signal }) => api<{ rows: PropertyKeyRow[] }>(`${base}/events/properties`, { query: { from, to, event_name: event ?? '' }, signal }),
     enabled: event !== null,
   });
   const propertyKey = p.get('key') ?? properties.data?.rows[0]?.key ?? null;
   const breakdown = useQuery({
     queryKey: ['event-breakdown', base, from, to, event, propertyKey],
-    queryFn: ({ signal }) => api<{ rows: Row[] }>(`${base}/events/breakdown`, { query: { from, to, event_name: event ?? '', property_key: propertyKey ?? '' }, signal }),
+    queryFn: ({ signal }) => api<{ rows: EventBreakdownRow[] }>(`${base}/events/breakdown`, { query: { from, to, event_name: event ?? '', property_key: propertyKey ?? '' }, signal }),
     enabled: event !== null && propertyKey !== null,
   });
 
@@ -176,7 +170,7 @@ function EventFilters({
   onAdd,
 }: {
   propertyFilter: { key: string; value: string } | null;
-  audienceFilter: { key: Dimension; value: string } | null;
+  audienceFilter: { key: EventDimension; value: string } | null;
   propertyKeys: string[];
   onAdd(changes: Record<string, string | null>): void;
 }) {
@@ -250,7 +244,7 @@ function EventFilters({
             <label className="field inline">
               <span>Dimension</span>
               <select value={key || 'path'} onChange={(e) => setKey(e.target.value)}>
-                {(Object.keys(DIMENSION_LABEL) as Dimension[]).map((d) => (
+                {(Object.keys(DIMENSION_LABEL) as EventDimension[]).map((d) => (
                   <option key={d} value={d}>
                     {DIMENSION_LABEL[d]}
                   </option>

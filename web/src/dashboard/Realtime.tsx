@@ -1,18 +1,12 @@
 // The live view: visitors in the last five minutes, their pages and the latest events, pushed by
 // the server as Server-Sent Events.
 import { useEffect, useState } from 'react';
-
-interface Snapshot {
-  live_visitors: number;
-  current_pages: { path: string; visitors: number }[];
-  recent_events: { name: string; path: string; ts: string }[];
-  at: string;
-}
+import type { RealtimeSnapshot } from '../api.ts';
 
 const time = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit', second: '2-digit' });
 
 export function Realtime({ base }: { base: string }) {
-  const [snapshot, setSnapshot] = useState<Snapshot | null>(null);
+  const [snapshot, setSnapshot] = useState<RealtimeSnapshot | null>(null);
   const [lost, setLost] = useState(false);
   useEffect(() => {
     const source = new EventSource(`${base}/realtime`);
