@@ -6,6 +6,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { ApiError, api, type Funnel, type FunnelStep, type FunnelStepStats, type Page, problem } from '../api.ts';
 import { formatNumber, formatPercent } from '../dashboard/format.ts';
 import type { DateRange } from '../dashboard/range.ts';
+import { DeleteIconButton } from './DeleteIconButton.tsx';
 import { Field, sortFieldErrors, useFocusFirstField, useFocusFirstInvalid } from './Field.tsx';
 import { saveItem, submitHandler } from '../forms.ts';
 
@@ -207,16 +208,7 @@ function FunnelCard({ siteId, funnel, range, canEdit }: { siteId: string; funnel
             <button type="button" className="icon-button" aria-label={`Edit funnel ${funnel.name}`} ref={editButton} onClick={() => setEditing(true)}>
               <Pencil aria-hidden size={16} />
             </button>
-            <button
-              type="button"
-              className="icon-button"
-              aria-label={`Delete funnel ${funnel.name}`}
-              onClick={() => {
-                if (confirm(`Delete the funnel “${funnel.name}”?`)) remove.mutate();
-              }}
-            >
-              <Trash2 aria-hidden size={16} />
-            </button>
+            <DeleteIconButton label={`Delete funnel ${funnel.name}`} question={`Delete the funnel “${funnel.name}”?`} onDelete={() => remove.mutate()} />
           </div>
         )}
       </header>

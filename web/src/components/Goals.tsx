@@ -1,11 +1,12 @@
 // Goals of a site: the list with conversions in the chosen range, and (for editors) creating,
 // editing in place and deleting goals. Used on the Goals page and in the site settings.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Pencil, Trash2 } from 'lucide-react';
+import { Pencil } from 'lucide-react';
 import { useRef, useState } from 'react';
 import { ApiError, api, type Goal, type GoalStatsRow, type Page, problem } from '../api.ts';
 import { formatNumber, formatPercent } from '../dashboard/format.ts';
 import type { DateRange } from '../dashboard/range.ts';
+import { DeleteIconButton } from './DeleteIconButton.tsx';
 import { Field, sortFieldErrors, useFocusFirstField, useFocusFirstInvalid } from './Field.tsx';
 import { ListTable } from './ListTable.tsx';
 import { saveItem, submitHandler } from '../forms.ts';
@@ -215,16 +216,7 @@ export function GoalsPanel({ siteId, canEdit, range }: { siteId: string; canEdit
                     >
                       <Pencil aria-hidden size={16} />
                     </button>
-                    <button
-                      type="button"
-                      className="icon-button"
-                      aria-label={`Delete goal ${g.name}`}
-                      onClick={() => {
-                        if (confirm(`Delete the goal “${g.name}”? Past conversions stay in the data.`)) remove.mutate(g.id);
-                      }}
-                    >
-                      <Trash2 aria-hidden size={16} />
-                    </button>
+                    <DeleteIconButton label={`Delete goal ${g.name}`} question={`Delete the goal “${g.name}”? Past conversions stay in the data.`} onDelete={() => remove.mutate(g.id)} />
                   </td>
                 )}
               </tr>

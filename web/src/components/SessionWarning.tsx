@@ -1,14 +1,12 @@
 // The accessible warning before the session ends: an alert that screen readers announce when it
 // appears, the time left, and one button that extends the session.
-import { useState } from 'react';
-import { problem } from '../api.ts';
+import { useBusyAction } from '../busy.ts';
 import { formatCountdown, useSession, useSessionClock } from '../session.tsx';
 
 export function SessionWarning() {
   const { extend } = useSession();
   const { warning, remaining } = useSessionClock();
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run } = useBusyAction();
   return (
     // The live region exists before the warning does, so its content is announced on arrival.
     <div className="session-warning-region" aria-live="assertive">
@@ -21,17 +19,7 @@ export function SessionWarning() {
             type="button"
             className="button primary"
             disabled={busy}
-            onClick={async () => {
-              setBusy(true);
-              setError(null);
-              try {
-                await extend();
-              } catch (err) {
-                setError(problem(err));
-              } finally {
-                setBusy(false);
-              }
-            }}
+            onClick={() => void run(extend)}
           >
             Stay signed in
           </button>

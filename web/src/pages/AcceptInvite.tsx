@@ -4,14 +4,15 @@ import { useNavigate, useParams } from 'react-router';
 import { api, type SessionAnswer } from '../api.ts';
 import { NewPasswordField } from '../components/NewPasswordField.tsx';
 import { useSession } from '../session.tsx';
-import { AuthForm, AuthFrame, useAuthStep } from './Login.tsx';
+import { useBusyAction } from '../busy.ts';
+import { AuthForm, AuthFrame } from './Login.tsx';
 
 export default function AcceptInvite() {
   const { token = '' } = useParams();
   const session = useSession();
   const navigate = useNavigate();
   const [password, setPassword] = useState('');
-  const { error, busy, run } = useAuthStep();
+  const { error, busy, run } = useBusyAction();
   const submit = () =>
     void run(async () => {
       await api('/api/auth/accept-invite', { method: 'POST', body: { token, password }, session: false });

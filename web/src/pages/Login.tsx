@@ -5,9 +5,10 @@ import { startAuthentication } from '@simplewebauthn/browser';
 import { KeyRound } from 'lucide-react';
 import { type ReactNode, useEffect, useState } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
-import { api, type MfaRequired, problem, type SignedIn } from '../api.ts';
+import { api, type MfaRequired, type SignedIn } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { ThemeToggle } from '../components/Layout.tsx';
+import { useBusyAction } from '../busy.ts';
 import { submitHandler } from '../forms.ts';
 import { type LoginReason, useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
@@ -36,24 +37,6 @@ export function AuthFrame({ title, children }: { title: string; children: ReactN
       </div>
     </main>
   );
-}
-
-/** A sign-in step's state: `run` marks it busy, clears the last message and shows what went wrong. */
-export function useAuthStep() {
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const run = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (err) {
-      setError(problem(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { error, busy, run };
 }
 
 /** A form of the sign-in pages: its fields, the message of a failed try, the submit button (off while busy), then `after`. */
@@ -90,7 +73,7 @@ export default function Login() {
   const [mfa, setMfa] = useState<MfaRequired | null>(null);
   const [factor, setFactor] = useState<'totp' | 'recovery_code'>('totp');
   const [code, setCode] = useState('');
-  const { error, busy, run } = useAuthStep();
+  const { error, busy, run } = useBusyAction();
 
   // While the person types, fetch the code of where they are going, so signing in waits only on data.
   useEffect(() => {

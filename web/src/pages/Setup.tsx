@@ -5,14 +5,15 @@ import { api, type SignedIn } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { NewPasswordField } from '../components/NewPasswordField.tsx';
 import { useSession } from '../session.tsx';
-import { AuthForm, AuthFrame, useAuthStep } from './Login.tsx';
+import { useBusyAction } from '../busy.ts';
+import { AuthForm, AuthFrame } from './Login.tsx';
 
 export default function Setup() {
   const session = useSession();
   const navigate = useNavigate();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const { error, busy, run } = useAuthStep();
+  const { error, busy, run } = useBusyAction();
 
   if (session.status === 'loading') return <Loading />;
   if (session.status === 'signed_in') return <Navigate to="/" replace />;
