@@ -32,45 +32,32 @@ const code = 'string|min:1|max:64|trim';
 const challengeToken = 'string|min:1|max:4096';
 const passkeyName = 'string|min:1|max:64|trim';
 const b64url = (max: number) => ({ type: 'string', min: 1, max, pattern: /^[A-Za-z0-9_-]+={0,2}$/ });
-/** What navigator.credentials.create() gives, JSON-encoded (RegistrationResponseJSON). */
-const registrationResponse = {
+/** A credential as navigator.credentials JSON-encodes it: one envelope, the `response` fields differ. */
+const credentialResponse = (response: Record<string, unknown>) => ({
   type: 'object',
   props: {
     id: b64url(1024),
     rawId: b64url(1024),
     type: { type: 'equal', value: 'public-key' },
-    response: {
-      type: 'object',
-      props: {
-        clientDataJSON: b64url(8192),
-        attestationObject: b64url(32768),
-        transports: { type: 'array', items: 'string|max:32', max: 8, optional: true },
-      },
-    },
+    response: { type: 'object', props: response },
     clientExtensionResults: { type: 'object', optional: true },
   },
-};
-/** What navigator.credentials.get() gives, JSON-encoded (AuthenticationResponseJSON). */
-const authenticationResponse = {
-  type: 'object',
-  props: {
-    id: b64url(1024),
-    rawId: b64url(1024),
-    type: { type: 'equal', value: 'public-key' },
-    response: {
-      type: 'object',
-      props: {
-        clientDataJSON: b64url(8192),
-        authenticatorData: b64url(8192),
-        // Post-quantum passkeys sign with ML-DSA (offered first where Node supports it): up to
-        // 4,627 bytes for ML-DSA-87, 6,170 characters here.
-        signature: b64url(8192),
-        userHandle: { ...b64url(256), optional: true },
-      },
-    },
-    clientExtensionResults: { type: 'object', optional: true },
-  },
-};
+});
+/** What navigator.credentials.create() gives (RegistrationResponseJSON). */
+const registrationResponse = credentialResponse({
+  clientDataJSON: b64url(8192),
+  attestationObject: b64url(32768),
+  transports: { type: 'array', items: 'string|max:32', max: 8, optional: true },
+});
+/** What navigator.credentials.get() gives (AuthenticationResponseJSON). */
+const authenticationResponse = credentialResponse({
+  clientDataJSON: b64url(8192),
+  authenticatorData: b64url(8192),
+  // Post-quantum passkeys sign with ML-DSA (offered first where Node supports it): up to
+  // 4,627 bytes for ML-DSA-87, 6,170 characters here.
+  signature: b64url(8192),
+  userHandle: { ...b64url(256), optional: true },
+});
 
 const badChallenge = () => new PlumbError(401, 'unauthorized', 'The sign-in challenge is invalid or has expired; sign in again');
 const badCode = () => new PlumbError(401, 'unauthorized', 'Invalid or already used code');
