@@ -12,12 +12,11 @@ import { createUser } from '../../lib/users/users.ts';
 import { launchChromium } from '../support/browser.ts';
 import { startInstance, tempDataDir } from '../support/instance.ts';
 import { datasetSize, generateDataset } from './dataset.ts';
+import { percentile } from './measure.ts';
 import type { BenchSuite } from './run.ts';
 
 const RUNS = 7;
 const TARGET_MS = 1000;
-
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
 const suite: BenchSuite = {
   name: 'dashboard-render',

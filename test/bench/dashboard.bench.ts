@@ -3,7 +3,6 @@
 // fired together as the dashboard does) and each event-analytics endpoint, timed over HTTP against
 // `plumb serve` on the embedded stores, with the server's RSS.
 import { rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { silentLog } from '../../lib/log.ts';
 import { createSite, createTeam } from '../../lib/sites/sites.ts';
 import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
@@ -11,17 +10,11 @@ import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { createUser } from '../../lib/users/users.ts';
 import { startInstance, tempDataDir } from '../support/instance.ts';
 import { datasetSize, generateDataset } from './dataset.ts';
+import { percentile, rssMiB } from './measure.ts';
 import type { BenchSuite } from './run.ts';
 
 const RUNS = 10;
 const PANELS = ['pages', 'entry_pages', 'exit_pages', 'sources', 'channels', 'countries', 'devices', 'browsers', 'os', 'utm_source'];
-
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
-
-async function rssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-}
 
 const suite: BenchSuite = {
   name: 'dashboard',

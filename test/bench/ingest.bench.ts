@@ -2,7 +2,6 @@
 // reference in the same run (req/s, p99), then p99 at 80% of Plumb's maximum, then how fast
 // accepted events reach the analytics store and the RSS while they do.
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -11,6 +10,7 @@ import { createSite, createTeam } from '../../lib/sites/sites.ts';
 import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { NODE_BIN, ROOT, startInstance, tempDataDir } from '../support/instance.ts';
+import { rssMiB } from './measure.ts';
 import type { BenchSuite } from './run.ts';
 
 const DURATION_S = 10;
@@ -39,11 +39,6 @@ async function startBare(): Promise<{ url: string; stop(): void }> {
   const child = spawn(NODE_BIN, [join(ROOT, 'test/bench/bare-server.ts'), '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())));
   return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
-}
-
-async function rssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
 const suite: BenchSuite = {

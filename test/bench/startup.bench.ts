@@ -1,8 +1,8 @@
 // Cold start and idle memory of `plumb serve`: time from spawn to /healthz and to /readyz on a
 // fresh data dir (migrations included) and on an existing one, then RSS after the node idles.
 import { rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { type Instance, startInstance, tempDataDir } from '../support/instance.ts';
+import { percentile, rssMiB } from './measure.ts';
 import type { BenchSuite } from './run.ts';
 
 const RUNS = 5;
@@ -13,13 +13,7 @@ async function timedStart(dataDir: string): Promise<{ instance: Instance; readyM
   return { instance, readyMs: performance.now() - started };
 }
 
-async function rssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return kb / 1024;
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs: number[]) => percentile(xs, 50);
 
 const suite: BenchSuite = {
   name: 'startup',
