@@ -64,49 +64,42 @@ async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> 
   }
 }
 
+/** A writer over `records` that logs inserts and acks into `steps` and tokens into `tokens`, and runs until the batch is acknowledged. */
+async function writeUntilAcked(records: JournalRecord[], onStored: (records: readonly JournalRecord[], steps: string[]) => Promise<void>) {
+  const steps: string[] = [];
+  const tokens: string[] = [];
+  const journal = memoryJournal(records, steps);
+  const writer = createIngestWriter({
+    journal,
+    analytics: () => recordingStore(steps, tokens),
+    log: silentLog,
+    batchSize: 10,
+    flushMs: 10,
+    onStored: (stored) => onStored(stored, steps),
+  });
+  writer.start();
+  await until(() => steps.includes('ack'));
+  await writer.stop(1000);
+  return { steps, tokens, journal, writer };
+}
+
 describe('createIngestWriter with a stored-batch listener', () => {
   it('acknowledges a batch only after the listener has finished with it', async () => {
-    const steps: string[] = [];
-    const tokens: string[] = [];
-    const journal = memoryJournal([record(1), record(2)], steps);
-    const writer = createIngestWriter({
-      journal,
-      analytics: () => recordingStore(steps, tokens),
-      log: silentLog,
-      batchSize: 10,
-      flushMs: 10,
-      onStored: async (records) => {
-        steps.push(`listener:${records.length}:start`);
-        await new Promise((resolve) => setTimeout(resolve, 30));
-        steps.push('listener:end');
-      },
+    const { steps } = await writeUntilAcked([record(1), record(2)], async (records, log) => {
+      log.push(`listener:${records.length}:start`);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      log.push('listener:end');
     });
-    writer.start();
-    await until(() => steps.includes('ack'));
-    await writer.stop(1000);
     expect(steps).toEqual(['insert', 'listener:2:start', 'listener:end', 'ack']);
   });
 
   it('stores the batch again with the same token and calls again when the listener fails', async () => {
-    const steps: string[] = [];
-    const tokens: string[] = [];
     const seen: string[][] = [];
     let failures = 1;
-    const journal = memoryJournal([record(1), record(2), record(3)], steps);
-    const writer = createIngestWriter({
-      journal,
-      analytics: () => recordingStore(steps, tokens),
-      log: silentLog,
-      batchSize: 10,
-      flushMs: 10,
-      onStored: async (records) => {
-        seen.push(records.map((r) => String(r.row.hit_id)));
-        if (failures-- > 0) throw new Error('metadata store unavailable');
-      },
+    const { steps, tokens, journal, writer } = await writeUntilAcked([record(1), record(2), record(3)], async (records) => {
+      seen.push(records.map((r) => String(r.row.hit_id)));
+      if (failures-- > 0) throw new Error('metadata store unavailable');
     });
-    writer.start();
-    await until(() => steps.includes('ack'));
-    await writer.stop(1000);
     expect(steps).toEqual(['insert', 'insert', 'ack']);
     expect(tokens[0]).toBe(tokens[1]);
     expect(seen).toEqual([
