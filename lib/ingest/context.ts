@@ -9,7 +9,7 @@ import { parsePageUrl } from './enrich/url.ts';
 import { parseUserAgent } from './enrich/user-agent.ts';
 import { visitorHash } from './enrich/visitor.ts';
 import type { SaltRing } from './salts.ts';
-import type { SessionTracker } from './sessions.ts';
+import type { SessionTracker, VisitLedger } from './sessions.ts';
 
 export interface IdentityDeps {
   geo: GeoLookup;
@@ -37,6 +37,8 @@ export interface Visit {
   isEntry: boolean;
   /** Only pageviews keep versions; events group by browser and OS name. */
   versions: { browser_version: string; os_version: string };
+  /** The session's visit, which this hit extends (see lib/ingest/visits.ts). */
+  visit: VisitLedger;
 }
 
 export async function visitColumns(deps: IdentityDeps, hit: HitInput): Promise<Visit | null> {
@@ -50,6 +52,7 @@ export async function visitColumns(deps: IdentityDeps, hit: HitInput): Promise<V
   const place = deps.geo.lookup(hit.ip);
   return {
     isEntry: session.isEntry,
+    visit: session.visit,
     versions: { browser_version: agent.browser_version, os_version: agent.os_version },
     columns: {
       ts: hit.at.toISOString(),

@@ -6,7 +6,7 @@ import { requireClientAccess } from '../auth/api-clients.ts';
 import { badRequest, PlumbError, unavailable } from '../errors.ts';
 import { hostnameOfUrl } from '../sites/hostname.ts';
 import type { Site, SiteDirectory } from '../sites/sites.ts';
-import { eventRow, hitRow, type IdentityDeps, visitColumns } from './context.ts';
+import { eventRow, hitRow, type IdentityDeps, type Visit, visitColumns } from './context.ts';
 import { matchAiAgent } from './enrich/ai-agents.ts';
 import { isBotRequest } from './enrich/bots.ts';
 import { resourceType } from './enrich/resource-type.ts';
@@ -14,7 +14,7 @@ import { type Journal, JournalFullError } from './journal.ts';
 import type { RejectionCounter } from './rejections.ts';
 import type { AiFetch, ServerBatchItem, ServerEvent, ServerPageview, TrackerEvent, TrackerPageview, TrackerWebVital } from './schemas.ts';
 
-export type AnalyticsTable = 'hits' | 'events' | 'web_vitals' | 'ai_fetches';
+export type AnalyticsTable = 'hits' | 'events' | 'web_vitals' | 'ai_fetches' | 'visits';
 
 /** One row on its way to the analytics store. */
 export interface JournalRecord {
@@ -50,14 +50,31 @@ const FUTURE_TOLERANCE_MS = 5 * 60_000;
 const OLDEST_TIMESTAMP = Date.UTC(2000, 0, 1);
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 
-async function append(deps: IngestDeps, records: JournalRecord[]): Promise<void> {
+/**
+ * Appends records to the durable path. `visits` are the visits whose rows are among them: if the
+ * append fails those visits end, so no later row cancels a state that was never stored.
+ */
+async function append(deps: IngestDeps, records: JournalRecord[], visits: readonly Visit['visit'][] = []): Promise<void> {
   try {
     await deps.journal.append(records);
   } catch (err) {
+    for (const visit of visits) visit.abandon();
     if (err instanceof JournalFullError) throw unavailable('Ingest buffer is full; retry shortly', err.retryAfterSeconds);
     throw err;
   }
   deps.appended();
+}
+
+const visitRecords = (team: string, rows: Record<string, unknown>[]): JournalRecord[] => rows.map((row) => ({ table: 'visits', team, row }));
+
+/** The records of one pageview: the hit, then its visit's new state (and the cancelled old one). */
+function pageviewRecords(site: Site, visit: Visit, hit: Record<string, unknown>): JournalRecord[] {
+  return [{ table: 'hits', team: site.team_id, row: hit }, ...visitRecords(site.team_id, visit.visit.pageview({ ts: String(hit.ts), columns: visit.columns }))];
+}
+
+/** The records of one event; `$engagement` adds its time to the visit, any other event counts. */
+function eventRecords(site: Site, visit: Visit, event: Record<string, unknown>, engagementMs: number | undefined): JournalRecord[] {
+  return [{ table: 'events', team: site.team_id, row: event }, ...visitRecords(site.team_id, visit.visit.event({ engagementMs }))];
 }
 
 /** The site a browser request belongs to, from its Origin (or Referer when a privacy tool drops Origin). */
@@ -86,7 +103,7 @@ export async function trackerPageview(deps: IngestDeps, body: TrackerPageview, r
   if (botFiltered(deps, site, request.userAgent, request.headers)) return 'filtered';
   const visit = await visitColumns(deps, { site, url: body.url, referrer: body.referrer, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
   if (!visit) throw invalidUrl();
-  await append(deps, [{ table: 'hits', team: site.team_id, row: hitRow(visit, { width: body.width, source: 'tracker' }) }]);
+  await append(deps, pageviewRecords(site, visit, hitRow(visit, { width: body.width, source: 'tracker' })), [visit.visit]);
   return 'accepted';
 }
 
@@ -99,7 +116,8 @@ export async function trackerEvent(deps: IngestDeps, body: TrackerEvent, request
   const visit = await visitColumns(deps, { site, url: body.url, referrer: body.referrer, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
   if (!visit) throw invalidUrl();
   const props = engagement ? { engagement_ms: String(body.engagement_ms) } : body.props;
-  await append(deps, [{ table: 'events', team: site.team_id, row: eventRow(visit, { name: body.name, props, source: 'tracker' }) }]);
+  const row = eventRow(visit, { name: body.name, props, source: 'tracker' });
+  await append(deps, eventRecords(site, visit, row, engagement ? body.engagement_ms : undefined), [visit.visit]);
   return 'accepted';
 }
 
@@ -123,8 +141,8 @@ export function parseEventTime(timestamp: string, at: Date): Date {
   return parsed;
 }
 
-/** Builds the journal record of one server-side pageview or event, or null when it is a bot's. */
-async function serverRecord(deps: IngestDeps, item: ServerBatchItem, client: ApiClientPrincipal | undefined): Promise<JournalRecord | null> {
+/** The journal records of one server-side pageview or event (with its visit's), or null when it is a bot's. */
+async function serverRecords(deps: IngestDeps, item: ServerBatchItem, client: ApiClientPrincipal | undefined): Promise<{ records: JournalRecord[]; visit: Visit['visit'] } | null> {
   const hostname = hostnameOfUrl(item.url);
   if (!hostname) throw invalidUrl();
   const site = await deps.sites.byHostname(hostname);
@@ -144,22 +162,24 @@ async function serverRecord(deps: IngestDeps, item: ServerBatchItem, client: Api
     clientSessionKey: item.session_id,
   });
   if (!visit) throw invalidUrl();
-  return item.type === 'pageview'
-    ? { table: 'hits', team: site.team_id, row: hitRow(visit, { width: item.width, source: 'server' }) }
-    : { table: 'events', team: site.team_id, row: eventRow(visit, { name: item.name, props: item.properties, source: 'server' }) };
+  const records =
+    item.type === 'pageview'
+      ? pageviewRecords(site, visit, hitRow(visit, { width: item.width, source: 'server' }))
+      : eventRecords(site, visit, eventRow(visit, { name: item.name, props: item.properties, source: 'server' }), undefined);
+  return { records, visit: visit.visit };
 }
 
 export async function serverPageview(deps: IngestDeps, body: ServerPageview, client: ApiClientPrincipal | undefined): Promise<ItemStatus> {
-  const record = await serverRecord(deps, { ...body, type: 'pageview' }, client);
-  if (!record) return 'filtered';
-  await append(deps, [record]);
+  const built = await serverRecords(deps, { ...body, type: 'pageview' }, client);
+  if (!built) return 'filtered';
+  await append(deps, built.records, [built.visit]);
   return 'accepted';
 }
 
 export async function serverEvent(deps: IngestDeps, body: ServerEvent, client: ApiClientPrincipal | undefined): Promise<ItemStatus> {
-  const record = await serverRecord(deps, { ...body, type: 'event' }, client);
-  if (!record) return 'filtered';
-  await append(deps, [record]);
+  const built = await serverRecords(deps, { ...body, type: 'event' }, client);
+  if (!built) return 'filtered';
+  await append(deps, built.records, [built.visit]);
   return 'accepted';
 }
 
@@ -184,6 +204,7 @@ export async function serverBatch(
   if (client && !client.scopes.includes('ingest:write')) throw new PlumbError(403, 'forbidden', 'This token lacks the ingest:write scope');
   const results: BatchItemResult[] = [];
   const records: JournalRecord[] = [];
+  const visits: Visit['visit'][] = [];
   for (const [index, item] of items.entries()) {
     const problem = invalid.get(index);
     if (problem) {
@@ -191,15 +212,18 @@ export async function serverBatch(
       continue;
     }
     try {
-      const record = await serverRecord(deps, item, client);
-      if (record) records.push(record);
-      results.push({ index, status: record ? 'accepted' : 'filtered' });
+      const built = await serverRecords(deps, item, client);
+      if (built) {
+        records.push(...built.records);
+        visits.push(built.visit);
+      }
+      results.push({ index, status: built ? 'accepted' : 'filtered' });
     } catch (err) {
       if (!(err instanceof PlumbError)) throw err;
       results.push({ index, status: 'rejected', code: String(err.type), message: err.message });
     }
   }
-  await append(deps, records);
+  await append(deps, records, visits);
   const count = (status: BatchItemResult['status']) => results.filter((r) => r.status === status).length;
   return { results, accepted: count('accepted'), filtered: count('filtered'), rejected: count('rejected') };
 }

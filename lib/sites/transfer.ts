@@ -21,7 +21,7 @@ import type { MetadataStore } from '../stores/metadata/index.ts';
 import { liveTeam, siteEvent } from './sites-admin.ts';
 
 /** Every tenant table that holds rows of a site (lib/stores/analytics/migrations). */
-export const TENANT_TABLES = ['hits', 'events', 'web_vitals', 'ai_fetches'] as const;
+export const TENANT_TABLES = ['hits', 'events', 'web_vitals', 'ai_fetches', 'visits'] as const;
 export type TenantTable = (typeof TENANT_TABLES)[number];
 
 /**

@@ -1,7 +1,9 @@
 // Benchmark data: N analytics rows for one site over 90 days, generated inside the analytics store
 // with INSERT … SELECT FROM numbers() (deterministic hashes, no client round trips), shaped like real
 // traffic: visits of 1–8 pageviews, a long tail of pages, a few sources, countries and devices,
-// custom events with properties, and engagement events.
+// custom events with properties, and engagement events. The visits table is then rebuilt from them,
+// as after a bulk import (rows inserted here bypass the ingest pipeline that writes visits).
+import { rebuildVisits } from '../../lib/analytics/visits.ts';
 import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
 
 export interface DatasetSpec {
@@ -82,5 +84,6 @@ export async function generateDataset(store: AnalyticsStore, spec: DatasetSpec):
      FROM (SELECT number, ${common(31)} FROM numbers({events:UInt64}))`,
     { ...params, events },
   );
+  await rebuildVisits(store, db);
   return { hits, events, ms: performance.now() - started };
 }

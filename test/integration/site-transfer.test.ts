@@ -21,7 +21,10 @@ const analytics = () => t.node.runtime.analytics();
 const join = (teamId: string, who: Person, role: string) => db().query('INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, $3)', [teamId, who.id, role]);
 const deps = () => ({ metadata: db(), analytics: analytics(), log: silentLog, sitesChanged: () => t.node.runtime.sites.invalidate() });
 
-/** Rows of one site as the writer would store them: 3 hits, 2 events, 3 web vitals (two identical), 2 AI fetches. */
+/**
+ * Rows of one site as the writer would store them: 3 hits, 2 events, 3 web vitals (two identical),
+ * 2 AI fetches, and a visit written twice (its first state, that state's cancellation, the next).
+ */
 function rowsOf(siteId: string, tag: string): Record<TenantTable, Record<string, unknown>[]> {
   const at = (minute: number) => `2026-02-0${1 + (minute % 3)}T10:${String(minute).padStart(2, '0')}:00.000Z`;
   return {
@@ -33,10 +36,15 @@ function rowsOf(siteId: string, tag: string): Record<TenantTable, Record<string,
       { ts: at(5), site_id: siteId, path: `/${tag}`, metric: 'CLS', value: 0.1 },
     ],
     ai_fetches: [1, 2].map((i) => ({ ts: at(i), site_id: siteId, fetch_id: crypto.randomUUID(), path: `/${tag}/ai`, status_code: 200, assistant_name: 'GPTBot' })),
+    visits: [
+      { sign: 1, version: 1, pageviews: 1, exit_page: `/${tag}/1` },
+      { sign: -1, version: 1, pageviews: 1, exit_page: `/${tag}/1` },
+      { sign: 1, version: 2, pageviews: 2, exit_page: `/${tag}/2` },
+    ].map((state) => ({ ...state, site_id: siteId, session_id: '1', start: at(1), first_ts: at(1), last_ts: at(2), entry_page: `/${tag}/1`, country: 'DE' })),
   };
 }
-const SEEDED = { hits: 3, events: 2, web_vitals: 3, ai_fetches: 2 };
-const NONE = { hits: 0, events: 0, web_vitals: 0, ai_fetches: 0 };
+const SEEDED = { hits: 3, events: 2, web_vitals: 3, ai_fetches: 2, visits: 1 };
+const NONE = { hits: 0, events: 0, web_vitals: 0, ai_fetches: 0, visits: 0 };
 
 async function insertRows(teamId: string, siteId: string, tag: string): Promise<void> {
   const rows = rowsOf(siteId, tag);
@@ -50,10 +58,12 @@ async function seededSite(): Promise<Site> {
   return site;
 }
 
+/** Rows per table; for visits the net number (sum of signs), which background merges never change. */
 async function counts(teamId: string, siteId: string): Promise<Record<TenantTable, number>> {
   const result = { ...NONE };
   for (const table of TENANT_TABLES) {
-    const [row] = await analytics().query<{ n: string }>('SELECT count() AS n FROM {db:Identifier}.{table:Identifier} WHERE site_id = {site:UUID}', {
+    const n = table === 'visits' ? 'sum(sign)' : 'count()';
+    const [row] = await analytics().query<{ n: string }>(`SELECT ${n} AS n FROM {db:Identifier}.{table:Identifier} WHERE site_id = {site:UUID}`, {
       db: analytics().tenantDatabase(teamId),
       table,
       site: siteId,
@@ -228,7 +238,7 @@ describe('transferSite (the use case)', () => {
       },
     );
     expect(result).toEqual({ site_id: site.id, source_team_id: t.team.id, destination_team_id: destination.id, status: 'completed' });
-    expect(await counts(destination.id, site.id)).toEqual({ hits: 6, events: 4, web_vitals: 6, ai_fetches: 4 });
+    expect(await counts(destination.id, site.id)).toEqual({ hits: 6, events: 4, web_vitals: 6, ai_fetches: 4, visits: 2 });
     expect(await counts(t.team.id, site.id)).toEqual(NONE);
   });
 
@@ -238,7 +248,7 @@ describe('transferSite (the use case)', () => {
     await insertRows(t.team.id, site.id, 'straggler');
     const left = await sweepMovedSite(deps(), { site_id: site.id, source_team_id: t.team.id, destination_team_id: destination.id });
     expect(left).toBe(0);
-    expect(await counts(destination.id, site.id)).toEqual({ hits: 6, events: 4, web_vitals: 6, ai_fetches: 4 });
+    expect(await counts(destination.id, site.id)).toEqual({ hits: 6, events: 4, web_vitals: 6, ai_fetches: 4, visits: 2 });
     expect(await counts(t.team.id, site.id)).toEqual(NONE);
   });
 

@@ -63,7 +63,7 @@ export function analyticsStoreContract(name: string, open: () => Promise<Analyti
     });
 
     describe('ensureTenant', () => {
-      it('creates the database with the four tables and records the migration', async () => {
+      it('creates the database with the five tables and records the migrations', async () => {
         const team = freshTeam();
         const db = await store.ensureTenant(team);
         expect(db).toBe(store.tenantDatabase(team));
@@ -73,6 +73,7 @@ export function analyticsStoreContract(name: string, open: () => Promise<Analyti
           { name: 'events', engine: 'MergeTree', sorting_key: 'site_id, toDate(ts), name, session_id, ts', partition_key: 'toYYYYMM(ts)' },
           { name: 'hits', engine: 'MergeTree', sorting_key: 'site_id, toDate(ts), session_id, ts', partition_key: 'toYYYYMM(ts)' },
           { name: 'schema_migrations', engine: 'MergeTree', sorting_key: 'version', partition_key: '' },
+          { name: 'visits', engine: 'VersionedCollapsingMergeTree', sorting_key: 'site_id, toDate(start), session_id, version', partition_key: 'toYYYYMM(start)' },
           { name: 'web_vitals', engine: 'MergeTree', sorting_key: 'site_id, toDate(ts), metric, path, ts', partition_key: 'toYYYYMM(ts)' },
         ]);
         const migrations = await store.query('SELECT version, name FROM {db:Identifier}.schema_migrations ORDER BY version', { db });

@@ -35,3 +35,48 @@ describe('createSessionTracker', () => {
     expect(sessions.touch('s', 'b', 4).isEntry).toBe(true);
   });
 });
+
+describe('the visit of a session', () => {
+  const hit = (ts: string, path: string, extra: Record<string, string> = {}) => ({
+    ts,
+    columns: { site_id: 'site', session_id: '1', visitor_id: '7', path, hostname: 'example.com', referrer: 'google.com', country: 'DE', ...extra },
+  });
+
+  it('writes its first state, then for each change the cancellation of the last state and the next one', () => {
+    const { visit } = createSessionTracker({ timeoutMs: 30 * MINUTE }).touch('site', 'v1', 0);
+    const first = visit.pageview(hit('2026-01-01T10:00:00.000Z', '/'));
+    expect(first).toEqual([expect.objectContaining({ sign: 1, version: 1, visit_pageviews: 1, entry_page: '/', exit_page: '/', pages: ['/'], page_hits: [1], referrer: 'google.com' })]);
+    const second = visit.pageview(hit('2026-01-01T10:02:00.000Z', '/pricing', { referrer: '' }));
+    expect(second).toEqual([
+      { ...first[0], sign: -1 },
+      expect.objectContaining({ sign: 1, version: 2, visit_pageviews: 2, exit_page: '/pricing', pages: ['/', '/pricing'], page_hits: [1, 1], referrer: 'google.com', last_ts: '2026-01-01T10:02:00.000Z' }),
+    ]);
+    const engaged = visit.event({ engagementMs: 1500 });
+    expect(engaged[1]).toMatchObject({ sign: 1, version: 3, visit_engagement_ms: 1500, events: 0 });
+    expect(visit.event({})[1]).toMatchObject({ version: 4, events: 1, visit_engagement_ms: 1500 });
+  });
+
+  it('counts events sent before the first pageview into the visit, and writes nothing for them', () => {
+    const { visit } = createSessionTracker({ timeoutMs: 30 * MINUTE }).touch('site', 'v1', 0);
+    expect(visit.event({ engagementMs: 300 })).toEqual([]);
+    expect(visit.event({})).toEqual([]);
+    expect(visit.pageview(hit('2026-01-01T10:00:00.000Z', '/'))).toEqual([expect.objectContaining({ sign: 1, version: 1, events: 1, visit_engagement_ms: 300 })]);
+  });
+
+  it('keeps the day and entry of the first pageview received when an earlier one arrives late, and lengthens the visit', () => {
+    const { visit } = createSessionTracker({ timeoutMs: 30 * MINUTE }).touch('site', 'v1', 0);
+    visit.pageview(hit('2026-01-01T10:05:00.000Z', '/b'));
+    const [, late] = visit.pageview(hit('2026-01-01T10:01:00.000Z', '/a'));
+    expect(late).toMatchObject({ start: '2026-01-01T10:05:00.000Z', first_ts: '2026-01-01T10:01:00.000Z', last_ts: '2026-01-01T10:05:00.000Z', entry_page: '/b', exit_page: '/b', pages: ['/a', '/b'] });
+  });
+
+  it('ends a visit whose rows could not be stored: the next hit starts a new visit that cancels nothing', () => {
+    const sessions = createSessionTracker({ timeoutMs: 30 * MINUTE });
+    const failed = sessions.touch('site', 'v1', 0);
+    failed.visit.pageview(hit('2026-01-01T10:00:00.000Z', '/'));
+    failed.visit.abandon();
+    const next = sessions.touch('site', 'v1', 1000);
+    expect([next.isEntry, next.sessionId === failed.sessionId]).toEqual([true, false]);
+    expect(next.visit.pageview(hit('2026-01-01T10:00:01.000Z', '/'))).toEqual([expect.objectContaining({ sign: 1, version: 1 })]);
+  });
+});

@@ -38,11 +38,12 @@ export function chooseInterval(range: TimeRange, requested?: Interval): Interval
 }
 
 /**
- * The ClickHouse expression giving a hit's bucket key: epoch seconds of the local hour's start,
- * or the local date ('YYYY-MM-DD') starting the day, week or month. `{tz:String}` is bound.
+ * The ClickHouse expression giving a visit's bucket key (by the visit's start): epoch seconds of
+ * the local hour's start, or the local date ('YYYY-MM-DD') starting the day, week or month.
+ * `{tz:String}` is bound.
  */
 export function bucketSql(interval: Interval): string {
-  const local = 'toTimeZone(ts, {tz:String})';
+  const local = 'toTimeZone(start, {tz:String})';
   switch (interval) {
     case 'hour':
       return `toUnixTimestamp(toStartOfHour(${local}))`;

@@ -1,19 +1,16 @@
-// Decides where each answer comes from, before any SQL is written: which hits column a filter or
-// breakdown dimension reads, and whether it is a property of every hit of a visit (page,
-// hostname) or of the visit as a whole (taken from its first or last hit). The SQL builders in
-// sql.ts follow this table; nothing else knows column names.
+// Decides where each answer comes from, before any SQL is written: which `visits` column a filter
+// or breakdown dimension reads, and whether it is a value of the visit as a whole or one of the
+// values its pageviews have (page, hostname). The SQL builders in sql.ts follow this table;
+// nothing else knows column names.
 //
-// Everything is computed over the `hits` table (pageviews) in the half-open range [from, to):
-// a visit is the set of a session's hits inside the range, so a session crossing the range's
-// edge contributes only its hits inside. `events` answers only two questions: whether a visit had
-// a custom event (events other than `$engagement`; such a visit is not a bounce), and the visit's
-// engagement time (sum of `$engagement` events' props['engagement_ms']), both within the range.
+// Everything is computed over the `visits` table (migration 0003): the visits that started in the
+// half-open range [from, to), each with all its pageviews and events, whenever they happened.
 import type { Filter, FilterDimension } from './filters.ts';
 
-/** Columns of `hits` a dimension may read; a closed list, so a name never comes from a request. */
-export type HitColumn =
-  | 'path'
-  | 'hostname'
+/** Columns of `visits` holding one value per visit; a closed list, so a name never comes from a request. */
+export type VisitColumn =
+  | 'entry_page'
+  | 'exit_page'
   | 'referrer'
   | 'referrer_source'
   | 'channel'
@@ -29,42 +26,53 @@ export type HitColumn =
   | 'device';
 
 /**
- * How a visit gets its value of a dimension:
- * - `each`: every hit has its own (page, hostname). A filter matches a visit when ANY of its
- *   hits matches (`is`, `contains`, `matches`), and `is_not` when NONE of its hits has any of
- *   the values, so `is` and `is_not` split the visits in two. A breakdown row counts the hits
- *   with that value and the visits that have at least one.
- * - `first`: the value of the visit's first hit (argMin by ts): the entry page, and the
- *   acquisition and client columns. Later hits of a visit are internal navigations without
- *   referrer or campaign tags, so the first hit is where the visit came from.
- * - `last`: the value of the visit's last hit (argMax by ts): the exit page.
+ * How a visit has its value of a dimension:
+ * - `visit`: one value per visit. The entry page and the acquisition and client columns are those
+ *   of its first pageview; the exit page is its last pageview's.
+ * - `each`: every pageview has its own (page, hostname): the visit holds the distinct values with
+ *   a count each (`pages`/`page_hits`). A filter matches a visit when ANY of its values matches
+ *   (`is`, `contains`, `matches`), and `is_not` when NONE of them is any of the values, so `is`
+ *   and `is_not` split the visits in two. A breakdown row counts the pageviews with that value
+ *   and the visits that have at least one.
  */
-export type Pick = 'each' | 'first' | 'last';
+export type DimensionSource =
+  | { kind: 'visit'; column: VisitColumn; /** Changes as the visit goes on (the exit page). */ changes: boolean }
+  | { kind: 'each'; column: 'pages' | 'hostnames'; counts: 'page_hits' | 'hostname_hits' };
 
-export interface DimensionSource {
-  column: HitColumn;
-  pick: Pick;
-}
+const visitColumn = (column: VisitColumn): DimensionSource => ({ kind: 'visit', column, changes: column === 'exit_page' });
 
 export const FILTER_SOURCES: Record<FilterDimension, DimensionSource> = {
-  page: { column: 'path', pick: 'each' },
-  hostname: { column: 'hostname', pick: 'each' },
-  entry_page: { column: 'path', pick: 'first' },
-  exit_page: { column: 'path', pick: 'last' },
-  source: { column: 'referrer_source', pick: 'first' },
-  channel: { column: 'channel', pick: 'first' },
-  referrer: { column: 'referrer', pick: 'first' },
-  utm_source: { column: 'utm_source', pick: 'first' },
-  utm_medium: { column: 'utm_medium', pick: 'first' },
-  utm_campaign: { column: 'utm_campaign', pick: 'first' },
-  utm_term: { column: 'utm_term', pick: 'first' },
-  utm_content: { column: 'utm_content', pick: 'first' },
-  country: { column: 'country', pick: 'first' },
-  region: { column: 'region', pick: 'first' },
-  browser: { column: 'browser', pick: 'first' },
-  os: { column: 'os', pick: 'first' },
-  device: { column: 'device', pick: 'first' },
+  page: { kind: 'each', column: 'pages', counts: 'page_hits' },
+  hostname: { kind: 'each', column: 'hostnames', counts: 'hostname_hits' },
+  entry_page: visitColumn('entry_page'),
+  exit_page: visitColumn('exit_page'),
+  source: visitColumn('referrer_source'),
+  channel: visitColumn('channel'),
+  referrer: visitColumn('referrer'),
+  utm_source: visitColumn('utm_source'),
+  utm_medium: visitColumn('utm_medium'),
+  utm_campaign: visitColumn('utm_campaign'),
+  utm_term: visitColumn('utm_term'),
+  utm_content: visitColumn('utm_content'),
+  country: visitColumn('country'),
+  region: visitColumn('region'),
+  browser: visitColumn('browser'),
+  os: visitColumn('os'),
+  device: visitColumn('device'),
 };
+
+/**
+ * Whether the answer must read visits with FINAL (cancelled states collapsed at read time). Sums
+ * with `sign` are exact on their own, but distinct visitors are not when a visit's earlier state
+ * and its current one fall on different sides of a filter or in different rows: an exit page
+ * moves on, and a visit gains pages (so it may stop passing `page is_not`). Other values of a
+ * visit never change once written, and gaining pages only ever adds a visit to `is`/`contains`/
+ * `matches` (its earlier state was cancelled in the same rows).
+ */
+export function needsFinal(filters: readonly Filter[], source?: DimensionSource): boolean {
+  const changing = (s: DimensionSource, op?: Filter['op']) => (s.kind === 'visit' ? s.changes : op === 'is_not');
+  return filters.some((f) => changing(FILTER_SOURCES[f.dimension], f.op)) || (source?.kind === 'visit' && source.changes);
+}
 
 /** Breakdown dimensions (the API's plural names) → the filter dimension they group by. */
 const BREAKDOWN_FILTER_DIMENSION = {

@@ -2,19 +2,20 @@
 // read the request (range in the site's time zone, interval, filters, comparison) → run the
 // statements of sql.ts → shape the answer. Ratios and rounding happen here, once, for both stores.
 //
-// Definitions (over pageviews, i.e. `hits`, with ts in the half-open range; see plan.ts):
-// - visitors: distinct visitor_id of the hits of the visits in scope.
-// - visits: distinct session_id. pageviews: number of hits.
+// Definitions (over the visits that started in the half-open range, each with all its pageviews
+// and events; see plan.ts):
+// - visitors: distinct visitor_id of the visits in scope (a visit's visitor is its first
+//   pageview's). visits: their number. pageviews: their pageviews.
 // - views_per_visit: pageviews / visits, 2 decimals.
 // - bounce_rate: % of visits with exactly one pageview and no custom event (any event other than
-//   `$engagement`, in the range), 1 decimal.
-// - visit_duration: mean over visits of (last hit's ts − first hit's ts), in seconds, rounded.
+//   `$engagement`), 1 decimal.
+// - visit_duration: mean over visits of (last pageview's ts − first pageview's ts), in seconds, rounded.
 // - engagement_time: sum of the visits' `$engagement` events' engagement_ms / visits, in seconds,
 //   rounded; a visit that sent none counts as 0.
-// - live_visitors: distinct visitor_id with a hit in the last 5 minutes, whatever the range and
-//   filters (so it has no comparison value).
-// Filters AND-combine and keep or drop whole visits: every metric, the timeseries and the
-// breakdowns then count all hits of the kept visits (see plan.ts for what "matches" means).
+// - live_visitors: distinct visitor_id with a pageview in the last 5 minutes, whatever the range
+//   and filters (so it has no comparison value).
+// Filters AND-combine and keep or drop whole visits. The timeseries puts each visit in the bucket
+// it started in.
 import { badRequest } from '../../errors.ts';
 import type { AnalyticsStore } from '../../stores/analytics/index.ts';
 import { parseRange, previousPeriod, previousYear, type TimeRange } from '../range.ts';

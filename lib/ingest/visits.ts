@@ -1,0 +1,135 @@
+// The running state of each visit, kept with its session in the session tracker, and the rows it
+// writes to the `visits` table (lib/stores/analytics/migrations/0003_visits.sql). Every pageview
+// or event that changes a visit yields the new state (sign 1, next version) and, when an earlier
+// state was written, its cancellation (sign -1, that state's version); both go into the same
+// journal append as the hit itself, so they are stored together or not at all.
+//
+// A visit exists from its first pageview: events that arrive before it are counted into the
+// state but write nothing until then. Its day (`start`) and entry and acquisition columns are
+// those of that first pageview and never change afterwards; an out-of-order pageview from
+// server-side replay only moves `first_ts` (so the duration stays last − first pageview).
+import type { VisitColumns } from './context.ts';
+
+/** What a visit row needs from the hit that created or extended it. */
+export interface PageviewFacts {
+  ts: string;
+  columns: VisitColumns;
+}
+
+export interface VisitState {
+  siteId: string;
+  sessionId: string;
+  visitorId: string;
+  start: string;
+  firstTs: string;
+  lastTs: string;
+  pageviews: number;
+  /** Custom events (everything but `$engagement`): a visit with one is not a bounce. */
+  events: number;
+  engagementMs: number;
+  entryPage: string;
+  exitPage: string;
+  pages: Map<string, number>;
+  hostnames: Map<string, number>;
+  /** Acquisition and client columns of the first pageview. */
+  origin: Record<string, string | number>;
+}
+
+/** Counted before the first pageview; carried into the visit once it starts. */
+export interface PendingActivity {
+  events: number;
+  engagementMs: number;
+}
+
+const ORIGIN_COLUMNS = [
+  'referrer',
+  'referrer_source',
+  'channel',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_term',
+  'utm_content',
+  'country',
+  'region',
+  'browser',
+  'os',
+  'device',
+] as const;
+
+const increment = (counts: Map<string, number>, key: string) => {
+  const next = new Map(counts);
+  next.set(key, (counts.get(key) ?? 0) + 1);
+  return next;
+};
+
+/** The state after one more pageview (or the first one, when `state` is null). */
+export function withPageview(state: VisitState | null, pending: PendingActivity, hit: PageviewFacts): VisitState {
+  const path = String(hit.columns.path);
+  const hostname = String(hit.columns.hostname);
+  if (state === null) {
+    const origin: Record<string, string | number> = {};
+    for (const column of ORIGIN_COLUMNS) origin[column] = hit.columns[column] ?? '';
+    return {
+      siteId: String(hit.columns.site_id),
+      sessionId: String(hit.columns.session_id),
+      visitorId: String(hit.columns.visitor_id),
+      start: hit.ts,
+      firstTs: hit.ts,
+      lastTs: hit.ts,
+      pageviews: 1,
+      events: pending.events,
+      engagementMs: pending.engagementMs,
+      entryPage: path,
+      exitPage: path,
+      pages: new Map([[path, 1]]),
+      hostnames: new Map([[hostname, 1]]),
+      origin,
+    };
+  }
+  // ISO-8601 UTC strings of one format compare in time order.
+  const latest = hit.ts >= state.lastTs;
+  const earliest = hit.ts.localeCompare(state.firstTs) < 0;
+  return {
+    ...state,
+    firstTs: earliest ? hit.ts : state.firstTs,
+    lastTs: latest ? hit.ts : state.lastTs,
+    pageviews: state.pageviews + 1,
+    exitPage: latest ? path : state.exitPage,
+    pages: increment(state.pages, path),
+    hostnames: increment(state.hostnames, hostname),
+  };
+}
+
+/** The state after an event: `$engagement` adds its time, any other event counts as one. */
+export function withEvent(state: VisitState, event: { engagementMs?: number }): VisitState {
+  return event.engagementMs === undefined ? { ...state, events: state.events + 1 } : { ...state, engagementMs: state.engagementMs + event.engagementMs };
+}
+
+const sortedEntries = (counts: Map<string, number>) => [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+/** One row of the `visits` table for a state. */
+export function visitRow(state: VisitState, sign: 1 | -1, version: number): Record<string, unknown> {
+  const pages = sortedEntries(state.pages);
+  const hostnames = sortedEntries(state.hostnames);
+  return {
+    site_id: state.siteId,
+    session_id: state.sessionId,
+    sign,
+    version,
+    visitor_id: state.visitorId,
+    start: state.start,
+    first_ts: state.firstTs,
+    last_ts: state.lastTs,
+    visit_pageviews: state.pageviews,
+    events: state.events,
+    visit_engagement_ms: state.engagementMs,
+    entry_page: state.entryPage,
+    exit_page: state.exitPage,
+    pages: pages.map(([path]) => path),
+    page_hits: pages.map(([, hits]) => hits),
+    hostnames: hostnames.map(([hostname]) => hostname),
+    hostname_hits: hostnames.map(([, hits]) => hits),
+    ...state.origin,
+  };
+}

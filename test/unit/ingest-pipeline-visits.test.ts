@@ -1,0 +1,55 @@
+import { describe, expect, it } from '@jest/globals';
+import { JournalFullError } from '../../lib/ingest/journal.ts';
+import { type IngestDeps, type JournalRecord, trackerPageview } from '../../lib/ingest/pipeline.ts';
+import { createSessionTracker } from '../../lib/ingest/sessions.ts';
+import type { Site } from '../../lib/sites/sites.ts';
+
+const SITE: Site = { id: '6d1f4b2e-8f0a-4c55-9d0e-1b2c3d4e5f60', team_id: 'team', domain: 'example.com', timezone: 'UTC', tenant: 'tenant_team' };
+const REQUEST = { ip: '193.0.6.139', userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0', origin: 'https://example.com', headers: {} };
+
+/** Deps whose journal refuses the appends listed in `refused` (by position) and keeps the others. */
+function depsWithJournal(refused: Set<number>) {
+  const stored: JournalRecord[][] = [];
+  let appends = 0;
+  const deps: IngestDeps = {
+    geo: { lookup: () => ({ country: 'NL', region: '' }), close() {} },
+    salts: { forTime: async () => new Uint8Array(32).fill(1), prune: async () => 0 },
+    sessions: createSessionTracker({ timeoutMs: 30 * 60_000 }),
+    sites: { byHostname: async () => SITE, byId: async () => SITE, invalidate() {} },
+    rejections: { count() {}, flush: async () => {} },
+    journal: {
+      append: async (records) => {
+        if (refused.has(appends++)) throw new JournalFullError(1, 1);
+        stored.push([...records]);
+      },
+    },
+    appended() {},
+  };
+  return { deps, stored };
+}
+
+describe('tracker pageviews and their visits', () => {
+  it('store the hit with its visit state in one append', async () => {
+    const { deps, stored } = depsWithJournal(new Set());
+    await trackerPageview(deps, { url: 'https://example.com/' }, REQUEST);
+    await trackerPageview(deps, { url: 'https://example.com/pricing' }, REQUEST);
+    expect(stored.map((records) => records.map((r) => `${r.table}${r.table === 'visits' ? `:${r.row.sign}:${r.row.version}` : ''}`))).toEqual([
+      ['hits', 'visits:1:1'],
+      ['hits', 'visits:-1:1', 'visits:1:2'],
+    ]);
+  });
+
+  it('start a new visit after an append that failed, so nothing stored cancels the lost state', async () => {
+    const { deps, stored } = depsWithJournal(new Set([1]));
+    await trackerPageview(deps, { url: 'https://example.com/' }, REQUEST);
+    await expect(trackerPageview(deps, { url: 'https://example.com/pricing' }, REQUEST)).rejects.toMatchObject({ code: 503 });
+    await trackerPageview(deps, { url: 'https://example.com/docs' }, REQUEST);
+    const [first, third] = stored;
+    const sessionOf = (records: JournalRecord[]) => records[0].row.session_id;
+    expect(sessionOf(third)).not.toBe(sessionOf(first));
+    expect(third.map((r) => [r.table, r.row.sign ?? null, r.row.is_entry ?? null])).toEqual([
+      ['hits', null, 1],
+      ['visits', 1, null],
+    ]);
+  });
+});
