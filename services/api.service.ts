@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { ActionSchema, Context, ServiceBroker, ServiceSchema, ServiceSettingSchema } from 'moleculer';
+import { Errors, Validators } from 'moleculer';
 import type { ApiSettingsSchema } from 'moleculer-web';
 import ApiGateway from 'moleculer-web';
 import { bearerToken } from '../lib/auth/api-clients.ts';
@@ -154,7 +155,9 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
         this.hotRoutes = new Map();
         for (const alias of this.aliases) {
           const action = alias.action ? actions.get(alias.action) : undefined;
-          if (action?.hotPath && alias.method === 'POST' && !alias.fullPath.includes(':')) this.hotRoutes.set(alias.fullPath, { name: alias.action!, action });
+          if (action?.hotPath && alias.method === 'POST' && !alias.fullPath.includes(':')) {
+            this.hotRoutes.set(alias.fullPath, { name: alias.action!, action, invoke: directInvoker(action, this.broker.registry.getActionEndpoints(alias.action!)) });
+          }
         }
       },
 
@@ -211,6 +214,56 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
 interface HotRoute {
   name: string;
   action: ActionSchema;
+  /** Set when the action can be run in place of broker.call (see directInvoker). */
+  invoke?: (params: Record<string, unknown>, meta: RequestMeta) => Promise<unknown>;
+}
+
+/** The registry's endpoints of an action; a local one carries its service instance. */
+interface ActionEndpoints {
+  localEndpoints?: { action: { name: string; rawName?: string; service?: LocalService } }[];
+}
+
+interface LocalService {
+  broker: { nodeID: string };
+  schema: { actions?: Record<string, { handler?: unknown } | ((ctx: Context) => unknown)> };
+  /** Moleculer's context tracker: a stopping service waits until this list is empty. */
+  _trackedContexts?: unknown[];
+}
+
+/** The same fastest-validator, with the same options, as the broker's validation middleware. */
+const paramsValidator = new Validators.Fastest({});
+
+/**
+ * The public tracker actions of this node are run without broker.call: its context and its
+ * middleware chain (error handler, fallback, timeout, tracker, validator, access) cost more than
+ * the rest of a tracker request. What they do for these actions is done here: the same compiled
+ * parameter check with the same ValidationError (so the same 400), no access rule to apply (the
+ * action declares none), and the call is tracked so a stopping node still waits for it. Anything
+ * else (remote actions, API-client routes, async checks) keeps broker.call.
+ */
+function directInvoker(action: ActionSchema, endpoints: ActionEndpoints | undefined): HotRoute['invoke'] {
+  const local = endpoints?.localEndpoints?.[0]?.action;
+  const service = local?.service;
+  const declared = service && local.rawName ? service.schema.actions?.[local.rawName] : undefined;
+  const handler = typeof declared === 'function' ? declared : declared?.handler;
+  if (!service || typeof handler !== 'function' || !action.crossOrigin || action.auth || action.access) return undefined;
+  type Check = ((value: unknown, options: { meta: unknown }) => true | Record<string, unknown>[]) & { async?: boolean };
+  const check = action.params ? (paramsValidator.compile(action.params) as unknown as Check) : undefined;
+  if (check?.async) return undefined;
+  const nodeID = service.broker.nodeID;
+  return async (params, meta) => {
+    const ctx = { params, meta, service, action: local, broker: service.broker, nodeID, options: {} };
+    const issues = check ? check(params, { meta: ctx }) : true;
+    if (issues !== true) throw new Errors.ValidationError('Parameters validation error!', '', issues.map((issue) => ({ ...issue, nodeID, action: local.name })));
+    const tracked = service._trackedContexts;
+    tracked?.push(ctx);
+    try {
+      return await handler.call(service, ctx as unknown as Context);
+    } finally {
+      const at = tracked ? tracked.indexOf(ctx) : -1;
+      if (at !== -1) tracked!.splice(at, 1);
+    }
+  };
 }
 
 type GatewayThis = {
@@ -220,7 +273,10 @@ type GatewayThis = {
   resolveAlias(url: string, method: string): { alias: { action: string | null } } | null | undefined;
   isCrossOriginPath(url: string): boolean;
   regenerateAutoAliases(route: unknown): void;
-  broker: { registry: { getActionList(opts: object): { name: string; action: ActionSchema }[] }; call(action: string, params: unknown, opts: object): Promise<unknown> };
+  broker: {
+    registry: { getActionList(opts: object): { name: string; action: ActionSchema }[]; getActionEndpoints(name: string): ActionEndpoints | undefined };
+    call(action: string, params: unknown, opts: object): Promise<unknown>;
+  };
   aliases: GatewayAlias[];
   server: { address(): { port: number; address: string } | string | null };
   routeEntries(): RouteEntry[];
@@ -285,7 +341,10 @@ async function callHotAction(gateway: GatewayThis, runtime: Runtime, req: Gatewa
   try {
     const meta = {} as RequestMeta;
     const body = await admitRequest(runtime, req, res, route.action, meta);
-    const result = await gateway.broker.call(route.name, body ?? {}, { meta, requestID: req.headers['x-request-id'] as string });
+    const params = body ?? {};
+    const result = route.invoke
+      ? await route.invoke(params, meta)
+      : await gateway.broker.call(route.name, params, { meta, requestID: req.headers['x-request-id'] as string });
     const status = route.action.openapi?.successStatus ?? 200;
     if (result === null || result === undefined) {
       res.writeHead(status, { 'Content-Length': 0 });

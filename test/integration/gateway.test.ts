@@ -49,6 +49,25 @@ const echoService = {
       params: { url: 'string' },
       handler: () => ({ ok: true }),
     },
+    // A tracker-like action on the gateway's hot path, run without broker.call.
+    hotBeacon: {
+      rest: 'POST /collect-hot',
+      crossOrigin: true,
+      textBody: true,
+      hotPath: true,
+      params: { url: 'string' },
+      openapi: { successStatus: 202 },
+      async handler(ctx: { params: { url: string }; meta: { request: { origin?: string }; $statusCode?: number } }) {
+        hotCalls.push({ url: ctx.params.url, origin: ctx.meta.request.origin });
+        if (ctx.params.url === 'https://a.example/slow') {
+          await hotGate.promise;
+          // A service stopped under a running call would have closed what the call still needs.
+          if (echoStopped) throw new Error('the service stopped during the call');
+        }
+        ctx.meta.$statusCode = 202;
+        return null;
+      },
+    },
     list: {
       rest: 'GET /api/echo',
       params: { limit: { type: 'number', integer: true, min: 1, max: 200, default: 25, convert: true } },
@@ -62,9 +81,16 @@ const echoService = {
     },
     internal: { handler: () => ({ secret: true }) },
   },
+  stopped() {
+    echoStopped = true;
+  },
 };
 
+const hotCalls: { url: string; origin?: string }[] = [];
+const hotGate = Promise.withResolvers<void>();
+let echoStopped = false;
 let broker: ServiceBroker;
+let stopping: Promise<void> | undefined;
 let base: string;
 const id = '0b6f2c1e-8a55-4f55-9a3c-6e0d7b1f4a21';
 const json = (body: unknown, headers: Record<string, string> = {}) => ({
@@ -85,7 +111,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 });
 
-afterAll(() => broker.stop());
+afterAll(() => stopping ?? broker.stop());
 
 describe('routing', () => {
   it('answers a declared alias with path, body and query merged into params', async () => {
@@ -266,5 +292,45 @@ describe('GET /readyz', () => {
     expect(ready.body).toEqual({ message: 'Stores are not ready', code: 'unavailable' });
     expect(ready.headers.get('retry-after')).toBe('1');
     expect((await request(`${base}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('hot path of public tracker actions', () => {
+  const beacon = (path: string, body: string) =>
+    request(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': 'text/plain', Origin: 'https://customer.example' }, body });
+
+  it('runs the action with its params and request meta, answering its success status with no body', async () => {
+    const res = await beacon('/collect-hot', '{"url":"https://a.example/"}');
+    expect(res.status).toBe(202);
+    expect(res.text).toBe('');
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(hotCalls).toEqual([{ url: 'https://a.example/', origin: 'https://customer.example' }]);
+  });
+
+  it('refuses invalid params with the same 400 as a call through the broker', async () => {
+    const hot = await beacon('/collect-hot', '{"url":5}');
+    const routed = await beacon('/collect', '{"url":5}');
+    expect(hot.status).toBe(400);
+    expect(hot.body).toEqual(routed.body);
+    expect(hot.body).toEqual({
+      message: "Invalid request: The 'url' field must be a string.",
+      code: 'validation_failed',
+      fields: [{ field: 'url', message: "The 'url' field must be a string.", type: 'string' }],
+    });
+    expect(hotCalls).toHaveLength(1);
+  });
+
+  // Last in this file: it stops the broker.
+  it('is waited for by its stopping service', async () => {
+    const inFlight = beacon('/collect-hot', '{"url":"https://a.example/slow"}');
+    while (hotCalls.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    stopping = broker.stop();
+    // Long enough for an unwaited service to stop (the context tracker polls every 100 ms).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(echoStopped).toBe(false);
+    hotGate.resolve();
+    expect((await inFlight).status).toBe(202);
+    await stopping;
+    expect(echoStopped).toBe(true);
   });
 });
