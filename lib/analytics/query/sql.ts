@@ -77,21 +77,42 @@ function visitsInScope(scope: Scope, binder: Binder, source?: DimensionSource, a
 }
 
 /**
- * KPIs of the visits in scope: visitors (distinct visitor ids), visits, pageviews, bounces
- * (visits with one pageview and no custom event), duration_ms (sum of last − first pageview) and
+ * The KPIs of a set of visits: visitors (distinct visitor ids), visits, pageviews, bounces (visits
+ * with one pageview and no custom event), duration_ms (sum of last − first pageview) and
  * engagement_ms (sum of the visits' `$engagement` time). Ratios and rounding are left to the
  * caller, so both stores round alike.
  */
-export function kpiStatement(scope: Scope): Statement {
-  const binder = new Binder(scopeParams(scope));
-  const sql = `
-    SELECT uniqExact(visitor_id) AS visitors,
+const FIGURES = `uniqExact(visitor_id) AS visitors,
            sum(sign) AS visits,
            sum(sign * visit_pageviews) AS pageviews,
            sum(${BOUNCED}) AS bounces,
            sum(${DURATION_MS}) AS duration_ms,
-           sum(sign * toInt64(visit_engagement_ms)) AS engagement_ms
+           sum(sign * toInt64(visit_engagement_ms)) AS engagement_ms`;
+
+/** The KPIs of the visits in scope (one row). */
+export function kpiStatement(scope: Scope): Statement {
+  const binder = new Binder(scopeParams(scope));
+  const sql = `
+    SELECT ${FIGURES}
       ${visitsInScope(scope, binder)}`;
+  return { sql, params: binder.params };
+}
+
+/**
+ * The KPIs and the timeseries of the visits in scope in one pass: a row per bucket of the site's
+ * local time with the figures of the visits that started in it, and the rollup's row over all
+ * buckets (`is_total` = 1), which holds the KPIs.
+ */
+export function statsStatement(scope: Scope, interval: Interval, timezone: string): Statement {
+  const binder = new Binder({ ...scopeParams(scope), tz: timezone });
+  const sql = `
+    SELECT ${bucketSql(interval)} AS bucket,
+           grouping(bucket) AS is_total,
+           ${FIGURES}
+      ${visitsInScope(scope, binder)}
+     GROUP BY ROLLUP(bucket)
+    HAVING visits > 0 OR is_total = 1
+     ORDER BY is_total, bucket`;
   return { sql, params: binder.params };
 }
 
@@ -101,21 +122,6 @@ export function liveVisitorsStatement(db: string, site: string, since: Date): St
     sql: 'SELECT uniqExact(visitor_id) AS live_visitors FROM {db:Identifier}.hits WHERE site_id = {site:UUID} AND ts >= {since:DateTime64(3)}',
     params: { db, site, since },
   };
-}
-
-/** Per bucket of the site's local time: the distinct visitors, visits and pageviews of the visits that started in it. */
-export function timeseriesStatement(scope: Scope, interval: Interval, timezone: string): Statement {
-  const binder = new Binder({ ...scopeParams(scope), tz: timezone });
-  const sql = `
-    SELECT ${bucketSql(interval)} AS bucket,
-           uniqExact(visitor_id) AS visitors,
-           sum(sign) AS visits,
-           sum(sign * visit_pageviews) AS pageviews
-      ${visitsInScope(scope, binder)}
-     GROUP BY bucket
-    HAVING visits > 0
-     ORDER BY bucket`;
-  return { sql, params: binder.params };
 }
 
 export interface BreakdownPage {

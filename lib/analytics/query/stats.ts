@@ -22,7 +22,7 @@ import { parseRange, previousPeriod, previousYear, type TimeRange } from '../ran
 import { type Filter, parseFilters } from './filters.ts';
 import { bucketKeyToMs, bucketStarts, chooseInterval, type Interval } from './interval.ts';
 import { type BreakdownDimension, planBreakdown } from './plan.ts';
-import { breakdownStatement, kpiStatement, liveVisitorsStatement, type Scope, type Statement, timeseriesStatement } from './sql.ts';
+import { breakdownStatement, kpiStatement, liveVisitorsStatement, type Scope, type Statement, statsStatement } from './sql.ts';
 
 export const COMPARISONS = ['previous_period', 'year', 'custom'] as const;
 export type Comparison = (typeof COMPARISONS)[number];
@@ -131,8 +131,7 @@ async function run<T extends Record<string, unknown>>(store: AnalyticsStore, sta
 }
 const num = (value: unknown) => Number(value ?? 0);
 
-async function kpis(store: AnalyticsStore, scope: Scope): Promise<Kpis> {
-  const [row] = await run(store, kpiStatement(scope));
+function kpisOf(row: Record<string, unknown> | undefined): Kpis {
   const visits = num(row?.visits);
   const pageviews = num(row?.pageviews);
   return {
@@ -146,32 +145,38 @@ async function kpis(store: AnalyticsStore, scope: Scope): Promise<Kpis> {
   };
 }
 
+async function kpis(store: AnalyticsStore, scope: Scope): Promise<Kpis> {
+  const [row] = await run(store, kpiStatement(scope));
+  return kpisOf(row);
+}
+
 async function liveVisitors(store: AnalyticsStore, site: StatsSite, now: Date): Promise<number> {
   const [row] = await run(store, liveVisitorsStatement(site.tenant, site.id, new Date(now.getTime() - LIVE_WINDOW_MS)));
   return num(row?.live_visitors);
 }
 
-/** Every bucket of the range, in order, zero where nothing happened. */
-async function timeseries(store: AnalyticsStore, scope: Scope, range: TimeRange, interval: Interval): Promise<TimeseriesPoint[]> {
-  const rows = await run(store, timeseriesStatement(scope, interval, range.timezone));
-  const found = new Map(rows.map((r) => [bucketKeyToMs(r.bucket as string | number, interval, range.timezone), r]));
-  return bucketStarts(range, interval).map((start) => {
+/** The KPIs and every bucket of the range, in order, zero where nothing happened. */
+async function kpisAndTimeseries(store: AnalyticsStore, scope: Scope, range: TimeRange, interval: Interval): Promise<{ kpis: Kpis; timeseries: TimeseriesPoint[] }> {
+  const rows = await run(store, statsStatement(scope, interval, range.timezone));
+  const total = rows.find((r) => num(r.is_total) === 1);
+  const found = new Map(rows.filter((r) => r !== total).map((r) => [bucketKeyToMs(r.bucket as string | number, interval, range.timezone), r]));
+  const timeseries = bucketStarts(range, interval).map((start) => {
     const row = found.get(start.getTime());
     return { bucket: start.toISOString(), visitors: num(row?.visitors), visits: num(row?.visits), pageviews: num(row?.pageviews) };
   });
+  return { kpis: kpisOf(total), timeseries };
 }
 
 export async function siteStats(store: AnalyticsStore, site: StatsSite, request: StatsRequest & { interval?: Interval }, now = new Date()): Promise<StatsResponse> {
   const { range, filters, comparison } = parseStatsRequest(site, request, now);
   const interval = chooseInterval(range, request.interval);
   const scope = scopeOf(site, range, filters);
-  const [current, live, series, previous] = await Promise.all([
-    kpis(store, scope),
+  const [current, live, previous] = await Promise.all([
+    kpisAndTimeseries(store, scope, range, interval),
     liveVisitors(store, site, now),
-    timeseries(store, scope, range, interval),
     comparison ? kpis(store, scopeOf(site, comparison, filters)) : undefined,
   ]);
-  const response: StatsResponse = { range: rangeView(range, interval), kpis: { ...current, live_visitors: live }, timeseries: series };
+  const response: StatsResponse = { range: rangeView(range, interval), kpis: { ...current.kpis, live_visitors: live }, timeseries: current.timeseries };
   if (comparison && previous) response.comparison = { range: rangeView(comparison, interval), kpis: previous };
   return response;
 }
@@ -184,7 +189,7 @@ export async function siteTimeseries(
 ): Promise<{ range: RangeView; timeseries: TimeseriesPoint[] }> {
   const { range, filters } = parseStatsRequest(site, { ...request, compare: undefined, compare_from: undefined, compare_to: undefined }, now);
   const interval = chooseInterval(range, request.interval);
-  return { range: rangeView(range, interval), timeseries: await timeseries(store, scopeOf(site, range, filters), range, interval) };
+  return { range: rangeView(range, interval), timeseries: (await kpisAndTimeseries(store, scopeOf(site, range, filters), range, interval)).timeseries };
 }
 
 export interface BreakdownRequest extends StatsRequest {
