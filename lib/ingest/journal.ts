@@ -10,11 +10,13 @@ import { mkdir, open, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Log } from '../log.ts';
 import { batchToken, type Checkpoint, type Intent, type Position, writeCheckpoint } from './journal/checkpoint.ts';
-import { encodeFrames, type Hole } from './journal/frame.ts';
-import { type ReadResult, readRecords, type SegmentView } from './journal/reader.ts';
+import { encodeFrames, type Hole, JSON_CODEC, type RecordCodec } from './journal/frame.ts';
+import { comparePositions, normalize, type ReadResult, readRecords, type SegmentView } from './journal/reader.ts';
 import { createSegment, type Recovered, recoverJournal, segmentFile } from './journal/recover.ts';
 
-export interface JournalOptions {
+export type { RecordCodec } from './journal/frame.ts';
+
+export interface JournalOptions<T = unknown> {
   /** e.g. <dataDir>/journal; created if missing. */
   dir: string;
   log: Log;
@@ -24,6 +26,14 @@ export interface JournalOptions {
   segmentBytes?: number;
   /** Default true. Off only where durability is not what is being tested. */
   fsync?: boolean;
+  /** How a record is framed on disk and read back. Default JSON. */
+  codec?: RecordCodec<T>;
+  /**
+   * Appended records are also kept in memory, up to this many framed bytes (oldest dropped
+   * first), and next() hands them out from there instead of reading and decoding them back from
+   * disk. Default 32 MiB.
+   */
+  memoryBytes?: number;
 }
 
 /** The buffer is full: the server answers 503 with Retry-After instead of holding events in memory. */
@@ -50,7 +60,9 @@ export interface Journal<T> {
   /**
    * Null when nothing is pending. One batch may be outstanding at a time: calling next() before
    * ack() rejects. After a reopen, the first call returns the batch that was outstanding at the
-   * stop exactly as it was (same records, same token), whatever the limits passed.
+   * stop exactly as it was (same records, same token), whatever the limits passed. Records still
+   * in memory come back as the very objects appended (so a record must not be changed once
+   * appended); others are decoded from disk.
    */
   next(maxRecords: number, maxBytes?: number): Promise<JournalBatch<T> | null>;
   pendingBytes(): number;
@@ -61,11 +73,20 @@ export interface Journal<T> {
   close(): Promise<void>;
 }
 
-interface Waiter {
+interface Waiter<T> {
   frames: Buffer;
-  records: number;
+  sizes: number[];
+  records: readonly T[];
   resolve(): void;
   reject(err: unknown): void;
+}
+
+/** A durable record kept in memory, at its frame's position. */
+interface Remembered<T> {
+  segment: number;
+  offset: number;
+  frame: number;
+  record: T;
 }
 
 const MiB = 1024 * 1024;
@@ -76,6 +97,8 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   private readonly maxPendingBytes: number;
   private readonly segmentBytes: number;
   private readonly fsync: boolean;
+  private readonly codec: RecordCodec<T>;
+  private readonly memoryBytes: number;
   private readonly dirHandle: FileHandle;
   private readonly journalId: string;
   private readonly closedSizes: Map<number, number>;
@@ -85,7 +108,11 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   private position: Position;
   private replay: { intent: Intent; read: ReadResult<T> } | null = null;
   private outstanding = false;
-  private queue: Waiter[] = [];
+  private queue: Waiter<T>[] = [];
+  /** Durable records in append order, a contiguous run ending at the durable end; from `memoryHead` on. */
+  private memory: Remembered<T>[] = [];
+  private memoryHead = 0;
+  private memoryUsed = 0;
   private flushing: Promise<void> | null = null;
   private checkpointing: Promise<unknown> = Promise.resolve();
   private taking: Promise<unknown> = Promise.resolve();
@@ -94,12 +121,14 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   private pending = { bytes: 0, records: 0 };
   private counters = { appends: 0, fsyncs: 0 };
 
-  constructor(options: Required<JournalOptions>, dirHandle: FileHandle, recovered: Recovered, activeHandle: FileHandle) {
+  constructor(options: Required<JournalOptions<T>>, dirHandle: FileHandle, recovered: Recovered, activeHandle: FileHandle) {
     this.dir = options.dir;
     this.log = options.log;
     this.maxPendingBytes = options.maxPendingBytes;
     this.segmentBytes = options.segmentBytes;
     this.fsync = options.fsync;
+    this.codec = options.codec;
+    this.memoryBytes = options.memoryBytes;
     this.dirHandle = dirHandle;
     this.journalId = recovered.checkpoint.journal;
     this.closedSizes = recovered.closed;
@@ -112,7 +141,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   /** Reads the outstanding batch of the last run now, so a journal that cannot replay it refuses to open. */
   async loadIntent(intent: Intent | undefined): Promise<void> {
     if (!intent) return;
-    const read = await readRecords<T>(this, intent.start, { maxRecords: Number.POSITIVE_INFINITY, maxBytes: Number.POSITIVE_INFINITY, end: intent.end });
+    const read = await readRecords<T>(this, intent.start, { maxRecords: Number.POSITIVE_INFINITY, maxBytes: Number.POSITIVE_INFINITY, end: intent.end }, this.codec);
     this.replay = { intent, read };
     this.log.info({ token: intent.token, records: read.records.length }, 'journal: the batch outstanding at the last stop will be handed out again');
   }
@@ -137,8 +166,9 @@ class FileJournal<T> implements Journal<T>, SegmentView {
     if (this.failure) return Promise.reject(new Error(`journal stopped accepting appends after a write failure: ${this.failure.message}`, { cause: this.failure }));
     if (records.length === 0) return Promise.resolve();
     let frames: Buffer;
+    let sizes: number[];
     try {
-      frames = encodeFrames(records); // serialised now: later changes by the caller do not reach the disk
+      ({ data: frames, sizes } = encodeFrames(records, this.codec));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -149,7 +179,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
     this.pending.records += records.length;
     this.counters.appends++;
     return new Promise((resolve, reject) => {
-      this.queue.push({ frames, records: records.length, resolve, reject });
+      this.queue.push({ frames, sizes, records, resolve, reject });
       // Started on a microtask so appends issued in the same tick share the first round too.
       if (!this.flushing) this.flushing = Promise.resolve().then(() => this.flushRounds());
     });
@@ -168,6 +198,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
       try {
         if (this.failure) throw this.failure;
         if (this.active.size > 0 && this.active.size + data.length > this.segmentBytes) await this.roll();
+        const { seq, size: offset } = this.active;
         let written = 0;
         while (written < data.length) written += (await this.active.handle.write(data, written, data.length - written)).bytesWritten;
         this.active.size += data.length;
@@ -176,6 +207,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
           this.counters.fsyncs++;
         }
         this.active.durable = this.active.size;
+        this.remember(round, seq, offset);
         for (const waiter of round) waiter.resolve();
       } catch (err) {
         // After a failed write or fsync the page cache can no longer be trusted (an fsync error may
@@ -184,12 +216,60 @@ class FileJournal<T> implements Journal<T>, SegmentView {
         this.log.error({ err, dir: this.dir }, 'journal: write failed; appends are refused until the journal is reopened');
         for (const waiter of round) {
           this.pending.bytes -= waiter.frames.length;
-          this.pending.records -= waiter.records;
+          this.pending.records -= waiter.records.length;
           waiter.reject(err);
         }
       }
     }
     this.flushing = null;
+  }
+
+  /** Keeps a round's records in memory, at the positions they were written to; the oldest go past the budget. */
+  private remember(round: readonly Waiter<T>[], segment: number, offset: number): void {
+    for (const waiter of round) {
+      for (let i = 0; i < waiter.records.length; i++) {
+        this.memory.push({ segment, offset, frame: waiter.sizes[i], record: waiter.records[i] });
+        offset += waiter.sizes[i];
+        this.memoryUsed += waiter.sizes[i];
+      }
+    }
+    while (this.memoryUsed > this.memoryBytes && this.memoryHead < this.memory.length) this.memoryUsed -= this.memory[this.memoryHead++].frame;
+    this.compactMemory();
+  }
+
+  /** Forgets remembered records before `position` (acknowledged, or read from disk). */
+  private forgetBefore(position: Position): void {
+    while (this.memoryHead < this.memory.length && comparePositions(this.memory[this.memoryHead], position) < 0) {
+      this.memoryUsed -= this.memory[this.memoryHead++].frame;
+    }
+    this.compactMemory();
+  }
+
+  private compactMemory(): void {
+    if (this.memoryHead === this.memory.length) {
+      this.memory = [];
+      this.memoryHead = 0;
+    } else if (this.memoryHead > 1024 && this.memoryHead * 2 > this.memory.length) {
+      this.memory = this.memory.slice(this.memoryHead);
+      this.memoryHead = 0;
+    }
+  }
+
+  /** The batch from `start` if memory holds the records there, with the same limits and end a disk read would have. */
+  private readMemory(start: Position, maxRecords: number, maxBytes: number): ReadResult<T> | null {
+    const first = this.memory[this.memoryHead];
+    if (!first || comparePositions(first, start) !== 0) return null;
+    const records: T[] = [];
+    let bytes = 0;
+    let last = first;
+    for (let i = this.memoryHead; i < this.memory.length && records.length < maxRecords; i++) {
+      const entry = this.memory[i];
+      if (records.length > 0 && bytes + entry.frame > maxBytes) break;
+      records.push(entry.record);
+      bytes += entry.frame;
+      last = entry;
+    }
+    return { records, bytes, start, end: normalize(this, { segment: last.segment, offset: last.offset + last.frame }) };
   }
 
   /** Starts the next segment. Runs between rounds, so everything in the old one is already fsync'd. */
@@ -218,7 +298,9 @@ class FileJournal<T> implements Journal<T>, SegmentView {
       if (this.replay) {
         ({ intent, read } = this.replay);
       } else {
-        read = await readRecords<T>(this, this.position, { maxRecords, maxBytes });
+        const start = normalize(this, this.position);
+        this.forgetBefore(start);
+        read = this.readMemory(start, maxRecords, maxBytes) ?? (await readRecords<T>(this, this.position, { maxRecords, maxBytes }, this.codec));
         if (read.records.length === 0) {
           this.outstanding = false;
           return null;
@@ -304,8 +386,15 @@ async function makeDurableDir(dir: string, fsync: boolean): Promise<void> {
   }
 }
 
-export async function openJournal<T>(options: JournalOptions): Promise<Journal<T>> {
-  const settings: Required<JournalOptions> = { maxPendingBytes: 256 * MiB, segmentBytes: 64 * MiB, fsync: true, ...options };
+export async function openJournal<T>(options: JournalOptions<T>): Promise<Journal<T>> {
+  const settings: Required<JournalOptions<T>> = {
+    maxPendingBytes: 256 * MiB,
+    segmentBytes: 64 * MiB,
+    fsync: true,
+    codec: JSON_CODEC as RecordCodec<T>,
+    memoryBytes: 32 * MiB,
+    ...options,
+  };
   await makeDurableDir(settings.dir, settings.fsync);
   const dirHandle = await open(settings.dir, 'r');
   let activeHandle: FileHandle | null = null;

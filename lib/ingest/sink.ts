@@ -6,7 +6,8 @@ import type { ServiceBroker } from 'moleculer';
 import type { Config } from '../config.ts';
 import type { Log } from '../log.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
-import { type Journal, openJournal } from './journal.ts';
+import { encodeRow } from '../stores/analytics/transport.ts';
+import { type Journal, openJournal, type RecordCodec } from './journal.ts';
 import type { JournalRecord } from './pipeline.ts';
 import { createIngestWriter } from './writer.ts';
 
@@ -38,16 +39,43 @@ export interface IngestSinkContext {
 
 export type OpenIngestSink = (context: IngestSinkContext) => Promise<IngestSink>;
 
+/** A journal record with its row encoded for the analytics store once, when it is appended. */
+export type EncodedRecord = JournalRecord & { line: string };
+
+const encodeRecord = (record: JournalRecord): EncodedRecord => ({ table: record.table, team: record.team, row: record.row, line: encodeRow(record.row) });
+
+const frameHead = (record: { table: string; team: string }) => `{"table":${JSON.stringify(record.table)},"team":${JSON.stringify(record.team)},"row":`;
+
+/**
+ * On disk a record is `{"table":…,"team":…,"row":…}`, the JSON of the record itself (journals
+ * written before this codec read the same), put together around the row's encoded line so the
+ * line can be cut back out after a restart instead of encoded again.
+ */
+export const ENCODED_RECORD_CODEC: RecordCodec<EncodedRecord> = {
+  encode: (record) => `${frameHead(record)}${record.line}}`,
+  decode(payload) {
+    const record = JSON.parse(payload) as JournalRecord;
+    const head = frameHead(record);
+    const line = payload.startsWith(head) && payload.endsWith('}') ? payload.slice(head.length, -1) : encodeRow(record.row);
+    return { table: record.table, team: record.team, row: record.row, line };
+  },
+};
+
 /** Single node: every event goes to the fsync'd journal in <data-dir>/journal; the writer drains it. */
 export function journalSink(config: Config, log: Log, analytics: () => AnalyticsStore): OpenIngestSink {
   return async ({ onStored }) => {
-    const journal = await openJournal<JournalRecord>({ dir: join(config.dataDir, 'journal'), log, maxPendingBytes: config.ingestBufferMb * 1024 * 1024 });
+    const journal = await openJournal<EncodedRecord>({
+      dir: join(config.dataDir, 'journal'),
+      log,
+      maxPendingBytes: config.ingestBufferMb * 1024 * 1024,
+      codec: ENCODED_RECORD_CODEC,
+    });
     const writer = createIngestWriter({ journal, analytics, log, batchSize: config.ingestBatchSize, flushMs: config.ingestFlushMs, onStored });
     if (journal.pendingRecords() > 0) log.info({ records: journal.pendingRecords() }, 'replaying ingest journal');
     writer.start();
     const append: DurableAppend = {
       async append(records) {
-        await journal.append(records);
+        await journal.append(records.map(encodeRecord));
         writer.notify();
       },
     };

@@ -4,8 +4,12 @@
 // and after the stored-batch listener has finished with it.
 import type { Log } from '../log.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
+import { encodeRow } from '../stores/analytics/transport.ts';
 import type { Journal, JournalBatch } from './journal.ts';
 import type { JournalRecord } from './pipeline.ts';
+
+/** A record as the writer takes it: `line`, when present, is its row already encoded (encodeRow). */
+export type WritableRecord = JournalRecord & { line?: string };
 
 export interface IngestWriter {
   start(): void;
@@ -17,7 +21,7 @@ export interface IngestWriter {
 }
 
 export interface WriterOptions {
-  journal: Journal<JournalRecord>;
+  journal: Journal<WritableRecord>;
   analytics: () => AnalyticsStore;
   log: Log;
   batchSize: number;
@@ -56,9 +60,9 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
       };
     });
 
-  async function write(batch: JournalBatch<JournalRecord>): Promise<void> {
+  async function write(batch: JournalBatch<WritableRecord>): Promise<void> {
     const analytics = options.analytics();
-    const groups = new Map<string, JournalRecord[]>();
+    const groups = new Map<string, WritableRecord[]>();
     for (const record of batch.records) {
       const key = `${record.team}.${record.table}`;
       const group = groups.get(key);
@@ -72,9 +76,9 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
         await analytics.ensureTenant(team);
         ensured.add(team);
       }
-      await analytics.insert(
+      await analytics.insertLines(
         table,
-        records.map((r) => r.row),
+        records.map((r) => r.line ?? encodeRow(r.row)),
         { database, dedupToken: `${batch.token}:${key}` },
       );
     }
@@ -82,7 +86,7 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
 
   async function run(): Promise<void> {
     let backoff = 100;
-    let batch: JournalBatch<JournalRecord> | null = null;
+    let batch: JournalBatch<WritableRecord> | null = null;
     while (running) {
       if (!batch) {
         const pending = journal.pendingRecords();

@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Journal, JournalBatch } from '../../lib/ingest/journal.ts';
 import type { JournalRecord } from '../../lib/ingest/pipeline.ts';
-import { createIngestWriter } from '../../lib/ingest/writer.ts';
+import { createIngestWriter, type WritableRecord } from '../../lib/ingest/writer.ts';
 import { silentLog } from '../../lib/log.ts';
 import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
 
@@ -13,9 +13,9 @@ const TEAM = '22222222-2222-4222-8222-222222222222';
 const record = (n: number): JournalRecord => ({ table: 'hits', team: TEAM, row: { hit_id: `h${n}` } });
 
 /** An in-memory journal that hands out one batch at a time and logs what happens to it. */
-function memoryJournal(records: JournalRecord[], steps: string[]): Journal<JournalRecord> {
+function memoryJournal(records: WritableRecord[], steps: string[]): Journal<WritableRecord> {
   let pending = [...records];
-  let outstanding: JournalBatch<JournalRecord> | null = null;
+  let outstanding: JournalBatch<WritableRecord> | null = null;
   return {
     async append() {
       throw new Error('not used');
@@ -24,7 +24,7 @@ function memoryJournal(records: JournalRecord[], steps: string[]): Journal<Journ
       if (outstanding) return outstanding;
       if (pending.length === 0) return null;
       const taken = pending.slice(0, maxRecords);
-      const batch: JournalBatch<JournalRecord> = {
+      const batch: JournalBatch<WritableRecord> = {
         records: taken,
         token: 'batch-1',
         async ack() {
@@ -43,15 +43,16 @@ function memoryJournal(records: JournalRecord[], steps: string[]): Journal<Journ
   };
 }
 
-function recordingStore(steps: string[], tokens: string[]): AnalyticsStore {
+function recordingStore(steps: string[], tokens: string[], lines: string[] = []): AnalyticsStore {
   return {
     tenantDatabase: (team: string) => `tenant_${team.replaceAll('-', '')}`,
     async ensureTenant(team: string) {
       return `tenant_${team.replaceAll('-', '')}`;
     },
-    async insert(_table: string, _rows: unknown[], options: { dedupToken?: string }) {
+    async insertLines(_table: string, inserted: string[], options: { dedupToken?: string }) {
       steps.push('insert');
       tokens.push(options.dedupToken ?? '');
+      lines.push(...inserted);
     },
   } as unknown as AnalyticsStore;
 }
@@ -65,13 +66,14 @@ async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> 
 }
 
 /** A writer over `records` that logs inserts and acks into `steps` and tokens into `tokens`, and runs until the batch is acknowledged. */
-async function writeUntilAcked(records: JournalRecord[], onStored: (records: readonly JournalRecord[], steps: string[]) => Promise<void>) {
+async function writeUntilAcked(records: WritableRecord[], onStored: (records: readonly JournalRecord[], steps: string[]) => Promise<void>) {
   const steps: string[] = [];
   const tokens: string[] = [];
+  const lines: string[] = [];
   const journal = memoryJournal(records, steps);
   const writer = createIngestWriter({
     journal,
-    analytics: () => recordingStore(steps, tokens),
+    analytics: () => recordingStore(steps, tokens, lines),
     log: silentLog,
     batchSize: 10,
     flushMs: 10,
@@ -80,7 +82,7 @@ async function writeUntilAcked(records: JournalRecord[], onStored: (records: rea
   writer.start();
   await until(() => steps.includes('ack'));
   await writer.stop(1000);
-  return { steps, tokens, journal, writer };
+  return { steps, tokens, lines, journal, writer };
 }
 
 describe('createIngestWriter with a stored-batch listener', () => {
@@ -108,5 +110,13 @@ describe('createIngestWriter with a stored-batch listener', () => {
     ]);
     expect(writer.stats()).toMatchObject({ batches: 1, inserted: 3, failures: 1 });
     expect(journal.pendingRecords()).toBe(0);
+  });
+});
+
+describe('createIngestWriter rows', () => {
+  it('inserts the line a record already carries as is, and encodes the row of one without', async () => {
+    const carried = { ...record(1), line: '{"hit_id":"h1","encoded":"once"}' };
+    const { lines } = await writeUntilAcked([carried, record(2)], async () => undefined);
+    expect(lines).toEqual(['{"hit_id":"h1","encoded":"once"}', '{"hit_id":"h2"}']);
   });
 });

@@ -33,7 +33,7 @@ async function tempDir(): Promise<string> {
   return join(dir, 'journal');
 }
 
-async function openAt(dir: string, options: Partial<JournalOptions> = {}): Promise<Journal<Rec>> {
+async function openAt(dir: string, options: Partial<JournalOptions<Rec>> = {}): Promise<Journal<Rec>> {
   const journal = await openJournal<Rec>({ dir, log: recordingLog().log, fsync: false, ...options });
   journals.push(journal);
   return journal;
@@ -100,15 +100,63 @@ describe('append / next / ack', () => {
     expect(await journal.next(10)).toBeNull();
   });
 
-  it('stores the records as they were at the call and leaves them untouched', async () => {
-    const journal = await openAt(await tempDir());
+  it('writes the records to disk as they were at the call and leaves them untouched', async () => {
+    const dir = await tempDir();
+    const journal = await openAt(dir);
     const record = Object.freeze({ n: 1 });
     const mutable = { n: 2 };
     const appended = journal.append([record, mutable]);
     mutable.n = 9;
     await appended;
     expect(record).toEqual({ n: 1 });
+    await journal.close();
+    expect((await (await openAt(dir)).next(10))?.records).toEqual(recs(1, 2));
+  });
+
+  it('hands out records still in memory as the appended objects, without reading them back', async () => {
+    const journal = await openAt(await tempDir());
+    const appended = recs(1, 2, 3);
+    await journal.append(appended);
+    const batch = await journal.next(2);
+    expect(batch?.records[0]).toBe(appended[0]);
+    expect(batch?.records[1]).toBe(appended[1]);
+    await batch?.ack();
+    expect((await journal.next(10))?.records[0]).toBe(appended[2]);
+  });
+
+  it('reads records back from disk once they are past the memory budget, in order and with the same tokens', async () => {
+    const dir = await tempDir();
+    // 30 bytes: the last two records of any append stay in memory, the rest only on disk.
+    const journal = await openAt(dir, { memoryBytes: 30 });
+    const appended = recs(1, 2, 3, 4, 5);
+    await journal.append(appended);
+    const first = await journal.next(2);
+    expect(first?.records).toEqual(recs(1, 2));
+    expect(first?.records[0]).not.toBe(appended[0]);
+    await first?.ack();
+    const second = await journal.next(2);
+    expect(second?.records).toEqual(recs(3, 4));
+    await second?.ack();
+    const third = await journal.next(2);
+    expect(third?.records[0]).toBe(appended[4]);
+    // A batch from memory carries the token a read from disk would have: replayed after a stop, it is the same batch.
+    const token = third?.token;
+    await journal.close();
+    const reopened = await openAt(dir);
+    const replayed = await reopened.next(10);
+    expect(replayed?.records).toEqual(recs(5));
+    expect(replayed?.token).toBe(token);
+  });
+
+  it('frames records with the codec it is given, on disk and back', async () => {
+    const dir = await tempDir();
+    const codec = { encode: (r: Rec) => `[${r.n}]`, decode: (payload: string) => ({ n: JSON.parse(payload)[0] as number }) };
+    const journal = await openAt(dir, { codec, memoryBytes: 0 });
+    await journal.append(recs(1, 2));
     expect((await journal.next(10))?.records).toEqual(recs(1, 2));
+    await journal.close();
+    expect((await readFile(seg(dir, 1))).toString('latin1')).toContain('[1]');
+    expect((await (await openAt(dir, { codec })).next(10))?.records).toEqual(recs(1, 2));
   });
 });
 

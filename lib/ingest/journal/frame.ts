@@ -12,30 +12,39 @@ export const HEADER_BYTES = 8;
  */
 export const MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
 
-/** Frames every record of one append() into one buffer (one write for the whole call). */
-export function encodeFrames(records: readonly unknown[]): Buffer {
+/** How records become frame payloads and back. The payload must be JSON text: see MAX_PAYLOAD_BYTES. */
+export interface RecordCodec<T> {
+  encode(record: T): string;
+  decode(payload: string): T;
+}
+
+export const JSON_CODEC: RecordCodec<unknown> = { encode: (record) => JSON.stringify(record), decode: (payload) => JSON.parse(payload) };
+
+/** Frames every record of one append() into one buffer (one write for the whole call); `sizes` are the frames' lengths. */
+export function encodeFrames<T>(records: readonly T[], codec: RecordCodec<T>): { data: Buffer; sizes: number[] } {
   const payloads: string[] = [];
   const sizes: number[] = [];
   let total = 0;
   for (const record of records) {
-    const json = JSON.stringify(record);
+    const json = codec.encode(record);
     if (typeof json !== 'string') throw new TypeError('journal records must be JSON-serialisable values');
     const size = Buffer.byteLength(json);
     if (size > MAX_PAYLOAD_BYTES) throw new RangeError(`journal record of ${size} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes`);
     payloads.push(json);
-    sizes.push(size);
+    sizes.push(HEADER_BYTES + size);
     total += HEADER_BYTES + size;
   }
-  const out = Buffer.allocUnsafe(total);
+  const data = Buffer.allocUnsafe(total);
   let at = 0;
   for (let i = 0; i < payloads.length; i++) {
     const start = at + HEADER_BYTES;
-    out.write(payloads[i], start, 'utf8');
-    out.writeUInt32LE(sizes[i], at);
-    out.writeUInt32LE(crc32(out.subarray(start, start + sizes[i])), at + 4);
-    at = start + sizes[i];
+    const size = sizes[i] - HEADER_BYTES;
+    data.write(payloads[i], start, 'utf8');
+    data.writeUInt32LE(size, at);
+    data.writeUInt32LE(crc32(data.subarray(start, start + size)), at + 4);
+    at = start + size;
   }
-  return out;
+  return { data, sizes };
 }
 
 /**
@@ -52,7 +61,11 @@ export function frameAt(buf: Buffer, at: number, end = buf.length): number {
 }
 
 export function payloadOf(buf: Buffer, at: number, frameBytes: number): unknown {
-  return JSON.parse(buf.toString('utf8', at + HEADER_BYTES, at + frameBytes));
+  return JSON.parse(payloadText(buf, at, frameBytes));
+}
+
+export function payloadText(buf: Buffer, at: number, frameBytes: number): string {
+  return buf.toString('utf8', at + HEADER_BYTES, at + frameBytes);
 }
 
 /**

@@ -3,7 +3,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import type { Position } from './checkpoint.ts';
-import { frameAt, HEADER_BYTES, type Hole, payloadOf } from './frame.ts';
+import { frameAt, HEADER_BYTES, type Hole, payloadText, type RecordCodec } from './frame.ts';
 
 /** Reads go through chunks this big, so a batch of small records costs a few syscalls, not two per record. */
 const CHUNK_BYTES = 1024 * 1024;
@@ -62,7 +62,7 @@ async function readAt(handle: FileHandle, offset: number, length: number): Promi
   return buf;
 }
 
-export async function readRecords<T>(view: SegmentView, from: Position, limit: ReadLimit): Promise<ReadResult<T>> {
+export async function readRecords<T>(view: SegmentView, from: Position, limit: ReadLimit, codec: RecordCodec<T>): Promise<ReadResult<T>> {
   const start = normalize(view, from);
   const records: T[] = [];
   let bytes = 0;
@@ -102,7 +102,7 @@ export async function readRecords<T>(view: SegmentView, from: Position, limit: R
           stop = true;
           break;
         }
-        records.push(payloadOf(chunk, at, frame) as T);
+        records.push(codec.decode(payloadText(chunk, at, frame)));
         bytes += frame;
         at += frame;
         if (limit.end ? comparePositions({ segment: pos.segment, offset: pos.offset + at }, limit.end) >= 0 : records.length >= limit.maxRecords) break;

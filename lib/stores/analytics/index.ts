@@ -6,7 +6,7 @@ import type { Log } from '../../log.ts';
 import { ChdbTransport } from './chdb.ts';
 import { ClickHouseTransport } from './clickhouse.ts';
 import { loadMigrations, type Migration, migrateTenant } from './migrations.ts';
-import { assertIdentifier, encodeRows, normalizeParams, type Params, type Transport, tenantDatabase } from './transport.ts';
+import { assertIdentifier, encodeRow, normalizeParams, type Params, type Transport, tenantDatabase } from './transport.ts';
 
 export type { Params } from './transport.ts';
 export { AnalyticsStoreError, tenantDatabase } from './transport.ts';
@@ -35,6 +35,8 @@ export interface AnalyticsStore {
   command(sql: string, params?: Params): Promise<void>;
   /** One batch insert (JSONEachRow). Table and database names must match /^[a-z_][a-z0-9_]*$/. */
   insert(table: string, rows: readonly Record<string, unknown>[], options?: InsertOptions): Promise<void>;
+  /** The same insert for rows already encoded, each by encodeRow (the ingest journal keeps them so). */
+  insertLines(table: string, lines: readonly string[], options?: InsertOptions): Promise<void>;
   /** 'tenant_' + the team's UUID in lower-case hex without dashes; throws on a non-UUID. */
   tenantDatabase(teamId: string): string;
   /** Creates the team's database and applies pending tenant migrations; returns its name. */
@@ -90,16 +92,20 @@ class Store implements AnalyticsStore {
     await this.transport.command(sql, normalizeParams(params));
   }
 
-  async insert(table: string, rows: readonly Record<string, unknown>[], options: InsertOptions = {}): Promise<void> {
+  insert(table: string, rows: readonly Record<string, unknown>[], options: InsertOptions = {}): Promise<void> {
+    return this.insertLines(table, rows.map(encodeRow), options);
+  }
+
+  async insertLines(table: string, lines: readonly string[], options: InsertOptions = {}): Promise<void> {
     assertIdentifier('table', table);
     const target = options.database === undefined ? table : `${assertIdentifier('database', options.database)}.${table}`;
-    if (rows.length === 0) return;
+    if (lines.length === 0) return;
     // Without a token of the caller's a fresh one is sent: ClickHouse would otherwise drop a
     // block identical to a recent one (it hashes the content), silently losing rows that were
     // meant to be stored twice. Setting a token works on every server version, unlike turning
     // deduplication off (that setting changed name in ClickHouse 26).
     const token = options.dedupToken ?? `plumb-${crypto.randomUUID()}`;
-    await this.transport.insert(target, encodeRows(rows), { insert_deduplication_token: token });
+    await this.transport.insert(target, `${lines.join('\n')}\n`, { insert_deduplication_token: token });
   }
 
   tenantDatabase(teamId: string): string {

@@ -153,15 +153,13 @@ export function normalizeParams(params: Params | undefined): Params {
 }
 
 /**
- * Rows as JSONEachRow text, the same bytes for both transports. Dates become UTC text (not
- * toJSON's ISO form), bigints become quoted digits (JSON has no bigint, and a 64-bit hash as a
- * JSON number would lose digits; ClickHouse reads quoted numbers into integer columns), Maps
- * become objects and Sets arrays.
+ * One row as its JSONEachRow line (no newline), the same bytes for both transports. Dates become
+ * UTC text (not toJSON's ISO form), bigints become quoted digits (JSON has no bigint, and a 64-bit
+ * hash as a JSON number would lose digits; ClickHouse reads quoted numbers into integer columns),
+ * Maps become objects and Sets arrays.
  */
-export function encodeRows(rows: readonly Record<string, unknown>[]): string {
-  let out = '';
-  for (const row of rows) out += `${JSON.stringify(row, rowValue)}\n`;
-  return out;
+export function encodeRow(row: Record<string, unknown>): string {
+  return JSON.stringify(row, rowValue);
 }
 
 function rowValue(this: unknown, key: string, value: unknown): unknown {
