@@ -159,7 +159,29 @@ export function normalizeParams(params: Params | undefined): Params {
  * Maps become objects and Sets arrays.
  */
 export function encodeRow(row: Record<string, unknown>): string {
-  return JSON.stringify(row, rowValue);
+  // The replacer costs a call into JS for every key; rows of plain JSON values (all that ingest
+  // produces) encode the same without it, at half the cost.
+  return isPlainRow(row) ? JSON.stringify(row) : JSON.stringify(row, rowValue);
+}
+
+const isPrimitive = (value: unknown) => value === null || (typeof value !== 'object' && typeof value !== 'bigint');
+
+/** Strings, numbers, booleans and null, alone or in arrays and plain objects one level down. */
+function isPlainRow(row: Record<string, unknown>): boolean {
+  for (const key in row) {
+    const value = row[key];
+    if (value === null) continue;
+    const type = typeof value;
+    if (type === 'string' || type === 'number' || type === 'boolean') continue;
+    if (type !== 'object') return false;
+    if (Array.isArray(value)) {
+      for (const item of value) if (!isPrimitive(item)) return false;
+    } else {
+      if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+      for (const inner in value as object) if (!isPrimitive((value as Record<string, unknown>)[inner])) return false;
+    }
+  }
+  return true;
 }
 
 function rowValue(this: unknown, key: string, value: unknown): unknown {
