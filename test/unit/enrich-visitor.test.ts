@@ -1,7 +1,7 @@
 // visitorHash: the cookieless visitor id, a keyed hash that is stable within a salt and unlinkable
 // across salts and sites. Expected ids were computed independently (Python hmac, SHA-256).
 import { describe, expect, it } from '@jest/globals';
-import { visitorHash } from '../../lib/ingest/enrich/visitor.ts';
+import { VISITOR_ID_CACHE_SIZE, visitorHash } from '../../lib/ingest/enrich/visitor.ts';
 
 const saltA = Uint8Array.from({ length: 32 }, (_, i) => i);
 const saltB = Uint8Array.from({ length: 32 }, (_, i) => 255 - i);
@@ -39,5 +39,19 @@ describe('visitorHash', () => {
     const id = visitorHash(saltB, otherSite, '198.51.100.1', chrome);
     expect(id).toMatch(/^\d{1,20}$/);
     expect(BigInt(id) <= 18446744073709551615n).toBe(true);
+  });
+
+  it('never answers an id remembered under another salt', () => {
+    for (let round = 0; round < 2; round++) {
+      expect(visitorHash(saltA, site, '203.0.113.7', chrome)).toBe('9410092703030159816');
+      expect(visitorHash(saltB, site, '203.0.113.7', chrome)).toBe('4171026107475120283');
+    }
+  });
+
+  it('still answers the right id once more visitors than it remembers have passed', () => {
+    expect(visitorHash(saltA, site, '203.0.113.7', chrome)).toBe('9410092703030159816');
+    for (let i = 0; i <= VISITOR_ID_CACHE_SIZE; i++) visitorHash(saltA, site, `10.0.${i >> 8}.${i & 255}`, chrome);
+    expect(visitorHash(saltA, site, '203.0.113.7', chrome)).toBe('9410092703030159816');
+    expect(visitorHash(saltA, site, '203.0.113.8', chrome)).toBe('12572669393766208144');
   });
 });

@@ -2,6 +2,10 @@
 // Without the salt the id cannot be linked back to an IP, and once the salt is deleted (after two
 // days) not even Plumb can recompute it, so ids of different days never join up.
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { BoundedCache } from './user-agent.ts';
+
+/** Visitor ids remembered per salt: a visitor's next hits skip the HMAC. */
+export const VISITOR_ID_CACHE_SIZE = 10_000;
 
 /**
  * HMAC keys made from salts. Importing raw bytes as a key costs several times the hash itself, and
@@ -10,6 +14,11 @@ import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
  * the last salt's bytes.
  */
 const keys = new WeakMap<Uint8Array, KeyObject>();
+/**
+ * Ids by input, one cache per key, so an id is only ever answered under the salt it was made
+ * with, and goes when the salt's key is dropped. Held in memory only, like the sessions.
+ */
+const ids = new WeakMap<KeyObject, BoundedCache<string>>();
 let lastSalt: Uint8Array | null = null;
 let lastKey: KeyObject | null = null;
 
@@ -32,6 +41,17 @@ function keyOf(salt: Uint8Array): KeyObject {
  * over site, IP and UA. A NUL separates the fields so ("a", "bc") and ("ab", "c") differ.
  */
 export function visitorHash(salt: Uint8Array, siteId: string, ip: string, userAgent: string): string {
-  const digest = createHmac('sha256', keyOf(salt)).update(`${siteId}\0${ip}\0${userAgent}`).digest();
-  return digest.readBigUInt64BE(0).toString();
+  const key = keyOf(salt);
+  const input = `${siteId}\0${ip}\0${userAgent}`;
+  let cache = ids.get(key);
+  if (cache === undefined) {
+    cache = new BoundedCache(VISITOR_ID_CACHE_SIZE);
+    ids.set(key, cache);
+  }
+  let id = cache.get(input);
+  if (id === undefined) {
+    id = createHmac('sha256', key).update(input).digest().readBigUInt64BE(0).toString();
+    cache.set(input, id);
+  }
+  return id;
 }
