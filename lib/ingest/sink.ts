@@ -39,10 +39,32 @@ export interface IngestSinkContext {
 
 export type OpenIngestSink = (context: IngestSinkContext) => Promise<IngestSink>;
 
-/** A journal record with its row encoded for the analytics store once, when it is appended. */
-export type EncodedRecord = JournalRecord & { line: string };
+/**
+ * A journal record whose row travels as its encoded line (encodeRow, once, at append). The row
+ * object is parsed back from the line only when something reads it (the stored-batch listener
+ * reads hits and events, never visits), so what waits for the writer is a string, not an object
+ * graph for the garbage collector to trace and promote, and it is the row exactly as stored.
+ */
+export class EncodedRecord implements JournalRecord {
+  readonly table: JournalRecord['table'];
+  readonly team: string;
+  readonly line: string;
+  #row: Record<string, unknown> | undefined;
 
-const encodeRecord = (record: JournalRecord): EncodedRecord => ({ table: record.table, team: record.team, row: record.row, line: encodeRow(record.row) });
+  constructor(table: JournalRecord['table'], team: string, line: string, row?: Record<string, unknown>) {
+    this.table = table;
+    this.team = team;
+    this.line = line;
+    this.#row = row;
+  }
+
+  get row(): Record<string, unknown> {
+    this.#row ??= JSON.parse(this.line) as Record<string, unknown>;
+    return this.#row;
+  }
+}
+
+const encodeRecord = (record: JournalRecord) => new EncodedRecord(record.table, record.team, encodeRow(record.row));
 
 const frameHead = (record: { table: string; team: string }) => `{"table":${JSON.stringify(record.table)},"team":${JSON.stringify(record.team)},"row":`;
 
@@ -57,7 +79,7 @@ export const ENCODED_RECORD_CODEC: RecordCodec<EncodedRecord> = {
     const record = JSON.parse(payload) as JournalRecord;
     const head = frameHead(record);
     const line = payload.startsWith(head) && payload.endsWith('}') ? payload.slice(head.length, -1) : encodeRow(record.row);
-    return { table: record.table, team: record.team, row: record.row, line };
+    return new EncodedRecord(record.table, record.team, line, record.row);
   },
 };
 

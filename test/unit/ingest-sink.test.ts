@@ -2,13 +2,14 @@
 // row's encoded line cut back out when a record is read from disk, for records written by this
 // codec and by journals from before it alike.
 import { describe, expect, it } from '@jest/globals';
-import { ENCODED_RECORD_CODEC } from '../../lib/ingest/sink.ts';
+import { ENCODED_RECORD_CODEC, EncodedRecord } from '../../lib/ingest/sink.ts';
 
 const TEAM = '22222222-2222-4222-8222-222222222222';
+const fields = (record: EncodedRecord) => ({ table: record.table, team: record.team, row: record.row, line: record.line });
 
 describe('ENCODED_RECORD_CODEC', () => {
   it('writes the JSON of the record around the line it carries', () => {
-    const payload = ENCODED_RECORD_CODEC.encode({ table: 'hits', team: TEAM, row: { path: '/a' }, line: '{"path":"/a"}' });
+    const payload = ENCODED_RECORD_CODEC.encode(new EncodedRecord('hits', TEAM, '{"path":"/a"}'));
     expect(payload).toBe(`{"table":"hits","team":"${TEAM}","row":{"path":"/a"}}`);
     expect(JSON.parse(payload)).toEqual({ table: 'hits', team: TEAM, row: { path: '/a' } });
   });
@@ -16,7 +17,7 @@ describe('ENCODED_RECORD_CODEC', () => {
   it('reads the record back with its line cut out of the payload, not encoded again', () => {
     // Key order and spacing an encoder would not produce: only a cut keeps them.
     const payload = `{"table":"visits","team":"${TEAM}","row":{"sign":-1,"pages":["/a","/b"],"path":"/\\u00e9"}}`;
-    expect(ENCODED_RECORD_CODEC.decode(payload)).toEqual({
+    expect(fields(ENCODED_RECORD_CODEC.decode(payload))).toEqual({
       table: 'visits',
       team: TEAM,
       row: { sign: -1, pages: ['/a', '/b'], path: '/é' },
@@ -26,6 +27,14 @@ describe('ENCODED_RECORD_CODEC', () => {
 
   it('encodes the row when the payload is laid out differently', () => {
     const payload = `{"team":"${TEAM}","table":"events","row":{"name":"signup"}}`;
-    expect(ENCODED_RECORD_CODEC.decode(payload)).toEqual({ table: 'events', team: TEAM, row: { name: 'signup' }, line: '{"name":"signup"}' });
+    expect(fields(ENCODED_RECORD_CODEC.decode(payload))).toEqual({ table: 'events', team: TEAM, row: { name: 'signup' }, line: '{"name":"signup"}' });
+  });
+});
+
+describe('EncodedRecord', () => {
+  it('gives its row as parsed from its line, the row as stored', () => {
+    const record = new EncodedRecord('hits', TEAM, '{"path":"/a","ts":"2026-11-21 10:00:00.000"}');
+    expect(record.row).toEqual({ path: '/a', ts: '2026-11-21 10:00:00.000' });
+    expect(record.row).toBe(record.row);
   });
 });
