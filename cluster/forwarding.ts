@@ -22,16 +22,22 @@ export interface ForwardedBatch {
   records: JournalRecord[];
 }
 
+/**
+ * Counted in events (pageviews, custom events, vitals, AI fetches): the visit states that travel
+ * with them are derived rows, not counted, so the figures match what clients sent.
+ */
 export interface ForwardingStats {
-  /** Records this node handed to another node that leads. */
+  /** Events this node handed to another node that leads. */
   forwarded: number;
-  /** Records this node, as leader, received from followers. */
+  /** Events this node, as leader, received from followers. */
   received: number;
-  /** Records this node put into the JetStream buffer because no leader could take them. */
+  /** Events this node put into the JetStream buffer because no leader could take them. */
   buffered: number;
-  /** Records this node stored as leader for its own server-ingest requests. */
+  /** Events this node stored as leader for its own server-ingest requests. */
   stored: number;
 }
+
+const eventsIn = (records: readonly JournalRecord[]) => records.reduce((n, record) => (record.table === 'visits' ? n : n + 1), 0);
 
 export interface Forwarder extends DurableAppend {
   /** The leader's side of a forward: store the batch under its id. */
@@ -61,7 +67,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
 
   /** One batch to the leader, or into the buffer; durable once it resolves. */
   async function deliver(batch: ForwardedBatch): Promise<void> {
-    const count = batch.records.length;
+    const count = eventsIn(batch.records);
     const tried = new Set<string>();
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const leader = elector.state().leaderNodeId;
@@ -110,7 +116,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
         if (err instanceof JournalFullError) throw unavailable('Ingest buffer is full; retry shortly', err.retryAfterSeconds);
         throw err;
       }
-      stats.received += batch.records.length;
+      stats.received += eventsIn(batch.records);
     },
 
     stats: () => ({ ...stats }),

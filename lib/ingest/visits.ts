@@ -9,6 +9,15 @@
 // those of that first pageview and never change afterwards; an out-of-order pageview from
 // server-side replay only moves `first_ts` (so the duration stays last − first pageview).
 import type { VisitColumns } from './context.ts';
+import type { JournalRecord } from './pipeline.ts';
+
+/**
+ * Distinct pages (and hostnames) a visit lists. Every pageview rewrites the visit's row, so an
+ * unbounded list would make a crawler-like visit of thousands of pages cost its whole history on
+ * every hit; past this many, further new pages still count as pageviews but are not listed (a
+ * `page` filter or the pages breakdown does not see them in that visit).
+ */
+export const MAX_VISIT_PAGES = 50;
 
 /** What a visit row needs from the hit that created or extended it. */
 export interface PageviewFacts {
@@ -58,8 +67,10 @@ const ORIGIN_COLUMNS = [
 ] as const;
 
 const increment = (counts: Map<string, number>, key: string) => {
+  const known = counts.get(key);
+  if (known === undefined && counts.size >= MAX_VISIT_PAGES) return counts;
   const next = new Map(counts);
-  next.set(key, (counts.get(key) ?? 0) + 1);
+  next.set(key, (known ?? 0) + 1);
   return next;
 };
 
@@ -132,4 +143,18 @@ export function visitRow(state: VisitState, sign: 1 | -1, version: number): Reco
     hostname_hits: hostnames.map(([, hits]) => hits),
     ...state.origin,
   };
+}
+
+/**
+ * Drops the visit states that are written and cancelled within the same records (a server batch
+ * with several hits of one visit): both rows of such a pair would only cancel out in the store.
+ * What is left per visit is the cancellation of the state before these records and the last state.
+ */
+export function withoutPassingStates(records: JournalRecord[]): JournalRecord[] {
+  const visits = records.filter((r) => r.table === 'visits');
+  if (visits.length <= 2) return records;
+  const key = (r: JournalRecord) => `${r.row.site_id}|${r.row.session_id}|${r.row.version}`;
+  const written = new Set(visits.filter((r) => r.row.sign === 1).map(key));
+  const passing = new Set(visits.filter((r) => r.row.sign === -1 && written.has(key(r))).map(key));
+  return passing.size === 0 ? records : records.filter((r) => r.table !== 'visits' || !passing.has(key(r)));
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { JournalFullError } from '../../lib/ingest/journal.ts';
 import { type IngestDeps, type JournalRecord, trackerPageview } from '../../lib/ingest/pipeline.ts';
 import { createSessionTracker } from '../../lib/ingest/sessions.ts';
+import { withoutPassingStates } from '../../lib/ingest/visits.ts';
 import type { Site } from '../../lib/sites/sites.ts';
 
 const SITE: Site = { id: '6d1f4b2e-8f0a-4c55-9d0e-1b2c3d4e5f60', team_id: 'team', domain: 'example.com', timezone: 'UTC', tenant: 'tenant_team' };
@@ -51,5 +52,20 @@ describe('tracker pageviews and their visits', () => {
       ['hits', null, 1],
       ['visits', 1, null],
     ]);
+  });
+});
+
+describe('withoutPassingStates', () => {
+  const visit = (version: number, sign: 1 | -1, session = '1') => ({ table: 'visits' as const, team: 'team', row: { site_id: SITE.id, session_id: session, version, sign } });
+  const hit = (id: number) => ({ table: 'hits' as const, team: 'team', row: { hit_id: String(id) } });
+
+  it('keeps, per visit, only the cancellation of the state before the records and the last state', () => {
+    const records = [hit(1), visit(3, -1), visit(4, 1), hit(2), visit(4, -1), visit(5, 1), hit(3), visit(5, -1), visit(6, 1), visit(1, 1, '2')];
+    expect(withoutPassingStates(records)).toEqual([hit(1), visit(3, -1), hit(2), hit(3), visit(6, 1), visit(1, 1, '2')]);
+  });
+
+  it('leaves one hit and its visit states as they are', () => {
+    const records = [hit(1), visit(1, -1), visit(2, 1)];
+    expect(withoutPassingStates(records)).toBe(records);
   });
 });

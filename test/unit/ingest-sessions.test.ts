@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { createSessionTracker } from '../../lib/ingest/sessions.ts';
+import { MAX_VISIT_PAGES } from '../../lib/ingest/visits.ts';
 
 const MINUTE = 60_000;
 
@@ -78,5 +79,20 @@ describe('the visit of a session', () => {
     const next = sessions.touch('site', 'v1', 1000);
     expect([next.isEntry, next.sessionId === failed.sessionId]).toEqual([true, false]);
     expect(next.visit.pageview(hit('2026-01-01T10:00:01.000Z', '/'))).toEqual([expect.objectContaining({ sign: 1, version: 1 })]);
+  });
+});
+
+describe('the pages a visit lists', () => {
+  it(`stop growing at ${MAX_VISIT_PAGES} distinct pages, while every pageview still counts`, () => {
+    const { visit } = createSessionTracker({ timeoutMs: 30 * MINUTE }).touch('site', 'v1', 0);
+    let last: Record<string, unknown> = {};
+    for (let i = 0; i < MAX_VISIT_PAGES + 10; i++) {
+      const rows = visit.pageview({ ts: `2026-01-01T10:00:${String(i % 60).padStart(2, '0')}.000Z`, columns: { site_id: 's', session_id: '1', visitor_id: '7', path: `/p${String(i).padStart(3, '0')}`, hostname: 'example.com' } });
+      last = rows[rows.length - 1];
+    }
+    const again = visit.pageview({ ts: '2026-01-01T10:01:00.000Z', columns: { site_id: 's', session_id: '1', visitor_id: '7', path: '/p000', hostname: 'example.com' } });
+    last = again[again.length - 1];
+    expect((last.pages as string[]).length).toBe(MAX_VISIT_PAGES);
+    expect([last.visit_pageviews, (last.page_hits as number[])[0], last.hostname_hits]).toEqual([MAX_VISIT_PAGES + 11, 2, [MAX_VISIT_PAGES + 11]]);
   });
 });
