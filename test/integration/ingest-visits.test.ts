@@ -32,7 +32,7 @@ interface Item {
   hostname: string;
 }
 
-/** 60 visits on one day: 1–6 pageviews a few minutes apart, some with a custom event, some sharing a visitor. */
+/** 61 visits on one day: 1–6 pageviews a few minutes apart, some with a custom event, some sharing a visitor. */
 function replay(): Item[] {
   const items: Item[] = [];
   for (let v = 0; v < 60; v++) {
@@ -47,6 +47,11 @@ function replay(): Item[] {
       if (rand() < 0.15) items.push({ type: 'event', name: 'signup', url: `https://${host}${path}`, hostname: host, timestamp: new Date(at + 500).toISOString(), visitor_ip: ip, user_agent: UA, session_id: `visit-${v}` });
       at += 30_000 + Math.floor(rand() * 240_000);
     }
+  }
+  // A crawler-like visit of 60 distinct pages: past the 50 a visit lists, its pages are counted but not listed.
+  for (let p = 0; p < 60; p++) {
+    const timestamp = new Date(Date.parse(`${DAY}T12:00:00Z`) + p * 20_000).toISOString();
+    items.push({ type: 'pageview', url: `https://example.com/long/${p}`, hostname: 'example.com', timestamp, visitor_ip: '193.0.6.99', user_agent: UA, session_id: 'visit-long' });
   }
   // In time order, as a server replaying its logs would send them: visits interleave.
   return items.sort((a, b) => a.timestamp.localeCompare(b.timestamp));
@@ -104,18 +109,20 @@ describe('visits written at ingest', () => {
         'SELECT uniqExact(session_id) AS sessions, countIf(net != 1) AS bad, sum(states) AS states FROM (SELECT session_id, sum(sign) AS net, count() AS states FROM {db:Identifier}.visits GROUP BY session_id)',
         { db: t.node.runtime.analytics().tenantDatabase(t.team.id) },
       );
-    expect(Number(net[0].sessions)).toBe(60);
+    expect(Number(net[0].sessions)).toBe(61);
     expect(Number(net[0].bad)).toBe(0);
     // Cancelled states are really there, unmerged: this is what the queries must see through.
-    expect(Number(net[0].states)).toBeGreaterThan(60);
+    expect(Number(net[0].states)).toBeGreaterThan(61);
   });
 
   it('answer KPIs, breakdowns and filters exactly as visits rebuilt from the stored pageviews', async () => {
     const written = await answers();
-    expect((written[0] as { kpis: { visits: number; pageviews: number } }).kpis).toMatchObject({ visits: 60, pageviews });
+    expect((written[0] as { kpis: { visits: number; pageviews: number } }).kpis).toMatchObject({ visits: 61, pageviews });
     await rebuildVisits(t.node.runtime.analytics(), t.node.runtime.analytics().tenantDatabase(t.team.id));
     const rebuilt = await answers();
     for (const [index, question] of QUESTIONS.entries()) expect([question, written[index]]).toEqual([question, rebuilt[index]]);
+    const pages = (written[QUESTIONS.findIndex(([, q]) => q.dimension === 'pages' && !q.filter)] as { rows: { value: string }[] }).rows;
+    expect(pages.filter((row) => row.value.startsWith('/long/')).length).toBe(50);
   });
 });
 

@@ -51,12 +51,17 @@ INSERT INTO {db:Identifier}.visits
      entry_page, exit_page, pages, page_hits, hostnames, hostname_hits, referrer, referrer_source, channel,
      utm_source, utm_medium, utm_campaign, utm_term, utm_content, country, region, browser, os, device)
 SELECT v.site_id, v.session_id, 1, 1, v.visitor_id, v.first_ts, v.first_ts, v.last_ts, v.pageviews, e.events, e.engagement_ms,
-       v.entry_page, v.exit_page, tupleElement(v.page_map, 1), tupleElement(v.page_map, 2), tupleElement(v.hostname_map, 1), tupleElement(v.hostname_map, 2), v.referrer, v.referrer_source, v.channel,
+       v.entry_page, v.exit_page, v.pages, arrayMap(p -> toUInt32(countEqual(v.all_pages, p)), v.pages),
+       v.hostnames, arrayMap(h -> toUInt32(countEqual(v.all_hostnames, h)), v.hostnames), v.referrer, v.referrer_source, v.channel,
        v.utm_source, v.utm_medium, v.utm_campaign, v.utm_term, v.utm_content, v.country, v.region, v.browser, v.os, v.device
   FROM (SELECT site_id, session_id,
                argMin(visitor_id, ts) AS visitor_id, min(ts) AS first_ts, max(ts) AS last_ts, toUInt32(count()) AS pageviews,
                argMin(path, ts) AS entry_page, argMax(path, ts) AS exit_page,
-               sumMap([path], [toUInt32(1)]) AS page_map, sumMap([hostname], [toUInt32(1)]) AS hostname_map,
+               -- The first 50 distinct pages (and hostnames) in time order, listed by name, as the
+               -- ingest pipeline lists them (lib/ingest/visits.ts, MAX_VISIT_PAGES).
+               groupArray(path) AS all_pages, groupArray(hostname) AS all_hostnames,
+               arraySort(arraySlice(arrayDistinct(arrayMap(x -> x.2, arraySort(groupArray((ts, path))))), 1, 50)) AS pages,
+               arraySort(arraySlice(arrayDistinct(arrayMap(x -> x.2, arraySort(groupArray((ts, hostname))))), 1, 50)) AS hostnames,
                argMin(referrer, ts) AS referrer, argMin(referrer_source, ts) AS referrer_source, argMin(channel, ts) AS channel,
                argMin(utm_source, ts) AS utm_source, argMin(utm_medium, ts) AS utm_medium, argMin(utm_campaign, ts) AS utm_campaign,
                argMin(utm_term, ts) AS utm_term, argMin(utm_content, ts) AS utm_content,
