@@ -298,7 +298,10 @@ async function admitRequest(runtime: Runtime, req: IncomingMessage, res: ServerR
   const ip = clientIp(req.socket.remoteAddress, req.headers, runtime.config.trustedProxyHops);
   meta.request = { ip, userAgent: header('user-agent') ?? '', origin: header('origin'), referer: header('referer'), headers: req.headers };
   const bucket = action?.rateLimit ?? ((req.url ?? '').startsWith('/api/') ? 'api' : undefined);
-  if (bucket) await runtime.rateLimits.consume(bucket, ip);
+  if (bucket) {
+    const limited = runtime.rateLimits.consume(bucket, ip);
+    if (limited) await limited;
+  }
   if (action?.crossOrigin) {
     for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
   } else {
