@@ -39,6 +39,22 @@ describe('chDB analytics store', () => {
     }
   });
 
+  it('stores an insert of encoded lines bigger than one conversion slice whole', async () => {
+    const store = await openAnalyticsStore({ dataDir, log: silentLog });
+    try {
+      const db = await store.ensureTenant(team);
+      const lines = Array.from({ length: 2501 }, (_, i) => `{"ts":"2024-04-01T00:00:00Z","site_id":"${site}","path":"/slice-${i}"}`);
+      await store.insertLines('hits', lines, { database: db });
+      const [counted] = await store.query<{ rows: string; first: string; last: string }>(
+        "SELECT count() AS rows, min(path) AS first, argMax(path, toUInt32(substring(path, 8))) AS last FROM {db:Identifier}.hits WHERE path LIKE '/slice-%'",
+        { db },
+      );
+      expect(counted).toEqual({ rows: '2501', first: '/slice-0', last: '/slice-2500' });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps rows and applied migrations across a restart on the same dir', async () => {
     const dir = tempDir('restart');
     const first = await openAnalyticsStore({ dataDir: dir, log: silentLog });

@@ -124,12 +124,12 @@ export class ChdbTransport implements Transport {
     }
   }
 
-  async insert(target: string, ndjson: string, settings: Record<string, string | number>): Promise<void> {
+  async insert(target: string, ndjson: Buffer, settings: Record<string, string | number>): Promise<void> {
     this.assertOpen();
     if (ndjson.length === 0) return;
     try {
       // The raw insert hands the bytes to the engine's own JSONEachRow parser.
-      await this.session.insert({ table: target, values: Buffer.from(ndjson), format: 'JSONEachRow', settings });
+      await this.session.insert({ table: target, values: ndjson, format: 'JSONEachRow', settings });
     } catch (error) {
       throw toStoreError(error);
     }

@@ -110,7 +110,7 @@ export class ClickHouseTransport implements Transport {
     }
   }
 
-  async insert(target: string, ndjson: string, settings: Record<string, string | number>): Promise<void> {
+  async insert(target: string, ndjson: Buffer, settings: Record<string, string | number>): Promise<void> {
     this.assertOpen();
     if (ndjson.length === 0) return;
     try {
@@ -118,7 +118,7 @@ export class ClickHouseTransport implements Transport {
       // bytes as the body unchanged (statement in the URL), the same text chDB gets.
       const result = await this.client.exec({
         query: `INSERT INTO ${target} FORMAT JSONEachRow`,
-        values: Readable.from([Buffer.from(ndjson)], { objectMode: false }),
+        values: Readable.from([ndjson], { objectMode: false }),
         clickhouse_settings: { ...settings, ...COMPLETE },
       });
       for await (const _ of result.stream) {

@@ -10,8 +10,8 @@ export interface Transport {
   query<T>(sql: string, params: Params): Promise<T[]>;
   stream<T>(sql: string, params: Params): AsyncIterable<T>;
   command(sql: string, params: Params): Promise<void>;
-  /** `target` is an already validated `table` or `db.table`; `ndjson` is JSONEachRow text. */
-  insert(target: string, ndjson: string, settings: Record<string, string | number>): Promise<void>;
+  /** `target` is an already validated `table` or `db.table`; `ndjson` is JSONEachRow text (UTF-8). */
+  insert(target: string, ndjson: Buffer, settings: Record<string, string | number>): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
