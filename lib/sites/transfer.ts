@@ -231,12 +231,16 @@ async function countRows(m: Moving, database: string, table: TenantTable, where 
   return Number(row.n);
 }
 
-/** INSERT … SELECT with a token of its own: the same rows copied twice are stored twice, never silently dropped as a replay. */
+/**
+ * INSERT … SELECT with a token of its own: the same rows copied twice are stored twice, never
+ * silently dropped as a replay. Rows go in as they are: a visit state and its cancellation are
+ * not collapsed by the insert itself (optimize_on_insert), so the copy holds the source's rows.
+ */
 async function copyRows(m: Moving, table: TenantTable, where = '', extra: Record<string, unknown> = {}): Promise<void> {
   await m.analytics.command(
     `INSERT INTO {dst:Identifier}.{table:Identifier}
      SELECT * FROM {src:Identifier}.{table:Identifier} WHERE site_id = {site:UUID} ${where}
-     SETTINGS insert_deduplication_token = {token:String}`,
+     SETTINGS insert_deduplication_token = {token:String}, optimize_on_insert = 0`,
     { ...extra, src: m.source, dst: m.destination, table, site: m.siteId, token: `plumb-transfer-${randomUUID()}` },
   );
 }
