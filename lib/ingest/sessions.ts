@@ -32,7 +32,10 @@ export interface SessionTracker {
 
 interface Session {
   sessionId: string;
+  /** Event time of the latest hit (server replay may send old times). */
   lastSeen: number;
+  /** Wall-clock time of the latest hit: what idle sessions are dropped by. */
+  touchedAt: number;
   abandoned: boolean;
   /** The last state written, with its version; null until the first pageview. */
   visit: VisitState | null;
@@ -64,23 +67,38 @@ function ledgerOf(session: Session): VisitLedger {
   };
 }
 
-export function createSessionTracker(options: { timeoutMs: number; maxEntries?: number }): SessionTracker {
+export function createSessionTracker(options: { timeoutMs: number; maxEntries?: number; clock?: () => number }): SessionTracker {
   const maxEntries = options.maxEntries ?? 500_000;
+  const clock = options.clock ?? Date.now;
   const sessions = new Map<string, Session>();
+  /**
+   * Sessions nobody touched for the timeout are over: dropped with their visit's state, so memory
+   * follows the visitors active now rather than everyone seen since the start. The map is in
+   * touch order, so the idle ones are at its front.
+   */
+  const dropIdle = (now: number) => {
+    for (const [key, session] of sessions) {
+      if (now - session.touchedAt <= options.timeoutMs) break;
+      sessions.delete(key);
+    }
+  };
   return {
     touch(siteId, visitorKey, atMs) {
+      const now = clock();
+      dropIdle(now);
       const key = `${siteId}:${visitorKey}`;
       const known = sessions.get(key);
       if (known && !known.abandoned && atMs - known.lastSeen <= options.timeoutMs && atMs >= known.lastSeen - options.timeoutMs) {
         // Re-insert so the Map's order stays least-recently-seen first.
         sessions.delete(key);
         known.lastSeen = Math.max(known.lastSeen, atMs);
+        known.touchedAt = now;
         sessions.set(key, known);
         return { sessionId: known.sessionId, isEntry: false, visit: ledgerOf(known) };
       }
       if (known) sessions.delete(key);
       else if (sessions.size >= maxEntries) sessions.delete(sessions.keys().next().value!);
-      const fresh: Session = { sessionId: newSessionId(), lastSeen: atMs, abandoned: false, visit: null, version: 0, pending: { events: 0, engagementMs: 0 } };
+      const fresh: Session = { sessionId: newSessionId(), lastSeen: atMs, touchedAt: now, abandoned: false, visit: null, version: 0, pending: { events: 0, engagementMs: 0 } };
       sessions.set(key, fresh);
       return { sessionId: fresh.sessionId, isEntry: true, visit: ledgerOf(fresh) };
     },

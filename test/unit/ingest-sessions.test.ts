@@ -96,3 +96,21 @@ describe('the pages a visit lists', () => {
     expect([last.visit_pageviews, (last.page_hits as number[])[0], last.hostname_hits]).toEqual([MAX_VISIT_PAGES + 11, 2, [MAX_VISIT_PAGES + 11]]);
   });
 });
+
+describe('idle sessions', () => {
+  it('are dropped with their visit once nobody touched them for the timeout (wall clock), so replayed old times do not age them', () => {
+    let now = 1_000_000;
+    const sessions = createSessionTracker({ timeoutMs: 30 * MINUTE, clock: () => now });
+    const replayed = sessions.touch('site', 'old', Date.UTC(2024, 0, 1));
+    sessions.touch('site', 'a', now);
+    now += 20 * MINUTE;
+    sessions.touch('site', 'b', now);
+    expect(sessions.touch('site', 'old', Date.UTC(2024, 0, 1, 0, 5)).sessionId).toBe(replayed.sessionId);
+    now += 15 * MINUTE; // 'a' is 35 minutes idle, 'b' and 'old' 15
+    sessions.touch('site', 'c', now);
+    expect(sessions.size()).toBe(3);
+    now += 31 * MINUTE;
+    sessions.touch('site', 'd', now);
+    expect(sessions.size()).toBe(1);
+  });
+});
