@@ -2,7 +2,7 @@
 // reference in the same run (req/s, p99), then p99 at 80% of Plumb's maximum, then how fast
 // accepted events reach the analytics store and the RSS while they do.
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { silentLog } from '../../lib/log.ts';
@@ -35,10 +35,31 @@ async function load(url: string, overallRate?: number): Promise<Load> {
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, accepted: result['2xx'], other: result.non2xx + result.errors + result.timeouts };
 }
 
-async function startBare(): Promise<{ url: string; stop(): void }> {
+/** Linux's USER_HZ: the unit of the CPU times in /proc/<pid>/stat. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * CPU seconds (user + system) a process has used so far, all threads or only its main thread.
+ * Per request, it is the steadier figure on a shared machine: req/s moves with the neighbours' load.
+ */
+function cpuSeconds(pid: number, mainThreadOnly = false): number {
+  const stat = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Runs a load and the CPU the server used for it, in µs per answered request (process and main thread). */
+async function measured(pid: number, run: () => Promise<Load>): Promise<Load & { cpuUs: number; mainCpuUs: number }> {
+  const [process0, main0] = [cpuSeconds(pid), cpuSeconds(pid, true)];
+  const result = await run();
+  const answered = Math.max(1, result.accepted + result.other);
+  return { ...result, cpuUs: ((cpuSeconds(pid) - process0) * 1e6) / answered, mainCpuUs: ((cpuSeconds(pid, true) - main0) * 1e6) / answered };
+}
+
+async function startBare(): Promise<{ url: string; pid: number; stop(): void }> {
   const child = spawn(NODE_BIN, [join(ROOT, 'test/bench/bare-server.ts'), '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())));
-  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => child.kill('SIGTERM') };
 }
 
 const suite: BenchSuite = {
@@ -52,7 +73,7 @@ const suite: BenchSuite = {
     await metadata.close();
 
     const bare = await startBare();
-    const bareLoad = await load(bare.url);
+    const bareLoad = await measured(bare.pid, () => load(bare.url));
     bare.stop();
 
     const env = { PLUMB_INGEST_RATE_PER_SECOND: '1000000', PLUMB_INGEST_BURST: '1000000', PLUMB_LOG_LEVEL: 'warn' };
@@ -62,7 +83,7 @@ const suite: BenchSuite = {
       rssMiB(plumb.child.pid!).then((mib) => (peakRss = Math.max(peakRss, mib)), () => undefined);
     }, 250);
     const loadStarted = performance.now();
-    const full = await load(plumb.url);
+    const full = await measured(plumb.child.pid!, () => load(plumb.url));
     const steady = await load(plumb.url, Math.round(full.rps * 0.8));
     const loadEnded = performance.now();
     // A graceful stop drains the journal into the store; the clock stops when every event is stored.
@@ -79,9 +100,11 @@ const suite: BenchSuite = {
     return {
       'bare node:http req/s': Math.round(bareLoad.rps),
       'bare node:http p99 ms': bareLoad.p99,
+      'bare node:http CPU µs/request': Math.round(bareLoad.cpuUs),
       'plumb /ingest req/s (max)': Math.round(full.rps),
       'plumb / bare': `${Math.round((full.rps / bareLoad.rps) * 100)}%`,
       'plumb p50 / p99 ms at max': `${full.p50} / ${full.p99}`,
+      'plumb CPU µs/request at max (main thread / process)': `${Math.round(full.mainCpuUs)} / ${Math.round(full.cpuUs)}`,
       'plumb p99 ms at 80% of max': steady.p99,
       'plumb non-202 responses': full.other + steady.other,
       'events accepted (202)': accepted,
