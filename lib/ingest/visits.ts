@@ -50,7 +50,8 @@ export interface PendingActivity {
   engagementMs: number;
 }
 
-const ORIGIN_COLUMNS = [
+/** The columns a visit takes from its first pageview (the stats API filters and groups by them). */
+export const ORIGIN_COLUMNS = [
   'referrer',
   'referrer_source',
   'channel',

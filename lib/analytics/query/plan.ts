@@ -5,25 +5,11 @@
 //
 // Everything is computed over the `visits` table (migration 0003): the visits that started in the
 // half-open range [from, to), each with all its pageviews and events, whenever they happened.
+import type { ORIGIN_COLUMNS } from '../../ingest/visits.ts';
 import type { Filter, FilterDimension } from './filters.ts';
 
 /** Columns of `visits` holding one value per visit; a closed list, so a name never comes from a request. */
-export type VisitColumn =
-  | 'entry_page'
-  | 'exit_page'
-  | 'referrer'
-  | 'referrer_source'
-  | 'channel'
-  | 'utm_source'
-  | 'utm_medium'
-  | 'utm_campaign'
-  | 'utm_term'
-  | 'utm_content'
-  | 'country'
-  | 'region'
-  | 'browser'
-  | 'os'
-  | 'device';
+export type VisitColumn = 'entry_page' | 'exit_page' | (typeof ORIGIN_COLUMNS)[number];
 
 /**
  * How a visit has its value of a dimension:
