@@ -25,7 +25,8 @@ export async function readJsonBody(req: IncomingMessage, options: BodyOptions): 
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
+    // A tracker body arrives in one chunk; concatenating it would only copy it.
+    parsed = JSON.parse((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8'));
   } catch (err) {
     throw new PlumbError(400, 'invalid_json', `Request body is not valid JSON: ${(err as Error).message}`);
   }
