@@ -34,6 +34,7 @@ const CORS_HEADERS = {
   'Access-Control-Allow-Headers': 'Content-Type',
   'Access-Control-Max-Age': '86400',
 };
+const CORS_HEADER_LIST = Object.entries(CORS_HEADERS).flat();
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const OPENAPI_PATH = '/api/docs/v1/openapi.json';
 
@@ -106,8 +107,6 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
         const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
         req.headers['x-request-id'] = requestId;
         delete req.headers['x-correlation-id'];
-        res.setHeader('X-Request-ID', requestId);
-        res.setHeader('X-Content-Type-Options', 'nosniff');
         const url = req.url;
         if (logRequests) {
           res.once('finish', () => {
@@ -115,13 +114,15 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
             log.debug({ reqId: requestId, method: req.method, url, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
           });
         }
+        const hot = req.method === 'POST' ? this.hotRoutes.get((url ?? '').split('?')[0]) : undefined;
+        if (hot) return callHotAction(this, runtime, req, res, hot, ['X-Request-ID', requestId, 'X-Content-Type-Options', 'nosniff']);
+        res.setHeader('X-Request-ID', requestId);
+        res.setHeader('X-Content-Type-Options', 'nosniff');
         if (req.method === 'OPTIONS' && this.isCrossOriginPath(url ?? '')) {
           res.writeHead(204, CORS_HEADERS);
           res.end();
           return;
         }
-        const hot = req.method === 'POST' ? this.hotRoutes.get((url ?? '').split('?')[0]) : undefined;
-        if (hot) return callHotAction(this, runtime, req, res, hot);
         return ApiGateway.methods!.httpHandler.call(this, req, res, next);
       },
 
@@ -287,9 +288,11 @@ type GatewayThis = {
  * Admission of one request to an action, the same on both paths: who is asking (client IP, user
  * agent, origin) into meta, the rate limit, cross-origin protection (or CORS headers for public
  * cross-origin routes), an API-client token if one is presented, then the body read with this
- * action's limit. Returns the body (undefined when there is none).
+ * action's limit. Returns the body (undefined when there is none). With `headers`, response
+ * headers are added to that list (name, value, …) for the caller to write at once, instead of
+ * set one by one on `res`.
  */
-async function admitRequest(runtime: Runtime, req: IncomingMessage, res: ServerResponse, action: ActionSchema | undefined, meta: RequestMeta) {
+async function admitRequest(runtime: Runtime, req: IncomingMessage, res: ServerResponse, action: ActionSchema | undefined, meta: RequestMeta, headers?: string[]) {
   const method = (req.method ?? 'GET').toUpperCase();
   const header = (name: string) => {
     const value = req.headers[name];
@@ -303,7 +306,8 @@ async function admitRequest(runtime: Runtime, req: IncomingMessage, res: ServerR
     if (limited) await limited;
   }
   if (action?.crossOrigin) {
-    for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
+    if (headers) headers.push(...CORS_HEADER_LIST);
+    else for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
   } else {
     const verdict = judgeCrossOrigin(method, req.headers, runtime.config.publicUrl);
     if (!verdict.allowed) throw new PlumbError(403, 'cross_origin_rejected', `Cross-origin request rejected: ${verdict.reason}`);
@@ -338,26 +342,35 @@ function prepareRequest(runtime: Runtime) {
 /**
  * The hot path for `hotPath` actions (ingest): the same admission and the same action call with
  * its validation, without moleculer-web's general routing, which costs more than the rest of an
- * ingest request together. Answers with the action's success status.
+ * ingest request together. Answers with the action's success status. `headers` (name, value, …)
+ * are the response headers due so far; they are written in one go with the answer, which costs
+ * less than setting each on the response.
  */
-async function callHotAction(gateway: GatewayThis, runtime: Runtime, req: GatewayRequest, res: ServerResponse, route: HotRoute) {
+async function callHotAction(gateway: GatewayThis, runtime: Runtime, req: GatewayRequest, res: ServerResponse, route: HotRoute, headers: string[]) {
   try {
     const meta = {} as RequestMeta;
-    const body = await admitRequest(runtime, req, res, route.action, meta);
+    const body = await admitRequest(runtime, req, res, route.action, meta, headers);
     const params = body ?? {};
     const result = route.invoke
       ? await route.invoke(params, meta)
       : await gateway.broker.call(route.name, params, { meta, requestID: req.headers['x-request-id'] as string });
     const status = route.action.openapi?.successStatus ?? 200;
     if (result === null || result === undefined) {
-      res.writeHead(status, { 'Content-Length': 0 });
+      headers.push('Content-Length', '0');
+      res.writeHead(status, headers);
       res.end();
     } else {
+      setHeaders(res, headers);
       sendJson(res, status, result);
     }
   } catch (err) {
+    if (!res.headersSent) setHeaders(res, headers);
     sendError(gateway, req, res, err as Error);
   }
+}
+
+function setHeaders(res: ServerResponse, headers: readonly string[]) {
+  for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i], headers[i + 1]);
 }
 
 function sendError(gateway: GatewayThis, req: GatewayRequest, res: ServerResponse, err: Error) {

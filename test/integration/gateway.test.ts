@@ -296,22 +296,34 @@ describe('GET /readyz', () => {
 });
 
 describe('hot path of public tracker actions', () => {
-  const beacon = (path: string, body: string) =>
-    request(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': 'text/plain', Origin: 'https://customer.example' }, body });
+  const beacon = (path: string, body: string, headers: Record<string, string> = {}) =>
+    request(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': 'text/plain', Origin: 'https://customer.example', ...headers }, body });
+  const sharedHeaders = (res: { headers: Headers }) =>
+    Object.fromEntries(['x-request-id', 'x-content-type-options', 'access-control-allow-origin', 'access-control-allow-methods', 'access-control-max-age'].map((name) => [name, res.headers.get(name)]));
+  const expectedHeaders = {
+    'x-request-id': 'hot-1',
+    'x-content-type-options': 'nosniff',
+    'access-control-allow-origin': '*',
+    'access-control-allow-methods': 'POST, OPTIONS',
+    'access-control-max-age': '86400',
+  };
 
   it('runs the action with its params and request meta, answering its success status with no body', async () => {
-    const res = await beacon('/collect-hot', '{"url":"https://a.example/"}');
+    const res = await beacon('/collect-hot', '{"url":"https://a.example/"}', { 'X-Request-ID': 'hot-1' });
     expect(res.status).toBe(202);
     expect(res.text).toBe('');
-    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('content-length')).toBe('0');
+    expect(sharedHeaders(res)).toEqual(expectedHeaders);
     expect(hotCalls).toEqual([{ url: 'https://a.example/', origin: 'https://customer.example' }]);
   });
 
   it('refuses invalid params with the same 400 as a call through the broker', async () => {
-    const hot = await beacon('/collect-hot', '{"url":5}');
-    const routed = await beacon('/collect', '{"url":5}');
+    const hot = await beacon('/collect-hot', '{"url":5}', { 'X-Request-ID': 'hot-1' });
+    const routed = await beacon('/collect', '{"url":5}', { 'X-Request-ID': 'hot-1' });
     expect(hot.status).toBe(400);
     expect(hot.body).toEqual(routed.body);
+    expect(sharedHeaders(hot)).toEqual(expectedHeaders);
+    expect(sharedHeaders(routed)).toEqual(expectedHeaders);
     expect(hot.body).toEqual({
       message: "Invalid request: The 'url' field must be a string.",
       code: 'validation_failed',
