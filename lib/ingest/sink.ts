@@ -68,13 +68,31 @@ const encodeRecord = (record: JournalRecord) => new EncodedRecord(record.table, 
 
 const frameHead = (record: { table: string; team: string }) => `{"table":${JSON.stringify(record.table)},"team":${JSON.stringify(record.team)},"row":`;
 
+/** Heads by team and table: a node writes few of them, and every accepted row needs one. */
+const heads = new Map<string, Map<string, string>>();
+
+function cachedFrameHead(record: EncodedRecord): string {
+  let byTable = heads.get(record.team);
+  if (byTable === undefined) {
+    if (heads.size >= 10_000) heads.clear();
+    byTable = new Map();
+    heads.set(record.team, byTable);
+  }
+  let head = byTable.get(record.table);
+  if (head === undefined) {
+    head = frameHead(record);
+    byTable.set(record.table, head);
+  }
+  return head;
+}
+
 /**
  * On disk a record is `{"table":…,"team":…,"row":…}`, the JSON of the record itself (journals
  * written before this codec read the same), put together around the row's encoded line so the
  * line can be cut back out after a restart instead of encoded again.
  */
 export const ENCODED_RECORD_CODEC: RecordCodec<EncodedRecord> = {
-  encode: (record) => `${frameHead(record)}${record.line}}`,
+  encode: (record) => [cachedFrameHead(record), record.line, '}'],
   decode(payload) {
     const record = JSON.parse(payload) as JournalRecord;
     const head = frameHead(record);

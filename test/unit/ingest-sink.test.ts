@@ -9,7 +9,7 @@ const fields = (record: EncodedRecord) => ({ table: record.table, team: record.t
 
 describe('ENCODED_RECORD_CODEC', () => {
   it('writes the JSON of the record around the line it carries', () => {
-    const payload = ENCODED_RECORD_CODEC.encode(new EncodedRecord('hits', TEAM, '{"path":"/a"}'));
+    const payload = [ENCODED_RECORD_CODEC.encode(new EncodedRecord('hits', TEAM, '{"path":"/a"}'))].flat().join('');
     expect(payload).toBe(`{"table":"hits","team":"${TEAM}","row":{"path":"/a"}}`);
     expect(JSON.parse(payload)).toEqual({ table: 'hits', team: TEAM, row: { path: '/a' } });
   });

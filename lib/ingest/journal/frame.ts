@@ -12,9 +12,13 @@ export const HEADER_BYTES = 8;
  */
 export const MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
 
-/** How records become frame payloads and back. The payload must be JSON text: see MAX_PAYLOAD_BYTES. */
+/**
+ * How records become frame payloads and back. The payload must be JSON text: see
+ * MAX_PAYLOAD_BYTES. `encode` may give it in parts, written one after the other, so a codec
+ * that wraps text it already has needs no copy of it.
+ */
 export interface RecordCodec<T> {
-  encode(record: T): string;
+  encode(record: T): string | readonly string[];
   decode(payload: string): T;
 }
 
@@ -22,13 +26,15 @@ export const JSON_CODEC: RecordCodec<unknown> = { encode: (record) => JSON.strin
 
 /** Frames every record of one append() into one buffer (one write for the whole call); `sizes` are the frames' lengths. */
 export function encodeFrames<T>(records: readonly T[], codec: RecordCodec<T>): { data: Buffer; sizes: number[] } {
-  const payloads: string[] = [];
+  const payloads: (string | readonly string[])[] = [];
   const sizes: number[] = [];
   let total = 0;
   for (const record of records) {
     const json = codec.encode(record);
-    if (typeof json !== 'string') throw new TypeError('journal records must be JSON-serialisable values');
-    const size = Buffer.byteLength(json);
+    let size = 0;
+    if (typeof json === 'string') size = Buffer.byteLength(json);
+    else if (Array.isArray(json)) for (const part of json) size += Buffer.byteLength(part);
+    else throw new TypeError('journal records must be JSON-serialisable values');
     if (size > MAX_PAYLOAD_BYTES) throw new RangeError(`journal record of ${size} bytes exceeds the limit of ${MAX_PAYLOAD_BYTES} bytes`);
     payloads.push(json);
     sizes.push(HEADER_BYTES + size);
@@ -39,7 +45,9 @@ export function encodeFrames<T>(records: readonly T[], codec: RecordCodec<T>): {
   for (let i = 0; i < payloads.length; i++) {
     const start = at + HEADER_BYTES;
     const size = sizes[i] - HEADER_BYTES;
-    data.write(payloads[i], start, 'utf8');
+    const payload = payloads[i];
+    if (typeof payload === 'string') data.write(payload, start, 'utf8');
+    else for (let part = 0, to = start; part < payload.length; part++) to += data.write(payload[part], to, 'utf8');
     data.writeUInt32LE(size, at);
     data.writeUInt32LE(crc32(data.subarray(start, start + size)), at + 4);
     at = start + size;
