@@ -8,6 +8,7 @@ import { hostnameOfUrl } from '../sites/hostname.ts';
 import type { Site, SiteDirectory } from '../sites/sites.ts';
 import { eventRow, hitRow, type IdentityDeps, type Visit, visitColumns } from './context.ts';
 import { matchAiAgent } from './enrich/ai-agents.ts';
+import { BoundedCache } from './enrich/user-agent.ts';
 import { isBotRequest } from './enrich/bots.ts';
 import { resourceType } from './enrich/resource-type.ts';
 import { type Journal, JournalFullError } from './journal.ts';
@@ -78,11 +79,18 @@ function eventRecords(site: Site, visit: Visit, event: Record<string, unknown>, 
   return [{ table: 'events', team: site.team_id, row: event }, ...visitRecords(site.team_id, visit.visit.event({ engagementMs }))];
 }
 
+/** Hostnames of the Origin headers seen (a site's pages send one Origin): parsing it costs more than the rest of the lookup. */
+const originHostnames = new BoundedCache<string | null>(1000);
+
 /** The site a browser request belongs to, from its Origin (or Referer when a privacy tool drops Origin). */
 export async function siteOfBrowserRequest(deps: IngestDeps, request: RequestInfo): Promise<Site> {
   const source = request.origin ?? request.referer;
   if (!source) throw new PlumbError(403, 'forbidden', 'An Origin header is required on tracker ingest');
-  const hostname = hostnameOfUrl(source);
+  let hostname = request.origin === undefined ? undefined : originHostnames.get(request.origin);
+  if (hostname === undefined) {
+    hostname = hostnameOfUrl(source);
+    if (request.origin !== undefined) originHostnames.set(request.origin, hostname);
+  }
   if (!hostname) throw new PlumbError(403, 'forbidden', 'The Origin is not an http(s) site');
   const site = await deps.sites.byHostname(hostname);
   if (!site) throw new PlumbError(403, 'forbidden', `No site is registered for ${hostname}`);
