@@ -6,10 +6,12 @@
 // hits and events and the visits rebuilt from them, as after a bulk import; test/integration/
 // ingest-visits.test.ts checks that the visits the ingest pipeline writes give the same answers.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { statsQueries } from '../../lib/analytics/query/batch.ts';
 import { rebuildVisits } from '../../lib/analytics/visits.ts';
 import { createApiClient } from '../../lib/auth/api-clients.ts';
 import { createSite, type Site } from '../../lib/sites/sites.ts';
 import { as, type Person, person } from '../support/accounts.ts';
+import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
 const TZ = 'Europe/Berlin';
@@ -374,6 +376,45 @@ describe('GET /api/sites/:id/stats/breakdown', () => {
     expect(body(await get('stats/breakdown', { ...RANGE, dimension: 'pages', filter, limit: '3' }))).toEqual({ dimension: 'pages', rows: rows.slice(0, 3), total: rows.length, limit: 3, offset: 0, has_more: true });
     expect(body(await get('stats/breakdown', { ...RANGE, dimension: 'pages', filter, limit: '3', offset: String(rows.length - 1) })).rows).toEqual(rows.slice(-1));
     expect(body(await get('stats/breakdown', { ...RANGE, dimension: 'pages', filter, offset: '500' }))).toEqual({ dimension: 'pages', rows: [], total: rows.length, limit: 10, offset: 500, has_more: false });
+  });
+
+  it('answers panels asked for together while the store is busy (one GROUPING SETS query) exactly as one by one', async () => {
+    const analytics = t.node.runtime.analytics();
+    const original = analytics.query.bind(analytics);
+    const statements: string[] = [];
+    const asked: [string, string, Record<string, string>][] = [
+      ['sources', 'source', { limit: '3' }],
+      ['countries', 'country', { limit: '2', offset: '1' }],
+      ['exit_pages', 'exit_page', {}],
+      ['browsers', 'browser', { offset: '500' }],
+      ['utm_source', 'utm_source', {}],
+    ];
+    // The stats request's queries hold the store until every panel is waiting, as on a dashboard
+    // load where the panels arrive while the KPIs are computed.
+    const allWaiting = waitFor(async () => statsQueries(analytics).waitingRequests() === asked.length, 10_000, () => 'the panels never all waited');
+    analytics.query = (async (sql: string, params?: Record<string, unknown>) => {
+      statements.push(sql);
+      await allWaiting;
+      return original(sql, params);
+    }) as typeof analytics.query;
+    try {
+      const filter = ['device:is_not:Tablet'];
+      const [, ...answers] = await Promise.all([
+        stats({ ...RANGE, filter }),
+        ...asked.map(([dimension, , page]) => get('stats/breakdown', { ...RANGE, dimension, filter, ...page })),
+      ]);
+      for (const [index, [dimension, truthDimension, page]] of asked.entries()) {
+        const rows = truth(...RANGE_MS, filter).breakdown(truthDimension);
+        const [limit, offset] = [Number(page.limit ?? 10), Number(page.offset ?? 0)];
+        expect([dimension, body(answers[index])]).toEqual([
+          dimension,
+          { dimension, rows: rows.slice(offset, offset + limit), total: rows.length, limit, offset, has_more: offset + limit < rows.length },
+        ]);
+      }
+      expect(statements.filter((sql) => sql.includes('GROUPING SETS')).length).toBe(1);
+    } finally {
+      analytics.query = original;
+    }
   });
 
   it('gives each row the visitors of the comparison period', async () => {

@@ -97,6 +97,16 @@ beforeAll(async () => {
     }
   }
   await t.rows('hits', pageviews);
+  // The writer stores a batch's tables one after the other: wait for the visits too.
+  const analytics = t.node.runtime.analytics();
+  await waitFor(
+    async () => {
+      const [row] = await analytics.query<{ n: string }>('SELECT sum(sign * visit_pageviews) AS n FROM {db:Identifier}.visits', { db: analytics.tenantDatabase(t.team.id) });
+      return Number(row.n) === pageviews;
+    },
+    10_000,
+    () => 'the visits never counted every pageview',
+  );
 }, 60_000);
 
 afterAll(() => t.stop());

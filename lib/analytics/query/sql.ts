@@ -160,3 +160,29 @@ export function breakdownStatement(scope: Scope, source: DimensionSource, page: 
      LIMIT {limit:UInt32} OFFSET {offset:UInt32}`;
   return { sql, params: binder.params };
 }
+
+/**
+ * Several per-visit breakdowns of one scope in one pass (GROUPING SETS): every value of each
+ * column, with `set_index` = the index of its column in `columns` and the same figures as
+ * breakdownStatement. No paging: the caller orders and pages each set. Which rows a set holds and
+ * what they count is exactly what breakdownStatement gives for that column alone.
+ */
+export function breakdownSetsStatement(scope: Scope, sources: readonly (DimensionSource & { kind: 'visit' })[]): Statement {
+  const binder = new Binder(scopeParams(scope));
+  const columns = sources.map((source) => source.column);
+  // grouping(c) is 0 in the rows grouped by c, 1 in the others'.
+  const setOf = columns.map((column, index) => `grouping(${column}) = 0, ${index}`).join(', ');
+  const valueOf = columns.map((column, index) => `set_index = ${index}, toString(${column})`).join(', ');
+  const sql = `
+    SELECT multiIf(${setOf}, -1) AS set_index,
+           multiIf(${valueOf}, '') AS value,
+           uniqExact(visitor_id) AS visitors,
+           sum(sign) AS visits,
+           sum(sign * visit_pageviews) AS pageviews,
+           sum(${BOUNCED}) AS bounces,
+           sum(${DURATION_MS}) AS duration_ms
+      ${visitsInScope(scope, binder, sources.find((source) => source.changes))}
+     GROUP BY GROUPING SETS (${columns.map((column) => `(${column})`).join(', ')})
+    HAVING visits > 0`;
+  return { sql, params: binder.params };
+}

@@ -21,7 +21,8 @@ import type { AnalyticsStore } from '../../stores/analytics/index.ts';
 import { parseRange, previousPeriod, previousYear, type TimeRange } from '../range.ts';
 import { type Filter, parseFilters } from './filters.ts';
 import { bucketKeyToMs, bucketStarts, chooseInterval, type Interval } from './interval.ts';
-import { type BreakdownDimension, planBreakdown } from './plan.ts';
+import { type Row, statsQueries } from './batch.ts';
+import { type BreakdownDimension, type DimensionSource, planBreakdown } from './plan.ts';
 import { breakdownStatement, kpiStatement, liveVisitorsStatement, type Scope, type Statement, statsStatement } from './sql.ts';
 
 export const COMPARISONS = ['previous_period', 'year', 'custom'] as const;
@@ -126,8 +127,8 @@ const ratio = (numerator: number, denominator: number, decimals: number) => {
 };
 
 /** ClickHouse sends 64-bit counts as strings; every count here fits a double exactly. */
-async function run<T extends Record<string, unknown>>(store: AnalyticsStore, statement: Statement): Promise<T[]> {
-  return store.query<T>(statement.sql, statement.params);
+async function run(store: AnalyticsStore, statement: Statement): Promise<Row[]> {
+  return statsQueries(store).run(statement);
 }
 const num = (value: unknown) => Number(value ?? 0);
 
@@ -198,17 +199,31 @@ export interface BreakdownRequest extends StatsRequest {
   offset: number;
 }
 
+/** Most visitors first, then value in byte order: the ORDER BY of breakdownStatement. */
+const byVisitors = (a: Row, b: Row) => num(b.visitors) - num(a.visitors) || Buffer.compare(Buffer.from(String(a.value)), Buffer.from(String(b.value)));
+
+/** One page of a breakdown's rows and the number of values; batched with others when the store is busy. */
+async function breakdownPage(store: AnalyticsStore, scope: Scope, source: DimensionSource, page: { limit: number; offset: number }): Promise<{ rows: Row[]; total: number }> {
+  const batched = source.kind === 'visit' ? statsQueries(store).visitBreakdownRows(scope, source) : null;
+  if (batched) {
+    const rows = (await batched).slice().sort(byVisitors);
+    return { rows: rows.slice(page.offset, page.offset + page.limit), total: rows.length };
+  }
+  const rows = await run(store, breakdownStatement(scope, source, page));
+  let total = num(rows[0]?.total);
+  // Past the last row there is no row to carry the total; count once more from the start.
+  if (rows.length === 0 && page.offset > 0) {
+    const [first] = await run(store, breakdownStatement(scope, source, { limit: 1, offset: 0 }));
+    total = num(first?.total);
+  }
+  return { rows, total };
+}
+
 export async function siteBreakdown(store: AnalyticsStore, site: StatsSite, request: BreakdownRequest, now = new Date()): Promise<BreakdownResponse> {
   const { range, filters, comparison } = parseStatsRequest(site, request, now);
   const plan = planBreakdown(request.dimension, filters);
   const { limit, offset } = request;
-  const rows = await run(store, breakdownStatement(scopeOf(site, range, plan.filters), plan.source, { limit, offset }));
-  let total = num(rows[0]?.total);
-  // Past the last row there is no row to carry the total; count once more from the start.
-  if (rows.length === 0 && offset > 0) {
-    const [first] = await run(store, breakdownStatement(scopeOf(site, range, plan.filters), plan.source, { limit: 1, offset: 0 }));
-    total = num(first?.total);
-  }
+  const { rows, total } = await breakdownPage(store, scopeOf(site, range, plan.filters), plan.source, { limit, offset });
   const shaped: BreakdownRow[] = rows.map((r) => ({
     value: String(r.value),
     visitors: num(r.visitors),

@@ -1,0 +1,98 @@
+// Per-visit breakdowns asked for while the analytics store is busy run together. chDB runs bound
+// queries one at a time, and a dashboard asks for its panels all at once: the per-visit panels
+// (sources, campaigns, countries, devices, …) of one scope that arrive while another stats query
+// runs wait for it to finish, then go as one GROUPING SETS query, which costs about what two of
+// them cost alone. Like a group commit, nothing waits when the store is idle, and what arrives
+// during a batch waits only for that batch. Answers are the same as run one by one (tested).
+import type { AnalyticsStore } from '../../stores/analytics/index.ts';
+import type { DimensionSource } from './plan.ts';
+import { breakdownSetsStatement, type Scope, type Statement } from './sql.ts';
+
+type VisitSource = DimensionSource & { kind: 'visit' };
+export type Row = Record<string, unknown>;
+
+interface Waiting {
+  scope: Scope;
+  columns: Map<VisitSource['column'], { source: VisitSource; callers: { resolve(rows: Row[]): void; reject(err: unknown): void }[] }>;
+}
+
+export class StatsQueries {
+  private readonly store: AnalyticsStore;
+  private inFlight = 0;
+  private readonly waiting = new Map<string, Waiting>();
+
+  constructor(store: AnalyticsStore) {
+    this.store = store;
+  }
+
+  /** Runs one statement, counted as in flight so breakdowns arriving meanwhile are batched. */
+  async run(statement: Statement): Promise<Row[]> {
+    this.inFlight++;
+    try {
+      return await this.store.query<Row>(statement.sql, statement.params);
+    } finally {
+      this.inFlight--;
+      this.flush();
+    }
+  }
+
+  /**
+   * Every row (value with visits) of a per-visit breakdown of `scope`, unordered, or null when the
+   * store is idle: then the caller runs its own paged statement at once.
+   */
+  visitBreakdownRows(scope: Scope, source: VisitSource): Promise<Row[]> | null {
+    if (this.inFlight === 0) return null;
+    const key = JSON.stringify([scope.db, scope.site, scope.from, scope.to, scope.filters]);
+    let waiting = this.waiting.get(key);
+    if (!waiting) {
+      waiting = { scope, columns: new Map() };
+      this.waiting.set(key, waiting);
+    }
+    let column = waiting.columns.get(source.column);
+    if (!column) {
+      column = { source, callers: [] };
+      waiting.columns.set(source.column, column);
+    }
+    const callers = column.callers;
+    return new Promise((resolve, reject) => callers.push({ resolve, reject }));
+  }
+
+  /** Breakdown requests waiting for the store (for observation and tests). */
+  waitingRequests(): number {
+    let n = 0;
+    for (const waiting of this.waiting.values()) for (const column of waiting.columns.values()) n += column.callers.length;
+    return n;
+  }
+
+  private flush(): void {
+    if (this.waiting.size === 0) return;
+    const batches = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const batch of batches) {
+      const columns = [...batch.columns.values()];
+      this.run(breakdownSetsStatement(batch.scope, columns.map((c) => c.source))).then(
+        (rows) => {
+          for (const [index, column] of columns.entries()) {
+            const mine = rows.filter((row) => Number(row.set_index) === index);
+            for (const caller of column.callers) caller.resolve(mine);
+          }
+        },
+        (err: unknown) => {
+          for (const column of columns) for (const caller of column.callers) caller.reject(err);
+        },
+      );
+    }
+  }
+}
+
+const byStore = new WeakMap<AnalyticsStore, StatsQueries>();
+
+/** The stats queries of a store (one per store, so every stats request shares its batching). */
+export function statsQueries(store: AnalyticsStore): StatsQueries {
+  let queries = byStore.get(store);
+  if (!queries) {
+    queries = new StatsQueries(store);
+    byStore.set(store, queries);
+  }
+  return queries;
+}
