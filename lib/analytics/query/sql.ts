@@ -171,11 +171,11 @@ export function breakdownSetsStatement(scope: Scope, sources: readonly (Dimensio
   const binder = new Binder(scopeParams(scope));
   const columns = sources.map((source) => source.column);
   // grouping(c) is 0 in the rows grouped by c, 1 in the others'.
-  const setOf = columns.map((column, index) => `grouping(${column}) = 0, ${index}`).join(', ');
-  const valueOf = columns.map((column, index) => `set_index = ${index}, toString(${column})`).join(', ');
+  const setCases = columns.map((column, index) => `grouping(${column}) = 0, ${index}`).join(', ');
+  const valueCases = columns.map((column, index) => `set_index = ${index}, toString(${column})`).join(', ');
   const sql = `
-    SELECT multiIf(${setOf}, -1) AS set_index,
-           multiIf(${valueOf}, '') AS value,
+    SELECT multiIf(${setCases}, -1) AS set_index,
+           multiIf(${valueCases}, '') AS value,
            uniqExact(visitor_id) AS visitors,
            sum(sign) AS visits,
            sum(sign * visit_pageviews) AS pageviews,
