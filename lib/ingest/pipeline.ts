@@ -8,7 +8,7 @@ import { hostnameOfUrl } from '../sites/hostname.ts';
 import type { Site, SiteDirectory } from '../sites/sites.ts';
 import { eventRow, hitRow, type IdentityDeps, type Visit, visitColumns } from './context.ts';
 import { matchAiAgent } from './enrich/ai-agents.ts';
-import { BoundedCache } from './enrich/user-agent.ts';
+import { BoundedCache } from './enrich/cache.ts';
 import { isBotRequest } from './enrich/bots.ts';
 import { resourceType } from './enrich/resource-type.ts';
 import { type Journal, JournalFullError } from './journal.ts';

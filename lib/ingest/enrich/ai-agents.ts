@@ -1,7 +1,7 @@
 // The bundled catalog of AI agents: which crawler, assistant or agent a User-Agent belongs to.
 // The AI-fetch ingest route stores the match (and refuses unknown agents); the bot filter uses it
 // too, so an AI agent's browser-like UA never counts as a visitor.
-import { BoundedCache } from './user-agent.ts';
+import { BoundedCache } from './cache.ts';
 
 export interface AiAgent {
   name: string;

@@ -3,7 +3,7 @@
 // through the AI-fetch route, never as visitors), and UAs no browser sends (none, or absurdly long).
 import { isbot } from 'isbot';
 import { matchAiAgent } from './ai-agents.ts';
-import { BoundedCache } from './user-agent.ts';
+import { BoundedCache } from './cache.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
 

@@ -2,6 +2,7 @@
 // cannot tell, the viewport width the tracker sends. Names are normalised to one spelling per
 // product so a dashboard breakdown shows "Safari" once, not "Safari" and "Mobile Safari".
 import UAParser from 'ua-parser-js';
+import { BoundedCache } from './cache.ts';
 
 export type DeviceClass = 'desktop' | 'mobile' | 'tablet';
 
@@ -13,43 +14,6 @@ export interface UserAgentInfo {
   /** Major, or major.minor when the minor is not 0 (macOS 10.15, iOS 17.4, Windows 8.1). */
   os_version: string;
   device: DeviceClass;
-}
-
-/**
- * A Map kept in insertion order, evicting the oldest entry past `max`. A hit re-inserts its key
- * once it has fallen into the older half, so hot keys (the few UAs most visitors share) stay,
- * without moving the key on every hit (a delete and an insert, on every ingest request). Shared by
- * the enrichment caches.
- */
-export class BoundedCache<V> {
-  readonly max: number;
-  private readonly map = new Map<string, { value: V; inserted: number }>();
-  private inserts = 0;
-
-  constructor(max: number) {
-    this.max = max;
-  }
-
-  get(key: string): V | undefined {
-    const entry = this.map.get(key);
-    if (entry === undefined) return undefined;
-    if (this.inserts - entry.inserted > this.max / 2) {
-      this.map.delete(key);
-      entry.inserted = this.inserts++;
-      this.map.set(key, entry);
-    }
-    return entry.value;
-  }
-
-  set(key: string, value: V): void {
-    if (this.map.size >= this.max && !this.map.has(key)) this.map.delete(this.map.keys().next().value!);
-    this.map.delete(key);
-    this.map.set(key, { value, inserted: this.inserts++ });
-  }
-
-  get size(): number {
-    return this.map.size;
-  }
 }
 
 /**

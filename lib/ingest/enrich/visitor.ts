@@ -2,7 +2,7 @@
 // Without the salt the id cannot be linked back to an IP, and once the salt is deleted (after two
 // days) not even Plumb can recompute it, so ids of different days never join up.
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
-import { BoundedCache } from './user-agent.ts';
+import { BoundedCache } from './cache.ts';
 
 /** Visitor ids remembered per salt: a visitor's next hits skip the HMAC. */
 export const VISITOR_ID_CACHE_SIZE = 10_000;

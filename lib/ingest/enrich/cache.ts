@@ -1,0 +1,37 @@
+// The one bounded cache of the ingest path: enrichment answers that repeat across requests.
+/**
+ * A Map kept in insertion order, evicting the oldest entry past `max`. A hit re-inserts its key
+ * once it has fallen into the older half, so hot keys (the few UAs most visitors share) stay,
+ * without moving the key on every hit (a delete and an insert, on every ingest request).
+ * Shared by the ingest caches (user agents, bots, AI agents, visitor ids, Origin hostnames).
+ */
+export class BoundedCache<V> {
+  readonly max: number;
+  private readonly map = new Map<string, { value: V; inserted: number }>();
+  private inserts = 0;
+
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  get(key: string): V | undefined {
+    const entry = this.map.get(key);
+    if (entry === undefined) return undefined;
+    if (this.inserts - entry.inserted > this.max / 2) {
+      this.map.delete(key);
+      entry.inserted = this.inserts++;
+      this.map.set(key, entry);
+    }
+    return entry.value;
+  }
+
+  set(key: string, value: V): void {
+    if (this.map.size >= this.max && !this.map.has(key)) this.map.delete(this.map.keys().next().value!);
+    this.map.delete(key);
+    this.map.set(key, { value, inserted: this.inserts++ });
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+}
