@@ -76,17 +76,22 @@ function visitsInScope(scope: Scope, binder: Binder, source?: DimensionSource, a
      WHERE ${conditions.join('\n       AND ')}`;
 }
 
+/** The figures every statement gives for a set of visits; `pageviews` is the column counted as its pageviews. */
+function visitFigures(pageviews: 'visit_pageviews' | 'value_pageviews'): string {
+  return `uniqExact(visitor_id) AS visitors,
+           sum(sign) AS visits,
+           sum(sign * ${pageviews}) AS pageviews,
+           sum(${BOUNCED}) AS bounces,
+           sum(${DURATION_MS}) AS duration_ms`;
+}
+
 /**
  * The KPIs of a set of visits: visitors (distinct visitor ids), visits, pageviews, bounces (visits
  * with one pageview and no custom event), duration_ms (sum of last − first pageview) and
  * engagement_ms (sum of the visits' `$engagement` time). Ratios and rounding are left to the
  * caller, so both stores round alike.
  */
-const FIGURES = `uniqExact(visitor_id) AS visitors,
-           sum(sign) AS visits,
-           sum(sign * visit_pageviews) AS pageviews,
-           sum(${BOUNCED}) AS bounces,
-           sum(${DURATION_MS}) AS duration_ms,
+const FIGURES = `${visitFigures('visit_pageviews')},
            sum(sign * toInt64(visit_engagement_ms)) AS engagement_ms`;
 
 /** The KPIs of the visits in scope (one row). */
@@ -147,11 +152,7 @@ export function breakdownStatement(scope: Scope, source: DimensionSource, page: 
   const arrayJoin = each ? `\n     ARRAY JOIN ${source.column} AS value, ${source.counts} AS value_pageviews` : '';
   const sql = `
     SELECT ${value} AS value,
-           uniqExact(visitor_id) AS visitors,
-           sum(sign) AS visits,
-           sum(sign * ${each ? 'value_pageviews' : 'visit_pageviews'}) AS pageviews,
-           sum(${BOUNCED}) AS bounces,
-           sum(${DURATION_MS}) AS duration_ms,
+           ${visitFigures(each ? 'value_pageviews' : 'visit_pageviews')},
            count() OVER () AS total
       ${visitsInScope(scope, binder, source, arrayJoin)}${only}
      GROUP BY value
@@ -176,11 +177,7 @@ export function breakdownSetsStatement(scope: Scope, sources: readonly (Dimensio
   const sql = `
     SELECT multiIf(${setCases}, -1) AS set_index,
            multiIf(${valueCases}, '') AS value,
-           uniqExact(visitor_id) AS visitors,
-           sum(sign) AS visits,
-           sum(sign * visit_pageviews) AS pageviews,
-           sum(${BOUNCED}) AS bounces,
-           sum(${DURATION_MS}) AS duration_ms
+           ${visitFigures('visit_pageviews')}
       ${visitsInScope(scope, binder, sources.find((source) => source.changes))}
      GROUP BY GROUPING SETS (${columns.map((column) => `(${column})`).join(', ')})
     HAVING visits > 0`;
