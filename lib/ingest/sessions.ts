@@ -41,6 +41,8 @@ interface Session {
   visit: VisitState | null;
   version: number;
   pending: PendingActivity;
+  /** Made once with the session, so a hit allocates nothing for it. */
+  ledger: VisitLedger;
 }
 
 const newSessionId = () => randomBytes(8).readBigUInt64BE().toString();
@@ -94,13 +96,14 @@ export function createSessionTracker(options: { timeoutMs: number; maxEntries?: 
         known.lastSeen = Math.max(known.lastSeen, atMs);
         known.touchedAt = now;
         sessions.set(key, known);
-        return { sessionId: known.sessionId, isEntry: false, visit: ledgerOf(known) };
+        return { sessionId: known.sessionId, isEntry: false, visit: known.ledger };
       }
       if (known) sessions.delete(key);
       else if (sessions.size >= maxEntries) sessions.delete(sessions.keys().next().value!);
-      const fresh: Session = { sessionId: newSessionId(), lastSeen: atMs, touchedAt: now, abandoned: false, visit: null, version: 0, pending: { events: 0, engagementMs: 0 } };
+      const fresh = { sessionId: newSessionId(), lastSeen: atMs, touchedAt: now, abandoned: false, visit: null, version: 0, pending: { events: 0, engagementMs: 0 } } as Session;
+      fresh.ledger = ledgerOf(fresh);
       sessions.set(key, fresh);
-      return { sessionId: fresh.sessionId, isEntry: true, visit: ledgerOf(fresh) };
+      return { sessionId: fresh.sessionId, isEntry: true, visit: fresh.ledger };
     },
     size: () => sessions.size,
   };
