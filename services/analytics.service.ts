@@ -3,7 +3,7 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from '../lib/analytics/query/plan.ts';
 import { INTERVALS, type Interval } from '../lib/analytics/query/interval.ts';
-import { COMPARISONS, siteBreakdown, siteStats, siteTimeseries, type StatsRequest, type StatsSite } from '../lib/analytics/query/stats.ts';
+import { COMPARISONS, siteBreakdown, siteKpis, siteStats, siteTimeseries, type StatsRequest, type StatsSite } from '../lib/analytics/query/stats.ts';
 import type { AccessRule } from '../lib/auth/access.ts';
 import { notFound } from '../lib/errors.ts';
 import type { Runtime } from '../lib/runtime.ts';
@@ -11,7 +11,7 @@ import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P> = Context<P, RequestMeta>;
 
-// ---- Stats (issue 5, "Stats API"): stats, timeseries, breakdown ----
+// ---- Stats (issue 5, "Stats API"): stats, kpis, timeseries, breakdown ----
 
 /** Any member of the site from viewer up, or a token with stats:read on it. */
 const readStats: AccessRule = { site: { param: 'id', role: 'viewer', scope: 'stats:read' } };
@@ -52,6 +52,18 @@ function statsActions(runtime: Runtime): ServiceSchema['actions'] {
       async handler(ctx: Ctx<StatsParams>) {
         const { id, ...request } = ctx.params;
         return siteStats(runtime.analytics(), await siteOf(id), { ...request, interval: interval(request.interval) });
+      },
+    },
+
+    kpis: {
+      rest: 'GET /api/sites/:id/stats/kpis',
+      auth: 'any',
+      access: readStats,
+      params: statsQuery,
+      openapi: { summary: 'The KPIs of a range (with comparison) without the timeseries and live visitors: what the cards compare against', tags: statsTags },
+      async handler(ctx: Ctx<StatsParams>) {
+        const { id, ...request } = ctx.params;
+        return siteKpis(runtime.analytics(), await siteOf(id), request);
       },
     },
 

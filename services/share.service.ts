@@ -25,6 +25,7 @@ const token = { type: 'string', min: 1, max: 128 };
  */
 const READS: Record<string, { path: string; action: string; summary: string }> = {
   stats: { path: '/stats', action: 'analytics.stats', summary: 'KPIs (with comparison) and timeseries of the shared site' },
+  kpis: { path: '/stats/kpis', action: 'analytics.kpis', summary: 'KPIs (with comparison) of the shared site, without the timeseries' },
   timeseries: { path: '/stats/timeseries', action: 'analytics.timeseries', summary: 'Visitors, visits and pageviews over time on the shared site' },
   breakdown: { path: '/stats/breakdown', action: 'analytics.breakdown', summary: 'A breakdown (pages, sources, countries …) of the shared site' },
   eventNames: { path: '/events/names', action: 'events.names', summary: 'Custom event names of the shared site' },

@@ -1,8 +1,9 @@
 // The analytics store on embedded chDB: the shared contract, then what only chDB has to do —
-// keep data across a restart on the same dir, and own the process's one data directory.
+// run reads side by side on connections of its own, keep data across a restart on the same dir,
+// and own the process's one data directory.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import { silentLog } from '../../lib/log.ts';
@@ -73,6 +74,63 @@ describe('chDB analytics store', () => {
     } finally {
       await second.close();
     }
+  });
+
+  describe('reads side by side', () => {
+    it('answers a quick read while a slow one still runs', async () => {
+      const store = await openAnalyticsStore({ dataDir, log: silentLog });
+      try {
+        const finished: string[] = [];
+        const slow = store.query('SELECT sleep(1) AS slept').then(() => finished.push('slow'));
+        const quick = store.query('SELECT {n:UInt8} AS n', { n: 7 }).then((rows) => finished.push(`quick ${JSON.stringify(rows)}`));
+        await Promise.all([slow, quick]);
+        expect(finished).toEqual(['quick [{"n":7}]', 'slow']);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('gives a read that runs alone every core, and a read that overlaps another one thread', async () => {
+      const store = await openAnalyticsStore({ dataDir, log: silentLog });
+      try {
+        const threads = async () => Number((await store.query<{ t: string }>("SELECT getSetting('max_threads') AS t"))[0].t);
+        const alone = await threads();
+        const slow = store.query('SELECT sleep(0.5) AS slept');
+        const overlapping = await threads();
+        await slow;
+        expect({ alone: alone > 1 || availableParallelism() === 1, overlapping }).toEqual({ alone: true, overlapping: availableParallelism() === 1 ? alone : 1 });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('rejects, rather than answers in part, a read cut off by closing the store', async () => {
+      const store = await openAnalyticsStore({ dataDir, log: silentLog });
+      const slow = store.query('SELECT sleep(1) AS slept');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await store.close();
+      await expect(slow).rejects.toThrow('The analytics store was closed during the query');
+    });
+
+    it('binds each read its own parameters when many run at once, beside bound commands', async () => {
+      const store = await openAnalyticsStore({ dataDir, log: silentLog });
+      try {
+        const db = await store.ensureTenant(team);
+        const reads = Array.from({ length: 120 }, async (_, i) => {
+          if (i % 10 === 0) await store.command('SELECT {i:UInt32}, {db:String}', { i, db });
+          const m = 2 + (i % 11);
+          const [row] = await store.query<{ i: number; tag: string; c: string }>(
+            'SELECT {i:UInt32} AS i, {tag:String} AS tag, count() AS c FROM numbers({n:UInt64}) WHERE number % {m:UInt64} = 0',
+            { i, tag: `read-${i}`, n: 100_000 + i, m },
+          );
+          return [row.i, row.tag, Number(row.c)];
+        });
+        const expected = Array.from({ length: 120 }, (_, i) => [i, `read-${i}`, Math.ceil((100_000 + i) / (2 + (i % 11)))]);
+        expect(await Promise.all(reads)).toEqual(expected);
+      } finally {
+        await store.close();
+      }
+    });
   });
 
   it('refuses a second data dir while a store is open, and allows it once that store is closed', async () => {

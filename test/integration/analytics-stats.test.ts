@@ -426,6 +426,29 @@ describe('GET /api/sites/:id/stats/breakdown', () => {
   });
 });
 
+describe('GET /api/sites/:id/stats/kpis', () => {
+  it('answers the KPIs of a range and of its comparison alone, as /stats does, without live visitors', async () => {
+    const query = { from: '2025-04-01', to: '2025-04-14', compare: 'previous_period', filter: 'device:is_not:Tablet' };
+    const res = await get('stats/kpis', query);
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body)).toEqual(['range', 'kpis', 'comparison']);
+    const [from, to] = ['2025-03-31T22:00:00.000Z', '2025-04-14T22:00:00.000Z'];
+    expect(body(res).range).toEqual({ from, to, timezone: TZ });
+    expect(body(res).kpis).toEqual(truth(at(from), at(to), ['device:is_not:Tablet']).kpis);
+    expect(body(res).comparison).toEqual({ range: { from: '2025-03-17T22:00:00.000Z', to: from, timezone: TZ }, kpis: truth(at('2025-03-17T22:00:00Z'), at(from), ['device:is_not:Tablet']).kpis });
+    const full = body(await stats(query));
+    expect([body(res).kpis, body(res).comparison.kpis]).toEqual([{ ...full.kpis, live_visitors: undefined }, full.comparison.kpis].map((k) => JSON.parse(JSON.stringify(k))));
+  });
+
+  it('refuses what /stats refuses', async () => {
+    const refused: Record<string, string>[] = [{ compare: 'custom' }, { from: 'last week' }, { filter: 'colour:is:red' }];
+    for (const query of refused) {
+      const res = await get('stats/kpis', query);
+      expect([res.status, res.body.code]).toEqual([400, 'bad_request']);
+    }
+  });
+});
+
 describe('GET /api/sites/:id/stats/timeseries', () => {
   it('answers the range and its buckets alone', async () => {
     const res = await get('stats/timeseries', { ...RANGE, filter: 'channel:is:search' });
@@ -436,7 +459,7 @@ describe('GET /api/sites/:id/stats/timeseries', () => {
 });
 
 describe('who may read stats', () => {
-  const paths = ['stats', 'stats/timeseries', 'stats/breakdown?dimension=pages'];
+  const paths = ['stats', 'stats/kpis', 'stats/timeseries', 'stats/breakdown?dimension=pages'];
   const call = (path: string, headers: Record<string, string>) => fetch(`${t.url}/api/sites/${site.id}/${path}`, { headers }).then((r) => r.status);
 
   it('lets a viewer and a stats:read token in; not an outsider, a token without the scope, or nobody', async () => {

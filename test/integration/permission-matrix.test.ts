@@ -171,6 +171,7 @@ const MATRIX: Record<string, Entry> = {
   // Stats: site viewers and tokens with stats:read.
   'GET /api/sites/{id}/stats': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/stats/breakdown': { allow: [...SITE_READERS, 'client-scoped'], query: 'dimension=pages' },
+  'GET /api/sites/{id}/stats/kpis': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/stats/timeseries': { allow: [...SITE_READERS, 'client-scoped'] },
   // Event analytics and realtime: site viewers and tokens with stats:read.
   'GET /api/sites/{id}/events/names': { allow: [...SITE_READERS, 'client-scoped'] },
@@ -191,6 +192,7 @@ const MATRIX: Record<string, Entry> = {
   'GET /api/share/{token}': { allow: 'everyone' },
   'POST /api/share/{token}/unlock': { allow: 'everyone', body: () => ({ password: 'a long enough password' }) },
   'GET /api/share/{token}/stats': { allow: 'everyone' },
+  'GET /api/share/{token}/stats/kpis': { allow: 'everyone' },
   'GET /api/share/{token}/stats/timeseries': { allow: 'everyone' },
   'GET /api/share/{token}/stats/breakdown': { allow: 'everyone' },
   'GET /api/share/{token}/events/names': { allow: 'everyone' },

@@ -280,7 +280,7 @@ describe('reads through a link (stand-ins that answer with what they were called
     token = (await createLink(owner)).token;
     const broker = t.node.broker;
     for (const name of READ_SERVICES) await broker.destroyService(broker.getLocalService(name)!);
-    broker.createService(readStub('analytics', { stats: '/stats', timeseries: '/stats/timeseries', breakdown: '/stats/breakdown' }));
+    broker.createService(readStub('analytics', { stats: '/stats', kpis: '/stats/kpis', timeseries: '/stats/timeseries', breakdown: '/stats/breakdown' }));
     broker.createService(
       readStub('events', { names: '/events/names', properties: '/events/properties', breakdown: '/events/breakdown', timeseries: '/events/timeseries', audience: '/events/audience' }),
     );
@@ -300,6 +300,7 @@ describe('reads through a link (stand-ins that answer with what they were called
 
   it.each([
     ['/stats', 'analytics.stats'],
+    ['/stats/kpis', 'analytics.kpis'],
     ['/stats/timeseries', 'analytics.timeseries'],
     ['/stats/breakdown', 'analytics.breakdown'],
     ['/events/names', 'events.names'],
@@ -402,13 +403,15 @@ describe('reads through a link, answered by the real read actions', () => {
     expect({ visitors: shared.body.kpis?.visitors, pageviews: shared.body.kpis?.pageviews }).toEqual({ visitors: 2, pageviews: 2 });
   });
 
-  it('GET /api/share/:token/stats/breakdown and /stats/timeseries answer for the link’s site', async () => {
+  it('GET /api/share/:token/stats/breakdown, /stats/kpis and /stats/timeseries answer for the link’s site', async () => {
     const breakdown = await read(`/api/share/${token}/stats/breakdown?from=${today}&to=${today}&dimension=pages&id=${t.otherSite.id}`);
     expect(breakdown.status).toBe(200);
     expect(breakdown.body).toEqual((await read(`/api/sites/${t.site.id}/stats/breakdown?from=${today}&to=${today}&dimension=pages`, owner)).body);
-    const series = await read(`/api/share/${token}/stats/timeseries?from=${today}&to=${today}`);
-    expect(series.status).toBe(200);
-    expect(series.body).toEqual((await read(`/api/sites/${t.site.id}/stats/timeseries?from=${today}&to=${today}`, owner)).body);
+    for (const path of ['/stats/timeseries', '/stats/kpis']) {
+      const res = await read(`/api/share/${token}${path}?from=${today}&to=${today}`);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+      expect(res.body).toEqual((await read(`/api/sites/${t.site.id}${path}?from=${today}&to=${today}`, owner)).body);
+    }
   });
 
   it('GET /api/share/:token/events/names and /goals/stats answer through the real actions', async () => {

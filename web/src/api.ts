@@ -8,7 +8,7 @@ import type { DimensionKey as EventDimension } from '../../lib/analytics/events/
 import type { EventNameRow } from '../../lib/analytics/events/names.ts';
 import type { PropertyKeyRow } from '../../lib/analytics/events/properties.ts';
 import type { Timeseries as EventTimeseries } from '../../lib/analytics/events/timeseries.ts';
-import type { BreakdownResponse, BreakdownRow, Kpis, RangeView, StatsResponse, TimeseriesPoint } from '../../lib/analytics/query/stats.ts';
+import type { BreakdownResponse, BreakdownRow, Kpis, KpisResponse, RangeView, StatsResponse, TimeseriesPoint } from '../../lib/analytics/query/stats.ts';
 import type { RealtimeSnapshot } from '../../lib/analytics/realtime.ts';
 import type { ApiClientView } from '../../lib/auth/api-clients.ts';
 import type { PasskeyView } from '../../lib/auth/passkeys.ts';
@@ -115,6 +115,7 @@ export type {
   Goal,
   GoalStatsRow,
   Kpis,
+  KpisResponse,
   OpenInvitation,
   Page,
   PasskeyView,

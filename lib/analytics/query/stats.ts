@@ -1,4 +1,4 @@
-// The stats use cases behind GET /api/sites/:id/stats, …/stats/timeseries and …/stats/breakdown:
+// The stats use cases behind GET /api/sites/:id/stats, …/stats/kpis, …/stats/timeseries and …/stats/breakdown:
 // read the request (range in the site's time zone, interval, filters, comparison) → run the
 // statements of sql.ts → shape the answer. Ratios and rounding happen here, once, for both stores.
 //
@@ -179,6 +179,25 @@ export async function siteStats(store: AnalyticsStore, site: StatsSite, request:
   ]);
   const response: StatsResponse = { range: rangeView(range, interval), kpis: { ...current.kpis, live_visitors: live }, timeseries: current.timeseries };
   if (comparison && previous) response.comparison = { range: rangeView(comparison, interval), kpis: previous };
+  return response;
+}
+
+export interface KpisResponse {
+  range: Omit<RangeView, 'interval'>;
+  kpis: Kpis;
+  comparison?: { range: Omit<RangeView, 'interval'>; kpis: Kpis };
+}
+
+/**
+ * The KPIs of a range (and of its comparison) without the chart and live visitors: one pass over
+ * the range's visits, for a caller that has the chart already (the dashboard's previous period).
+ */
+export async function siteKpis(store: AnalyticsStore, site: StatsSite, request: StatsRequest, now = new Date()): Promise<KpisResponse> {
+  const { range, filters, comparison } = parseStatsRequest(site, request, now);
+  const [current, previous] = await Promise.all([kpis(store, scopeOf(site, range, filters)), comparison ? kpis(store, scopeOf(site, comparison, filters)) : undefined]);
+  const view = (r: TimeRange) => ({ from: r.from.toISOString(), to: r.to.toISOString(), timezone: r.timezone });
+  const response: KpisResponse = { range: view(range), kpis: current };
+  if (comparison && previous) response.comparison = { range: view(comparison), kpis: previous };
   return response;
 }
 

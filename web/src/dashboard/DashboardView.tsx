@@ -2,7 +2,7 @@
 // signed-in site dashboard (`/api/sites/{id}`) and by share links (`/api/share/{token}`).
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import { api, type Kpis as KpiValues, type StatsResponse } from '../api.ts';
+import { api, type Kpis as KpiValues, type KpisResponse, type StatsResponse } from '../api.ts';
 import { Breakdowns } from './Breakdowns.tsx';
 import { FilterBar } from './FilterBar.tsx';
 import { GoalConversions } from './GoalConversions.tsx';
@@ -25,7 +25,8 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
   });
   // The previous period is asked for once the current one is on screen: as one request with
   // compare=previous_period it would double the wait for the cards and the chart. Its bounds are
-  // the server's own: the same length of time right before the range's first instant.
+  // the server's own: the same length of time right before the range's first instant. Only its
+  // KPIs are shown, so only they are asked for (stats/kpis: no chart, no live visitors).
   const current = stats.isPlaceholderData ? undefined : stats.data?.range;
   const previous = useQuery({
     queryKey: ['stats-previous', base, query.filter, current?.from, current?.to],
@@ -33,7 +34,7 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
       const from = Date.parse(current!.from);
       const length = Date.parse(current!.to) - from;
       const bounds = { from: new Date(from - length).toISOString(), to: new Date(from).toISOString() };
-      return api<StatsResponse>(`${base}/stats`, { query: { ...bounds, filter: query.filter, interval: current!.interval }, signal });
+      return api<KpisResponse>(`${base}/stats/kpis`, { query: { ...bounds, filter: query.filter }, signal });
     },
     enabled: !live && current !== undefined,
   });
