@@ -135,11 +135,11 @@ describe('the dashboard, from first run to sign-out', () => {
     const pages = panel('Pages').locator('.rows li');
     await expectTexts(pages, ['/2 visitors', '/docs1 visitors', '/pricing1 visitors']);
     await expectTexts(panel('Devices').locator('.rows li'), ['desktop3 visitors']);
-    // The comparison is the 30 days right before the range (the site's clock is UTC), asked separately.
+    // The comparison is the KPIs of the 30 days right before the range (the site's clock is UTC), asked separately.
     await page.waitForFunction(() => document.querySelector('[data-kpi="bounce_rate"] .kpi-change')?.textContent?.includes('%'), undefined, WAIT);
-    const stats = requests.filter((url) => url.startsWith(`${instance.url}/api/sites/${siteId}/stats?`)).map((url) => new URL(url).searchParams);
-    const shown = stats.find((q) => /^\d{4}-\d{2}-\d{2}$/.test(q.get('from') ?? ''))!;
-    const before = stats.find((q) => (q.get('from') ?? '').includes('T'))!;
+    const asked = (path: string) => requests.filter((url) => url.startsWith(`${instance.url}/api/sites/${siteId}/${path}?`)).map((url) => new URL(url).searchParams);
+    const shown = asked('stats').find((q) => /^\d{4}-\d{2}-\d{2}$/.test(q.get('from') ?? ''))!;
+    const before = asked('stats/kpis').find((q) => (q.get('from') ?? '').includes('T'))!;
     expect(before.get('to')).toBe(`${shown.get('from')}T00:00:00.000Z`);
     expect(Date.parse(before.get('to')!) - Date.parse(before.get('from')!)).toBe(30 * 86_400_000);
     await reviewPage(page, 'dashboard', findings);

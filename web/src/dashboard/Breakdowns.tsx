@@ -16,7 +16,7 @@ interface PanelsProps {
   base: string;
   query: Record<string, string | string[]>;
   onFilter(f: Filter): void;
-  /** False until the KPIs have their answer: on a small server the panels' queries would slow them down. */
+  /** False until the KPIs' request is on its way, so it reaches the server before the panels'. */
   ready: boolean;
 }
 

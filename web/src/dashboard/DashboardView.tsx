@@ -1,7 +1,7 @@
 // The analytics of one site: range, filters, KPI cards, chart and breakdown panels. Used by the
 // signed-in site dashboard (`/api/sites/{id}`) and by share links (`/api/share/{token}`).
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useMemo } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { api, type Kpis as KpiValues, type KpisResponse, type StatsResponse } from '../api.ts';
 import { Breakdowns } from './Breakdowns.tsx';
 import { FilterBar } from './FilterBar.tsx';
@@ -23,6 +23,13 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
     // A new range or filter keeps the current figures on screen until the new ones are in.
     placeholderData: keepPreviousData,
   });
+  // The panels and goal conversions are asked for once the stats request is on its way (this
+  // effect runs after the query's own subscription has sent it), so the KPIs' query reaches the
+  // server first and gets its cores; the panels' queries then run beside it instead of after it.
+  const [statsSent, setStatsSent] = useState(false);
+  useEffect(() => {
+    if (!statsSent && (stats.isFetching || !stats.isPending)) setStatsSent(true);
+  }, [statsSent, stats.isFetching, stats.isPending]);
   // The previous period is asked for once the current one is on screen: as one request with
   // compare=previous_period it would double the wait for the cards and the chart. Its bounds are
   // the server's own: the same length of time right before the range's first instant. Only its
@@ -81,8 +88,8 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
           ) : (
             !stats.isError && <div className="kpis placeholder" aria-busy="true" />
           )}
-          <Breakdowns base={base} query={query} onFilter={state.addFilter} ready={!stats.isPending} />
-          <GoalConversions base={base} range={state.range} ready={!stats.isPending} />
+          <Breakdowns base={base} query={query} onFilter={state.addFilter} ready={statsSent} />
+          <GoalConversions base={base} range={state.range} ready={statsSent} />
         </>
       )}
     </div>
