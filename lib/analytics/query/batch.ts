@@ -1,9 +1,10 @@
-// Per-visit breakdowns asked for while the analytics store is busy run together. chDB runs bound
-// queries one at a time, and a dashboard asks for its panels all at once: the per-visit panels
-// (sources, campaigns, countries, devices, …) of one scope that arrive while another stats query
-// runs wait for it to finish, then go as one GROUPING SETS query, which costs about what two of
-// them cost alone. Like a group commit, nothing waits when the store is idle, and what arrives
-// during a batch waits only for that batch. Answers are the same as run one by one (tested).
+// Per-visit breakdowns asked for while the analytics store is busy run together. A dashboard asks
+// for its panels all at once, beside its KPIs: the per-visit panels (sources, campaigns, countries,
+// devices, …) of one scope that arrive while another stats query runs wait for it to finish, then
+// go as one GROUPING SETS query, which costs about what two of them cost alone (the store runs at
+// most one read per core, so the four would queue anyway). Like a group commit, nothing waits when
+// the store is idle, and what arrives during a batch waits only for that batch. Answers are the
+// same as run one by one (tested).
 import type { AnalyticsStore } from '../../stores/analytics/index.ts';
 import type { DimensionSource } from './plan.ts';
 import { breakdownSetsStatement, type Scope, type Statement } from './sql.ts';
