@@ -12,7 +12,7 @@ import { BoundedCache } from './enrich/cache.ts';
 import { isBotRequest } from './enrich/bots.ts';
 import { resourceType } from './enrich/resource-type.ts';
 import { type Journal, JournalFullError } from './journal.ts';
-import { withoutPassingStates } from './visits.ts';
+import { visitStateKey, withoutPassingStates } from './visits.ts';
 import type { RejectionCounter } from './rejections.ts';
 import type { AiFetch, ServerBatchItem, ServerEvent, ServerPageview, TrackerEvent, TrackerPageview, TrackerWebVital } from './schemas.ts';
 
@@ -58,7 +58,7 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d
  */
 async function append(deps: IngestDeps, records: JournalRecord[], visits: readonly Visit['visit'][] = []): Promise<void> {
   try {
-    await deps.journal.append(withoutPassingStates(records));
+    await deps.journal.append(withoutPassingStates(records, (r) => visitStateKey(r.row)));
   } catch (err) {
     for (const visit of visits) visit.abandon();
     if (err instanceof JournalFullError) throw unavailable('Ingest buffer is full; retry shortly', err.retryAfterSeconds);

@@ -9,6 +9,7 @@ import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import { encodeRow } from '../stores/analytics/transport.ts';
 import { type Journal, openJournal, type RecordCodec } from './journal.ts';
 import type { JournalRecord } from './pipeline.ts';
+import { type VisitStateKey, visitStateKey } from './visits.ts';
 import { createIngestWriter } from './writer.ts';
 
 /** Resolves once the records are durable; rejects with JournalFullError when the buffer is full. */
@@ -49,12 +50,15 @@ export class EncodedRecord implements JournalRecord {
   readonly table: JournalRecord['table'];
   readonly team: string;
   readonly line: string;
+  /** A visits row's state key, kept beside the line so the writer pairs states without parsing it. */
+  readonly visitState: VisitStateKey | undefined;
   #row: Record<string, unknown> | undefined;
 
-  constructor(table: JournalRecord['table'], team: string, line: string, row?: Record<string, unknown>) {
+  constructor(table: JournalRecord['table'], team: string, line: string, row: Record<string, unknown> | undefined, visitState: VisitStateKey | undefined) {
     this.table = table;
     this.team = team;
     this.line = line;
+    this.visitState = visitState;
     this.#row = row;
   }
 
@@ -64,7 +68,9 @@ export class EncodedRecord implements JournalRecord {
   }
 }
 
-const encodeRecord = (record: JournalRecord) => new EncodedRecord(record.table, record.team, encodeRow(record.row));
+const stateOf = (record: JournalRecord) => (record.table === 'visits' ? visitStateKey(record.row) : undefined);
+
+const encodeRecord = (record: JournalRecord) => new EncodedRecord(record.table, record.team, encodeRow(record.row), undefined, stateOf(record));
 
 const frameHead = (record: { table: string; team: string }) => `{"table":${JSON.stringify(record.table)},"team":${JSON.stringify(record.team)},"row":`;
 
@@ -97,7 +103,7 @@ export const ENCODED_RECORD_CODEC: RecordCodec<EncodedRecord> = {
     const record = JSON.parse(payload) as JournalRecord;
     const head = frameHead(record);
     const line = payload.startsWith(head) && payload.endsWith('}') ? payload.slice(head.length, -1) : encodeRow(record.row);
-    return new EncodedRecord(record.table, record.team, line, record.row);
+    return new EncodedRecord(record.table, record.team, line, record.row, stateOf(record));
   },
 };
 

@@ -146,16 +146,28 @@ export function visitRow(state: VisitState, sign: 1 | -1, version: number): Reco
   };
 }
 
+/** Which state of which visit a `visits` row is: the pair a cancellation shares with its state. */
+export interface VisitStateKey {
+  /** Site, session and version: a state and its cancellation have the same. */
+  key: string;
+  sign: number;
+}
+
+export const visitStateKey = (row: Record<string, unknown>): VisitStateKey => ({ key: `${row.site_id}|${row.session_id}|${row.version}`, sign: row.sign as number });
+
 /**
  * Drops the visit states that are written and cancelled within the same records (a server batch
- * with several hits of one visit): both rows of such a pair would only cancel out in the store.
- * What is left per visit is the cancellation of the state before these records and the last state.
+ * with several hits of one visit, or a writer's batch): both rows of such a pair would only cancel
+ * out in the store. What is left per visit is the cancellation of the state before these records
+ * and the last state. `stateOf` reads a `visits` record's state key.
  */
-export function withoutPassingStates(records: JournalRecord[]): JournalRecord[] {
+export function withoutPassingStates<T extends { table: string }>(records: T[], stateOf: (record: T) => VisitStateKey): T[] {
   const visits = records.filter((r) => r.table === 'visits');
   if (visits.length <= 2) return records;
-  const key = (r: JournalRecord) => `${r.row.site_id}|${r.row.session_id}|${r.row.version}`;
-  const written = new Set(visits.filter((r) => r.row.sign === 1).map(key));
-  const passing = new Set(visits.filter((r) => r.row.sign === -1 && written.has(key(r))).map(key));
-  return passing.size === 0 ? records : records.filter((r) => r.table !== 'visits' || !passing.has(key(r)));
+  const states = new Map(visits.map((r) => [r, stateOf(r)]));
+  const written = new Set<string>();
+  for (const state of states.values()) if (state.sign === 1) written.add(state.key);
+  const passing = new Set<string>();
+  for (const state of states.values()) if (state.sign === -1 && written.has(state.key)) passing.add(state.key);
+  return passing.size === 0 ? records : records.filter((r) => r.table !== 'visits' || !passing.has(states.get(r)!.key));
 }

@@ -7,9 +7,13 @@ import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import { encodeRow } from '../stores/analytics/transport.ts';
 import type { Journal, JournalBatch } from './journal.ts';
 import type { JournalRecord } from './pipeline.ts';
+import { type VisitStateKey, visitStateKey, withoutPassingStates } from './visits.ts';
 
-/** A record as the writer takes it: `line`, when present, is its row already encoded (encodeRow). */
-export type WritableRecord = JournalRecord & { line?: string };
+/**
+ * A record as the writer takes it: `line`, when present, is its row already encoded (encodeRow);
+ * `visitState`, when present, a visits row's state key (else it is read from the row).
+ */
+export type WritableRecord = JournalRecord & { line?: string; visitState?: VisitStateKey };
 
 export interface IngestWriter {
   start(): void;
@@ -69,8 +73,12 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
       if (group) group.push(record);
       else groups.set(key, [record]);
     }
-    for (const [key, records] of groups) {
-      const { team, table } = records[0];
+    for (const [key, group] of groups) {
+      const { team, table } = group[0];
+      // A visit's states written and cancelled again within the batch (a burst of its hits, a
+      // replayed journal) would only cancel out in the store: they are not sent. The batch's
+      // records decide what is dropped, so a retried or replayed batch inserts the same rows.
+      const records = table === 'visits' ? withoutPassingStates(group, (r) => r.visitState ?? visitStateKey(r.row)) : group;
       const database = analytics.tenantDatabase(team);
       if (!ensured.has(team)) {
         await analytics.ensureTenant(team);

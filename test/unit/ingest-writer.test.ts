@@ -119,4 +119,19 @@ describe('createIngestWriter rows', () => {
     const { lines } = await writeUntilAcked([carried, record(2)], async () => undefined);
     expect(lines).toEqual(['{"hit_id":"h1","encoded":"once"}', '{"hit_id":"h2"}']);
   });
+
+  it('leaves out the visit states written and cancelled again within the batch, and reports every record as stored', async () => {
+    const state = (session: string, version: number, sign: 1 | -1): WritableRecord => ({ table: 'visits', team: TEAM, row: { site_id: 's', session_id: session, version, sign } });
+    // A state carried as a line still says which state it is.
+    const carried = { ...state('a', 2, 1), line: '{"session_id":"a","version":2,"sign":1}', visitState: { key: 's|a|2', sign: 1 } };
+    const batch = [state('a', 1, -1), carried, record(1), state('a', 2, -1), state('a', 3, 1), state('b', 1, 1), state('a', 3, -1), state('a', 4, 1)];
+    const { lines, writer } = await writeUntilAcked(batch, async () => undefined);
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      { site_id: 's', session_id: 'a', version: 1, sign: -1 },
+      { site_id: 's', session_id: 'b', version: 1, sign: 1 },
+      { site_id: 's', session_id: 'a', version: 4, sign: 1 },
+      { hit_id: 'h1' },
+    ]);
+    expect(writer.stats()).toMatchObject({ batches: 1, inserted: 8 });
+  });
 });
