@@ -2,7 +2,6 @@
 // clients, and AI-crawler fetch forwarding. Each accepted event is durable before the 202 (the
 // ingest sink: disk journal, or JetStream in a cluster); a writer moves it to the analytics store.
 // Server ingest takes the sink's `leader` path, which in a cluster is the leader node.
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Context, ServiceSchema } from 'moleculer';
 import { validationFailed } from '../lib/errors.ts';
 import { type GeoLookup, openGeoDatabase } from '../lib/ingest/enrich/geo.ts';
@@ -37,8 +36,6 @@ const TRACKER_BODY_LIMIT = 16 * 1024;
 const SERVER_BODY_LIMIT = 64 * 1024;
 const BATCH_BODY_LIMIT = 4 * 1024 * 1024;
 const REJECTION_FLUSH_MS = 10_000;
-const DECODE_SLICE_ROWS = 1000;
-const rowOf = (record: ingest.JournalRecord) => record.row;
 const SALT_PRUNE_MS = 3_600_000;
 
 const checkBatchItem = compileChecker(SERVER_BATCH_ITEM);
@@ -178,14 +175,9 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
       // event `ingest.batch.stored` ({ records }), after the analytics store has it (goals judge
       // new conversions there). Local only: records never cross the transporter. The writer waits
       // for the handlers and writes the batch again if one throws (see WriterOptions.onStored).
+      // The sink keeps rows encoded until read (a record's `siteId` is there without decoding its
+      // row): a listener reads only what it needs, a slice at a time (see the goals detector).
       const onStored = async (records: readonly ingest.JournalRecord[]) => {
-        // Listeners read the rows of hits and events, which the sink keeps encoded until read:
-        // decoding them here a slice at a time keeps a 10,000-row batch from holding the event
-        // loop in one go when a listener walks it.
-        for (let at = 0; at < records.length; at++) {
-          if (records[at].table === 'hits' || records[at].table === 'events') rowOf(records[at]);
-          if (at % DECODE_SLICE_ROWS === DECODE_SLICE_ROWS - 1) await nextTurn();
-        }
         await this.broker.broadcastLocal('ingest.batch.stored', { records }, { throwError: true });
       };
       const sink = await runtime.openIngestSink({ broker: this.broker, onStored });

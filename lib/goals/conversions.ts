@@ -4,6 +4,7 @@
 // once as `goal.converted` with an event id derived from (row id, goal id), so a replayed batch
 // yields the same ids and the webhooks' deduplication keeps a receiver from seeing it twice.
 import { createHash } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { TimeRange } from '../analytics/range.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import type { Goal } from './goals.ts';
@@ -136,6 +137,9 @@ export interface ConversionDetectorOptions {
   now?: () => number;
 }
 
+/** Rows read between two turns of the event loop while a batch is judged. */
+const DECODE_SLICE_ROWS = 1000;
+
 /** Fixed forever: changing it would give replayed rows new ids. */
 const CONVERSION_NAMESPACE = Buffer.from('233daefcfce64cafbe1fa0214e603a22', 'hex');
 
@@ -190,13 +194,21 @@ export function createConversionDetector(options: ConversionDetectorOptions): Co
   }
 
   async function judge(records: readonly StoredRow[]): Promise<Conversion[]> {
+    const siteOf = (r: StoredRow) => r.siteId ?? String(r.row.site_id);
     const rows = records.filter((r) => r.table === 'hits' || r.table === 'events');
     const goalsBySite = new Map<string, CompiledGoal[]>();
-    for (const siteId of new Set(rows.map((r) => String(r.row.site_id)))) goalsBySite.set(siteId, await goalsOf(siteId));
+    for (const siteId of new Set(rows.map(siteOf))) goalsBySite.set(siteId, await goalsOf(siteId));
     const found: Conversion[] = [];
+    // Only rows of sites with goals are read; the sink may still hold the others encoded, and
+    // decoding them would cost a JSON parse each. Those read go a slice at a time, so a batch of
+    // 10,000 rows does not hold the event loop in one go.
+    let read = 0;
     for (const record of rows) {
-      const siteId = String(record.row.site_id);
-      for (const { goal, matches } of goalsBySite.get(siteId) ?? []) {
+      const siteId = siteOf(record);
+      const goals = goalsBySite.get(siteId) ?? [];
+      if (goals.length === 0) continue;
+      if (++read % DECODE_SLICE_ROWS === 0) await nextTurn();
+      for (const { goal, matches } of goals) {
         if (!matches(record) || !firstInVisit(goal.id, String(record.row.session_id))) continue;
         const rowId = String(record.table === 'hits' ? record.row.hit_id : record.row.event_id);
         const conversion: Conversion = {

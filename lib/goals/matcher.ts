@@ -22,6 +22,8 @@ export interface Matchable {
 export interface StoredRow {
   table: string;
   row: Record<string, unknown>;
+  /** The row's site_id, when the record carries it beside the row: reading it does not decode the row. */
+  siteId?: string;
 }
 
 const REGEXP_SPECIAL = /[.*+?^${}()|[\]\\]/g;

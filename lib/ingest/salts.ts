@@ -11,7 +11,14 @@ export interface SaltRing {
   prune(now?: Date): Promise<number>;
 }
 
-export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
+/** The last day asked for: nearly every hit falls on the same day as the one before it. */
+let lastDay = { number: Number.NaN, text: '' };
+
+export function utcDay(at: Date): string {
+  const number = Math.floor(at.getTime() / 86_400_000);
+  if (number !== lastDay.number) lastDay = { number, text: at.toISOString().slice(0, 10) };
+  return lastDay.text;
+}
 
 export function createSaltRing(db: () => MetadataQueryable): SaltRing {
   const cache = new Map<string, Promise<Uint8Array>>();

@@ -50,15 +50,18 @@ export class EncodedRecord implements JournalRecord {
   readonly table: JournalRecord['table'];
   readonly team: string;
   readonly line: string;
-  /** A visits row's state key, kept beside the line so the writer pairs states without parsing it. */
+  /** The row's site_id and a visits row's state key, kept beside the line so that the goal
+   * listener and the writer read them without parsing it. */
+  readonly siteId: string | undefined;
   readonly visitState: VisitStateKey | undefined;
   #row: Record<string, unknown> | undefined;
 
-  constructor(table: JournalRecord['table'], team: string, line: string, row: Record<string, unknown> | undefined, visitState: VisitStateKey | undefined) {
+  constructor(table: JournalRecord['table'], team: string, line: string, row: Record<string, unknown> | undefined, keys: { siteId: string | undefined; visitState: VisitStateKey | undefined }) {
     this.table = table;
     this.team = team;
     this.line = line;
-    this.visitState = visitState;
+    this.siteId = keys.siteId;
+    this.visitState = keys.visitState;
     this.#row = row;
   }
 
@@ -68,9 +71,12 @@ export class EncodedRecord implements JournalRecord {
   }
 }
 
-const stateOf = (record: JournalRecord) => (record.table === 'visits' ? visitStateKey(record.row) : undefined);
+const keysOf = (record: JournalRecord) => ({
+  siteId: record.row.site_id === undefined ? undefined : String(record.row.site_id),
+  visitState: record.table === 'visits' ? visitStateKey(record.row) : undefined,
+});
 
-const encodeRecord = (record: JournalRecord) => new EncodedRecord(record.table, record.team, encodeRow(record.row), undefined, stateOf(record));
+const encodeRecord = (record: JournalRecord) => new EncodedRecord(record.table, record.team, encodeRow(record.row), undefined, keysOf(record));
 
 const frameHead = (record: { table: string; team: string }) => `{"table":${JSON.stringify(record.table)},"team":${JSON.stringify(record.team)},"row":`;
 
@@ -103,7 +109,7 @@ export const ENCODED_RECORD_CODEC: RecordCodec<EncodedRecord> = {
     const record = JSON.parse(payload) as JournalRecord;
     const head = frameHead(record);
     const line = payload.startsWith(head) && payload.endsWith('}') ? payload.slice(head.length, -1) : encodeRow(record.row);
-    return new EncodedRecord(record.table, record.team, line, record.row, stateOf(record));
+    return new EncodedRecord(record.table, record.team, line, record.row, keysOf(record));
   },
 };
 

@@ -9,7 +9,6 @@
 // those of that first pageview and never change afterwards; an out-of-order pageview from
 // server-side replay only moves `first_ts` (so the duration stays last − first pageview).
 import type { VisitColumns } from './context.ts';
-import type { JournalRecord } from './pipeline.ts';
 
 /**
  * Distinct pages (and hostnames) a visit lists. Every pageview rewrites the visit's row, so an

@@ -144,6 +144,35 @@ describe('createConversionDetector', () => {
     expect(await detector.detect([hit('h5', 's3', '/pricing')])).toEqual([]);
   });
 
+  it('reads the rows of sites with goals only, taking a record’s site from beside its row', async () => {
+    const OTHER = '22222222-2222-4222-8222-222222222222';
+    const read: string[] = [];
+    // A record as the sink hands it over: the site beside the row, the row decoded when read.
+    const encoded = (id: string, siteId: string, path: string) => ({
+      table: 'hits',
+      siteId,
+      get row() {
+        read.push(id);
+        return { site_id: siteId, session_id: id, hit_id: id, path, ts: '2026-03-01T10:00:00.000Z' };
+      },
+    });
+    const detector = createConversionDetector({ goalsOf: async (siteId) => (siteId === SITE ? [pricingGoal] : []) });
+    const found = await detector.detect([encoded('h1', OTHER, '/pricing'), encoded('h2', SITE, '/pricing'), encoded('h3', OTHER, '/pricing')]);
+    expect(found.map((c) => c.event_id)).toEqual([conversionEventId('h2', pricingGoal.id)]);
+    expect(read.filter((id) => id !== 'h2')).toEqual([]);
+  });
+
+  it('judges a batch of 10,000 rows a slice at a time, letting the event loop turn in between', async () => {
+    const detector = createConversionDetector({ goalsOf: async () => [pricingGoal] });
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    const batch = Array.from({ length: 10_000 }, (_, i) => hit(`h${i}`, `s${i}`, i % 2 === 0 ? '/pricing' : '/other'));
+    const found = await detector.detect(batch);
+    clearInterval(ticker);
+    expect(found).toHaveLength(5_000);
+    expect(turns).toBeGreaterThanOrEqual(5);
+  });
+
   it('reads a site’s goals once until they are invalidated', async () => {
     let reads = 0;
     let goals = [pricingGoal];
