@@ -157,9 +157,7 @@ export class ChdbTransport implements Transport {
     return this.readers.use(async (session) => {
       let stream: ChdbQueryStream | undefined;
       try {
-        stream = hasKeys(params)
-          ? await this.bound.run(() => session.queryStreamBind(sql, params, { format: 'JSONEachRow' }))
-          : session.queryStream(sql, { format: 'JSONEachRow' });
+        stream = await this.startStream(session, sql, params);
         const rows: T[] = [];
         for await (const chunk of stream) for (const row of parseRows<T>(chunk.text())) rows.push(row);
         // Closing the store cancels running reads, and a cancelled stream just ends: say so.
@@ -189,9 +187,7 @@ export class ChdbTransport implements Transport {
     this.streams.add(session);
     let stream: ChdbQueryStream | undefined;
     try {
-      stream = hasKeys(params)
-        ? await this.bound.run(() => session.queryStreamBind(sql, params, { format: 'JSONEachRow' }))
-        : session.queryStream(sql, { format: 'JSONEachRow' });
+      stream = await this.startStream(session, sql, params);
       for await (const chunk of stream) {
         for (const row of chunk.rows<T>()) yield row;
       }
@@ -247,6 +243,12 @@ export class ChdbTransport implements Transport {
     } catch (error) {
       throw toStoreError(error);
     }
+  }
+
+  /** Starts a JSONEachRow stream on `session`; a bound one only once no other bound start or query runs. */
+  private startStream(session: Session, sql: string, params: Params): Promise<ChdbQueryStream> {
+    if (!hasKeys(params)) return Promise.resolve(session.queryStream(sql, { format: 'JSONEachRow' }));
+    return this.bound.run(() => session.queryStreamBind(sql, params, { format: 'JSONEachRow' }));
   }
 
   private assertOpen(): void {
