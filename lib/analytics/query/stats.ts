@@ -118,7 +118,9 @@ export function parseStatsRequest(site: StatsSite, request: StatsRequest, now: D
 }
 
 const scopeOf = (site: StatsSite, range: TimeRange, filters: readonly Filter[]): Scope => ({ db: site.tenant, site: site.id, from: range.from, to: range.to, filters });
-const rangeView = (range: TimeRange, interval: Interval): RangeView => ({ from: range.from.toISOString(), to: range.to.toISOString(), timezone: range.timezone, interval });
+/** A range's bounds as answers give them; with its interval where a chart goes with it. */
+const rangeBounds = (range: TimeRange): RangeBounds => ({ from: range.from.toISOString(), to: range.to.toISOString(), timezone: range.timezone });
+const rangeView = (range: TimeRange, interval: Interval): RangeView => ({ ...rangeBounds(range), interval });
 /** `numerator / denominator` rounded to `decimals`, 0 when there is nothing to divide by. */
 const ratio = (numerator: number, denominator: number, decimals: number) => {
   if (denominator === 0) return 0;
@@ -182,10 +184,12 @@ export async function siteStats(store: AnalyticsStore, site: StatsSite, request:
   return response;
 }
 
+export type RangeBounds = Omit<RangeView, 'interval'>;
+
 export interface KpisResponse {
-  range: Omit<RangeView, 'interval'>;
+  range: RangeBounds;
   kpis: Kpis;
-  comparison?: { range: Omit<RangeView, 'interval'>; kpis: Kpis };
+  comparison?: { range: RangeBounds; kpis: Kpis };
 }
 
 /**
@@ -195,9 +199,8 @@ export interface KpisResponse {
 export async function siteKpis(store: AnalyticsStore, site: StatsSite, request: StatsRequest, now = new Date()): Promise<KpisResponse> {
   const { range, filters, comparison } = parseStatsRequest(site, request, now);
   const [current, previous] = await Promise.all([kpis(store, scopeOf(site, range, filters)), comparison ? kpis(store, scopeOf(site, comparison, filters)) : undefined]);
-  const view = (r: TimeRange) => ({ from: r.from.toISOString(), to: r.to.toISOString(), timezone: r.timezone });
-  const response: KpisResponse = { range: view(range), kpis: current };
-  if (comparison && previous) response.comparison = { range: view(comparison), kpis: previous };
+  const response: KpisResponse = { range: rangeBounds(range), kpis: current };
+  if (comparison && previous) response.comparison = { range: rangeBounds(comparison), kpis: previous };
   return response;
 }
 
