@@ -1,6 +1,8 @@
-// Tracker ingest under load: /ingest on one `plumb serve` process against the bare node:http
-// reference in the same run (req/s, p99), then p99 at 80% of Plumb's maximum, then how fast
-// accepted events reach the analytics store and the RSS while they do.
+// Tracker ingest under load: /ingest on one `plumb serve` process against two references in the
+// same run: the bare node:http server, and the same server made durable (each body appended and
+// fsync'd with group commit before the 202: what the disk alone costs). Then p99 at 80% of Plumb's
+// maximum, with the durable reference at that same rate beside it, then how fast accepted events
+// reach the analytics store and the RSS while they do.
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,15 +58,17 @@ async function measured(pid: number, run: () => Promise<Load>): Promise<Load & {
   return { ...result, cpuUs: ((cpuSeconds(pid) - process0) * 1e6) / answered, mainCpuUs: ((cpuSeconds(pid, true) - main0) * 1e6) / answered };
 }
 
-async function startBare(): Promise<{ url: string; pid: number; stop(): void }> {
-  const child = spawn(NODE_BIN, [join(ROOT, 'test/bench/bare-server.ts'), '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** The bare reference server; with `durableFile`, it fsyncs every body there before its 202. */
+async function startBare(durableFile?: string): Promise<{ url: string; pid: number; stop(): void }> {
+  const args = [join(ROOT, 'test/bench/bare-server.ts'), '0', ...(durableFile ? ['--durable', durableFile] : [])];
+  const child = spawn(NODE_BIN, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())));
   return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => child.kill('SIGTERM') };
 }
 
 const suite: BenchSuite = {
   name: 'ingest',
-  description: `POST /ingest, ${CONNECTIONS} connections × ${DURATION_S} s per run, against a bare node:http server`,
+  description: `POST /ingest, ${CONNECTIONS} connections × ${DURATION_S} s per run, against a bare node:http server, bare and durable`,
   async run() {
     const dataDir = tempDataDir('plumb-bench-ingest-');
     const metadata = await openMetadataStore({ dataDir, log: silentLog });
@@ -75,6 +79,11 @@ const suite: BenchSuite = {
     const bare = await startBare();
     const bareLoad = await measured(bare.pid, () => load(bare.url));
     bare.stop();
+    // On the disk Plumb's journal uses: the data dir.
+    const durableFile = join(dataDir, 'bare-durable.log');
+    let durable = await startBare(durableFile);
+    const durableLoad = await measured(durable.pid, () => load(durable.url));
+    durable.stop();
 
     const env = { PLUMB_INGEST_RATE_PER_SECOND: '1000000', PLUMB_INGEST_BURST: '1000000', PLUMB_LOG_LEVEL: 'warn' };
     const plumb = await startInstance({ dataDir, env });
@@ -91,6 +100,10 @@ const suite: BenchSuite = {
     const drained = performance.now();
     clearInterval(sampler);
 
+    durable = await startBare(durableFile);
+    const durableSteady = await load(durable.url, Math.round(full.rps * 0.8));
+    durable.stop();
+
     const analytics = await openAnalyticsStore({ dataDir, log: silentLog });
     const [{ stored }] = await analytics.query<{ stored: string }>('SELECT count() AS stored FROM {db:Identifier}.hits', { db: analytics.tenantDatabase(team.id) });
     await analytics.close();
@@ -101,11 +114,16 @@ const suite: BenchSuite = {
       'bare node:http req/s': Math.round(bareLoad.rps),
       'bare node:http p99 ms': bareLoad.p99,
       'bare node:http CPU µs/request': Math.round(bareLoad.cpuUs),
+      'bare durable (group-commit fsync) req/s': Math.round(durableLoad.rps),
+      'bare durable / bare': `${Math.round((durableLoad.rps / bareLoad.rps) * 100)}%`,
+      'bare durable p99 ms': durableLoad.p99,
+      'bare durable CPU µs/request': Math.round(durableLoad.cpuUs),
       'plumb /ingest req/s (max)': Math.round(full.rps),
       'plumb / bare': `${Math.round((full.rps / bareLoad.rps) * 100)}%`,
       'plumb p50 / p99 ms at max': `${full.p50} / ${full.p99}`,
       'plumb CPU µs/request at max (main thread / process)': `${Math.round(full.mainCpuUs)} / ${Math.round(full.cpuUs)}`,
       'plumb p99 ms at 80% of max': steady.p99,
+      'bare durable p99 ms at that same rate': durableSteady.p99,
       'plumb non-202 responses': full.other + steady.other,
       'events accepted (202)': accepted,
       'events stored': Number(stored),
