@@ -76,7 +76,8 @@ const keysOf = (record: JournalRecord) => ({
   visitState: record.table === 'visits' ? visitStateKey(record.row) : undefined,
 });
 
-const encodeRecord = (record: JournalRecord) => new EncodedRecord(record.table, record.team, encodeRow(record.row), undefined, keysOf(record));
+/** A record as the single-node sink appends it to the journal: its row encoded once, here. */
+export const encodeRecord = (record: JournalRecord) => new EncodedRecord(record.table, record.team, encodeRow(record.row), undefined, keysOf(record));
 
 const frameHead = (record: { table: string; team: string }) => `{"table":${JSON.stringify(record.table)},"team":${JSON.stringify(record.team)},"row":`;
 

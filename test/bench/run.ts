@@ -4,6 +4,7 @@ import cluster from './cluster.bench.ts';
 import dashboard from './dashboard.bench.ts';
 import dashboardRender from './dashboard-render.bench.ts';
 import ingest from './ingest.bench.ts';
+import ingestPipeline from './ingest-pipeline.bench.ts';
 import startup from './startup.bench.ts';
 
 export interface BenchSuite {
@@ -12,7 +13,7 @@ export interface BenchSuite {
   run(args: string[]): Promise<Record<string, string | number>>;
 }
 
-const SUITES: readonly BenchSuite[] = [startup, ingest, dashboard, dashboardRender, cluster];
+const SUITES: readonly BenchSuite[] = [startup, ingest, ingestPipeline, dashboard, dashboardRender, cluster];
 
 const args = process.argv.slice(2);
 // Suite names are the bare words that are not a flag's value (`--dataset 10m`).

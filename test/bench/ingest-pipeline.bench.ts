@@ -1,0 +1,114 @@
+// The ingest pipeline in one process, without HTTP or a disk: CPU per tracker pageview from the
+// request's fields to the journal's framed bytes (site lookup, bot filter, enrichment, visitor
+// hash, session and visit state, rows, their encoding and framing). The HTTP benchmark's req/s
+// moves by ±10% with this machine's drift; this figure is far steadier, so a change to the
+// pipeline can be judged by it.
+import { encodeFrames } from '../../lib/ingest/journal/frame.ts';
+import { type IngestDeps, type RequestInfo, trackerPageview } from '../../lib/ingest/pipeline.ts';
+import { openGeoDatabase } from '../../lib/ingest/enrich/geo.ts';
+import { createSessionTracker } from '../../lib/ingest/sessions.ts';
+import { ENCODED_RECORD_CODEC, encodeRecord } from '../../lib/ingest/sink.ts';
+import type { Site } from '../../lib/sites/sites.ts';
+import type { BenchSuite } from './run.ts';
+
+const SITE: Site = { id: 'bde49a38-3920-4f2f-877e-d5f635bc4290', team_id: '3fa1648f-7a2b-4e60-be35-e2f197d1934f', domain: 'bench.example', timezone: 'UTC', tenant: 'tenant_3fa1648f7a2b4e60be35e2f197d1934f' };
+const WARMUP = 20_000;
+const PAGEVIEWS = 200_000;
+const USER_AGENTS = [
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
+  'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0',
+];
+const REFERRERS = [undefined, 'https://www.google.com/', 'https://news.ycombinator.com/', 'https://chatgpt.com/', 'https://t.co/abc', 'https://example.org/blog/post'];
+
+/** A fixed sequence (mulberry32), so every run measures the same pageviews. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Pageview {
+  body: { url: string; referrer?: string; width: number };
+  request: RequestInfo;
+}
+
+/** One visitor, one page, as the HTTP benchmark sends. */
+function sameVisitor(): Pageview[] {
+  const body = { url: 'https://bench.example/pricing?utm_source=newsletter', referrer: 'https://www.google.com/', width: 1440 };
+  const request = { ip: '127.0.0.1', userAgent: USER_AGENTS[0], origin: 'https://bench.example', headers: {} };
+  return [{ body, request }];
+}
+
+/** 20,000 visitors (public IPv4 addresses, six browsers) over 200 pages, six referrers and three widths. */
+function manyVisitors(count: number): Pageview[] {
+  const next = random(42);
+  const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
+  const visitors = Array.from({ length: 20_000 }, () => ({
+    ip: `${1 + Math.floor(next() * 222)}.${Math.floor(next() * 256)}.${Math.floor(next() * 256)}.${1 + Math.floor(next() * 254)}`,
+    userAgent: pick(USER_AGENTS),
+  }));
+  return Array.from({ length: count }, () => {
+    const visitor = pick(visitors);
+    const body = { url: `https://bench.example/docs/page-${Math.floor(next() * 200)}?utm_source=${pick(['', 'newsletter', 'ads'])}`, referrer: pick(REFERRERS), width: pick([390, 1024, 1440]) };
+    return { body, request: { ...visitor, origin: 'https://bench.example', headers: {} } };
+  });
+}
+
+async function measure(pageviews: readonly Pageview[]): Promise<{ cpuUs: number; rows: number; bytes: number }> {
+  const salt = new Uint8Array(32).fill(7);
+  const totals = { rows: 0, bytes: 0 };
+  const deps: IngestDeps = {
+    geo: await openGeoDatabase(),
+    salts: { forTime: async () => salt, prune: async () => 0 },
+    sessions: createSessionTracker({ timeoutMs: 30 * 60_000 }),
+    sites: { byHostname: async () => SITE, byId: async () => SITE, invalidate() {} },
+    rejections: { count() {}, flush: async () => {} },
+    // What the single-node sink and the journal do to an append before the disk write.
+    journal: {
+      async append(records) {
+        totals.rows += records.length;
+        totals.bytes += encodeFrames(records.map(encodeRecord), ENCODED_RECORD_CODEC).data.length;
+      },
+    },
+    appended() {},
+  };
+  const run = async (count: number) => {
+    for (let i = 0; i < count; i++) {
+      const { body, request } = pageviews[i % pageviews.length];
+      await trackerPageview(deps, body, request);
+    }
+  };
+  await run(WARMUP);
+  totals.rows = 0;
+  totals.bytes = 0;
+  const started = process.cpuUsage();
+  await run(PAGEVIEWS);
+  const used = process.cpuUsage(started);
+  deps.geo.close();
+  return { cpuUs: (used.user + used.system) / PAGEVIEWS, rows: totals.rows / PAGEVIEWS, bytes: totals.bytes / PAGEVIEWS };
+}
+
+const suite: BenchSuite = {
+  name: 'ingest-pipeline',
+  description: `tracker pageviews through the ingest pipeline in-process (no HTTP, no disk), ${PAGEVIEWS.toLocaleString('en')} per workload`,
+  async run() {
+    const one = await measure(sameVisitor());
+    const many = await measure(manyVisitors(PAGEVIEWS));
+    return {
+      'CPU µs per pageview, one visitor (as the HTTP bench)': one.cpuUs.toFixed(1),
+      'journal rows / bytes per pageview, one visitor': `${one.rows.toFixed(2)} / ${Math.round(one.bytes)}`,
+      'CPU µs per pageview, 20,000 visitors': many.cpuUs.toFixed(1),
+      'journal rows / bytes per pageview, 20,000 visitors': `${many.rows.toFixed(2)} / ${Math.round(many.bytes)}`,
+    };
+  },
+};
+
+export default suite;
