@@ -37,8 +37,8 @@ export interface VisitState {
   engagementMs: number;
   entryPage: string;
   exitPage: string;
-  pages: Map<string, number>;
-  hostnames: Map<string, number>;
+  pages: SortedCounts;
+  hostnames: SortedCounts;
   /** Acquisition and client columns of the first pageview. */
   origin: Record<string, string | number>;
 }
@@ -66,13 +66,44 @@ export const ORIGIN_COLUMNS = [
   'device',
 ] as const;
 
-const increment = (counts: Map<string, number>, key: string) => {
-  const known = counts.get(key);
-  if (known === undefined && counts.size >= MAX_VISIT_PAGES) return counts;
-  const next = new Map(counts);
-  next.set(key, (known ?? 0) + 1);
-  return next;
-};
+/**
+ * Distinct keys in code-unit order with their counts, as the row lists them. Never changed once
+ * made: a state's row shares these arrays, and the next state shares `keys` when no new key came.
+ * A pageview thus costs one copy of the counts instead of a copied Map sorted twice (once for the
+ * new state's row, once for the cancelled one's).
+ */
+export interface SortedCounts {
+  readonly keys: readonly string[];
+  readonly counts: readonly number[];
+}
+
+const single = (key: string): SortedCounts => ({ keys: [key], counts: [1] });
+
+/** Index of `key` in `keys`, or -(where it would go) - 1. */
+function search(keys: readonly string[], key: string): number {
+  let low = 0;
+  let high = keys.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const probe = keys[middle];
+    if (probe < key) low = middle + 1;
+    else if (probe > key) high = middle - 1;
+    else return middle;
+  }
+  return -low - 1;
+}
+
+function increment(list: SortedCounts, key: string): SortedCounts {
+  const at = search(list.keys, key);
+  if (at >= 0) {
+    const counts = list.counts.slice();
+    counts[at]++;
+    return { keys: list.keys, counts };
+  }
+  if (list.keys.length >= MAX_VISIT_PAGES) return list;
+  const to = -at - 1;
+  return { keys: [...list.keys.slice(0, to), key, ...list.keys.slice(to)], counts: [...list.counts.slice(0, to), 1, ...list.counts.slice(to)] };
+}
 
 /** The state after one more pageview (or the first one, when `state` is null). */
 export function withPageview(state: VisitState | null, pending: PendingActivity, hit: PageviewFacts): VisitState {
@@ -93,8 +124,8 @@ export function withPageview(state: VisitState | null, pending: PendingActivity,
       engagementMs: pending.engagementMs,
       entryPage: path,
       exitPage: path,
-      pages: new Map([[path, 1]]),
-      hostnames: new Map([[hostname, 1]]),
+      pages: single(path),
+      hostnames: single(hostname),
       origin,
     };
   }
@@ -117,12 +148,8 @@ export function withEvent(state: VisitState, event: { engagementMs?: number }): 
   return event.engagementMs === undefined ? { ...state, events: state.events + 1 } : { ...state, engagementMs: state.engagementMs + event.engagementMs };
 }
 
-const sortedEntries = (counts: Map<string, number>) => [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-
 /** One row of the `visits` table for a state. */
 export function visitRow(state: VisitState, sign: 1 | -1, version: number): Record<string, unknown> {
-  const pages = sortedEntries(state.pages);
-  const hostnames = sortedEntries(state.hostnames);
   return {
     site_id: state.siteId,
     session_id: state.sessionId,
@@ -137,10 +164,10 @@ export function visitRow(state: VisitState, sign: 1 | -1, version: number): Reco
     visit_engagement_ms: state.engagementMs,
     entry_page: state.entryPage,
     exit_page: state.exitPage,
-    pages: pages.map(([path]) => path),
-    page_hits: pages.map(([, hits]) => hits),
-    hostnames: hostnames.map(([hostname]) => hostname),
-    hostname_hits: hostnames.map(([, hits]) => hits),
+    pages: state.pages.keys,
+    page_hits: state.pages.counts,
+    hostnames: state.hostnames.keys,
+    hostname_hits: state.hostnames.counts,
     ...state.origin,
   };
 }

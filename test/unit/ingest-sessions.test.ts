@@ -83,6 +83,22 @@ describe('the visit of a session', () => {
 });
 
 describe('the pages a visit lists', () => {
+  it('lists pages and hostnames in code-unit order with their hits, whatever order they come in, and never changes a row it gave', () => {
+    const { visit } = createSessionTracker({ timeoutMs: 30 * MINUTE }).touch('site', 'v1', 0);
+    const view = (path: string, hostname = 'example.com', second = 0) =>
+      visit.pageview({ ts: `2026-01-01T10:00:${String(second).padStart(2, '0')}.000Z`, columns: { site_id: 's', session_id: '1', visitor_id: '7', path, hostname } });
+    const rows = ['/m', '/b', '/z', '/b', '/B', '/é', '/a', '/m'].map((path, i) => view(path, i % 3 === 0 ? 'www.example.com' : 'example.com', i));
+    const states = rows.map((written) => written[written.length - 1]);
+    const snapshot = JSON.stringify(states);
+    const last = states[states.length - 1];
+    expect([last.pages, last.page_hits]).toEqual([['/B', '/a', '/b', '/m', '/z', '/é'], [1, 1, 2, 2, 1, 1]]);
+    expect([last.hostnames, last.hostname_hits]).toEqual([['example.com', 'www.example.com'], [5, 3]]);
+    // Each pageview cancels exactly the row written before it.
+    for (let i = 1; i < rows.length; i++) expect({ ...rows[i][0], sign: 1 }).toEqual(states[i - 1]);
+    view('/new', 'example.com', 30);
+    expect(JSON.stringify(states)).toBe(snapshot);
+  });
+
   it(`stop growing at ${MAX_VISIT_PAGES} distinct pages, while every pageview still counts`, () => {
     const { visit } = createSessionTracker({ timeoutMs: 30 * MINUTE }).touch('site', 'v1', 0);
     let last: Record<string, unknown> = {};
