@@ -9,6 +9,7 @@ import { openGeoDatabase } from '../../lib/ingest/enrich/geo.ts';
 import { createSessionTracker } from '../../lib/ingest/sessions.ts';
 import { ENCODED_RECORD_CODEC, encodeRecord } from '../../lib/ingest/sink.ts';
 import type { Site } from '../../lib/sites/sites.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 import type { BenchSuite } from './run.ts';
 
 const SITE: Site = { id: 'bde49a38-3920-4f2f-877e-d5f635bc4290', team_id: '3fa1648f-7a2b-4e60-be35-e2f197d1934f', domain: 'bench.example', timezone: 'UTC', tenant: 'tenant_3fa1648f7a2b4e60be35e2f197d1934f' };
@@ -24,17 +25,6 @@ const USER_AGENTS = [
 ];
 const REFERRERS = [undefined, 'https://www.google.com/', 'https://news.ycombinator.com/', 'https://chatgpt.com/', 'https://t.co/abc', 'https://example.org/blog/post'];
 
-/** A fixed sequence (mulberry32), so every run measures the same pageviews. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Pageview {
   body: { url: string; referrer?: string; width: number };
   request: RequestInfo;
@@ -49,7 +39,8 @@ function sameVisitor(): Pageview[] {
 
 /** 20,000 visitors (public IPv4 addresses, six browsers) over 200 pages, six referrers and three widths. */
 function manyVisitors(count: number): Pageview[] {
-  const next = random(42);
+  // A fixed sequence, so every run measures the same pageviews.
+  const next = seededRandom(42);
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
   const visitors = Array.from({ length: 20_000 }, () => ({
     ip: `${1 + Math.floor(next() * 222)}.${Math.floor(next() * 256)}.${Math.floor(next() * 256)}.${1 + Math.floor(next() * 254)}`,

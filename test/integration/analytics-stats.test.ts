@@ -13,6 +13,7 @@ import { createSite, type Site } from '../../lib/sites/sites.ts';
 import { as, type Person, person } from '../support/accounts.ts';
 import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 const TZ = 'Europe/Berlin';
 const [SEC, HOUR, DAY] = [1000, 3_600_000, 86_400_000];
@@ -23,13 +24,7 @@ type Hit = Record<'session_id' | 'visitor_id' | 'path' | 'hostname' | 'referrer'
   Record<'utm_source' | 'utm_medium' | 'utm_campaign' | 'utm_term' | 'utm_content', string> & { ts: number; site: 'berlin' | 'other' };
 type Ev = { ts: number; session_id: string; visitor_id: string; name: string; engagement_ms?: number; site: 'berlin' | 'other' };
 
-let seed = 20250330;
-const rand = () => {
-  seed = (seed + 0x6d2b79f5) | 0; // mulberry32
-  let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-  return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-};
+const rand = seededRandom(20250330);
 const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
 

@@ -7,6 +7,7 @@ import { createApiClient } from '../../lib/auth/api-clients.ts';
 import { createSite, type Site } from '../../lib/sites/sites.ts';
 import { type Person, person } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 interface Row {
   at: number;
@@ -41,20 +42,9 @@ const DEVICES = ['desktop', 'desktop', 'mobile', 'tablet'];
 const COUNTRIES = ['US', 'US', 'DE', 'FR', 'GB', 'JP', 'BR', 'IN', 'CA', 'ES', 'IT', 'NL', 'SE', ''];
 const FILES = ['a.pdf', 'b.zip', 'report Q1 & “final”.pdf'];
 
-/** mulberry32: the same rows on every run. */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** 90 sessions from 4 to 12 March (UTC), a few events each, on the site and some on another site. */
 function generate(siteId: string, otherSiteId: string): Row[] {
-  const r = random(20260308);
+  const r = seededRandom(20260308);
   const pick = <T>(list: readonly T[]) => list[Math.floor(r() * list.length)];
   const rows: Row[] = [];
   let signups = 0;
