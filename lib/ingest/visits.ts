@@ -188,12 +188,19 @@ export const visitStateKey = (row: Record<string, unknown>): VisitStateKey => ({
  * and the last state. `stateOf` reads a `visits` record's state key.
  */
 export function withoutPassingStates<T extends { table: string }>(records: T[], stateOf: (record: T) => VisitStateKey): T[] {
-  const visits = records.filter((r) => r.table === 'visits');
-  if (visits.length <= 2) return records;
-  const states = new Map(visits.map((r) => [r, stateOf(r)]));
+  // A tracker append has at most two visit rows: nothing to drop, and nothing allocated to see it.
+  let visits = 0;
+  for (const record of records) if (record.table === 'visits') visits++;
+  if (visits <= 2) return records;
+  // The writer's batches hold thousands: each record's state is read once, into sets of keys.
+  const states = records.map((record) => (record.table === 'visits' ? stateOf(record) : undefined));
   const written = new Set<string>();
-  for (const state of states.values()) if (state.sign === 1) written.add(state.key);
+  for (const state of states) if (state?.sign === 1) written.add(state.key);
   const passing = new Set<string>();
-  for (const state of states.values()) if (state.sign === -1 && written.has(state.key)) passing.add(state.key);
-  return passing.size === 0 ? records : records.filter((r) => r.table !== 'visits' || !passing.has(states.get(r)!.key));
+  for (const state of states) if (state?.sign === -1 && written.has(state.key)) passing.add(state.key);
+  if (passing.size === 0) return records;
+  return records.filter((_, i) => {
+    const state = states[i];
+    return state === undefined || !passing.has(state.key);
+  });
 }

@@ -66,15 +66,21 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
 
   async function write(batch: JournalBatch<WritableRecord>): Promise<void> {
     const analytics = options.analytics();
-    const groups = new Map<string, WritableRecord[]>();
+    // By team, then table: one insert each (a batch's records are mostly of one or two teams).
+    const teams = new Map<string, Map<string, WritableRecord[]>>();
     for (const record of batch.records) {
-      const key = `${record.team}.${record.table}`;
-      const group = groups.get(key);
+      let tables = teams.get(record.team);
+      if (tables === undefined) {
+        tables = new Map();
+        teams.set(record.team, tables);
+      }
+      const group = tables.get(record.table);
       if (group) group.push(record);
-      else groups.set(key, [record]);
+      else tables.set(record.table, [record]);
     }
-    for (const [key, group] of groups) {
+    for (const group of [...teams.values()].flatMap((tables) => [...tables.values()])) {
       const { team, table } = group[0];
+      const key = `${team}.${table}`;
       // A visit's states written and cancelled again within the batch (a burst of its hits, a
       // replayed journal) would only cancel out in the store: they are not sent. The batch's
       // records decide what is dropped, so a retried or replayed batch inserts the same rows.
