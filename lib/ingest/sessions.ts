@@ -3,7 +3,7 @@
 // forgotten or restarted node simply starts a new session for the visitor. Each session carries
 // its visit's running state (lib/ingest/visits.ts), which turns hits into `visits` rows.
 import { randomBytes } from 'node:crypto';
-import { type PageviewFacts, type PendingActivity, type VisitState, visitRow, withEvent, withPageview } from './visits.ts';
+import { type PageviewFacts, type PendingActivity, stateReference, type VisitState, visitRow, withEvent, withPageview } from './visits.ts';
 
 export interface SessionTouch {
   /** UInt64 as a decimal string. */
@@ -49,7 +49,7 @@ const newSessionId = () => randomBytes(8).readBigUInt64BE().toString();
 
 function ledgerOf(session: Session): VisitLedger {
   const replace = (next: VisitState) => {
-    const rows = session.visit ? [visitRow(session.visit, -1, session.version)] : [];
+    const rows = session.visit ? [stateReference(session.visit, session.version)] : [];
     session.visit = next;
     session.version++;
     rows.push(visitRow(next, 1, session.version));

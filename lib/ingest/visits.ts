@@ -1,8 +1,9 @@
 // The running state of each visit, kept with its session in the session tracker, and the rows it
 // writes to the `visits` table (lib/stores/analytics/migrations/0003_visits.sql). Every pageview
 // or event that changes a visit yields the new state (sign 1, next version) and, when an earlier
-// state was written, its cancellation (sign -1, that state's version); both go into the same
-// journal append as the hit itself, so they are stored together or not at all.
+// state was written, its cancellation (sign -1, that state's version, journaled by reference: see
+// stateReference); both go into the same journal append as the hit itself, so they are stored
+// together or not at all.
 //
 // A visit exists from its first pageview: events that arrive before it are counted into the
 // state but write nothing until then. Its day (`start`) and entry and acquisition columns are
@@ -172,14 +173,37 @@ export function visitRow(state: VisitState, sign: 1 | -1, version: number): Reco
   };
 }
 
+/**
+ * Marks a cancellation journaled by reference (stateReference): the key of the state it cancels,
+ * and no columns. Never stored as such: the writer fills in the cancelled row before inserting.
+ */
+export const REFERENCE_FIELD = '$reference';
+
+/**
+ * The cancellation of a visit's state, journaled by reference. A pageview used to journal the
+ * whole row of the state it replaces, again (every column, the page lists): a third of the bytes
+ * of a pageview and of the encoding on the request path, for a row that the writer drops anyway
+ * whenever the state it cancels is in the same batch. The writer takes the cancelled row from the
+ * states it stored last, or from the store (lib/ingest/writer.ts). `start` lets a lookup in the
+ * store use the table's sort key.
+ */
+export function stateReference(state: VisitState, version: number): Record<string, unknown> {
+  return { site_id: state.siteId, session_id: state.sessionId, sign: -1, version, start: state.start, [REFERENCE_FIELD]: 1 };
+}
+
 /** Which state of which visit a `visits` row is: the pair a cancellation shares with its state. */
 export interface VisitStateKey {
   /** Site, session and version: a state and its cancellation have the same. */
   key: string;
   sign: number;
+  /** A cancellation by reference (stateReference), whose row the writer has to fill in. */
+  reference?: boolean;
 }
 
-export const visitStateKey = (row: Record<string, unknown>): VisitStateKey => ({ key: `${row.site_id}|${row.session_id}|${row.version}`, sign: row.sign as number });
+export const visitStateKey = (row: Record<string, unknown>): VisitStateKey => {
+  const key = `${row.site_id}|${row.session_id}|${row.version}`;
+  return row[REFERENCE_FIELD] === 1 ? { key, sign: row.sign as number, reference: true } : { key, sign: row.sign as number };
+};
 
 /**
  * Drops the visit states that are written and cancelled within the same records (a server batch

@@ -10,6 +10,43 @@ import type { JournalRecord } from './pipeline.ts';
 import { type VisitStateKey, visitStateKey, withoutPassingStates } from './visits.ts';
 
 /**
+ * Visit states the writer remembers having stored (their lines, by state key), so that a
+ * cancellation journaled by reference (stateReference in lib/ingest/visits.ts) gets its row without
+ * asking the store. The oldest are forgotten past this many; a forgotten one, or any after a
+ * restart or a leader change, is read back from the store.
+ */
+const REMEMBERED_STATES = 100_000;
+
+/** visitRow's rows begin with site_id, session_id, sign: the first `"sign":1,` is that column. */
+const STATE_LINE_HEAD = /^(\{"site_id":"[^"\\]*","session_id":"[^"\\]*",)"sign":1,/;
+
+/** The cancellation of a stored state from the state's own line: the same row with sign -1. */
+function cancellationLine(stateLine: string): string | undefined {
+  const head = STATE_LINE_HEAD.exec(stateLine);
+  return head ? `${head[1]}"sign":-1,${stateLine.slice(head[0].length)}` : undefined;
+}
+
+const unique = <T>(values: Iterable<T>): T[] => [...new Set(values)];
+
+/** The stored states (sign 1) that `references` cancel, by state key, read from the store. */
+async function storedStates(analytics: AnalyticsStore, database: string, references: readonly Record<string, unknown>[]): Promise<Map<string, Record<string, unknown>>> {
+  const rows = await analytics.query(
+    `SELECT * FROM {db:Identifier}.visits
+      WHERE site_id IN {sites:Array(UUID)} AND toDate(start) IN {days:Array(Date)} AND session_id IN {sessions:Array(UInt64)}
+        AND version IN {versions:Array(UInt32)} AND sign = 1`,
+    {
+      db: database,
+      sites: unique(references.map((r) => r.site_id)),
+      days: unique(references.map((r) => String(r.start).slice(0, 10))),
+      // A UInt64 binds from a bigint (its decimal text does not parse inside an array parameter).
+      sessions: unique(references.map((r) => String(r.session_id))).map((id) => BigInt(id)),
+      versions: unique(references.map((r) => r.version)),
+    },
+  );
+  return new Map(rows.map((row) => [visitStateKey(row).key, row]));
+}
+
+/**
  * A record as the writer takes it: `line`, when present, is its row already encoded (encodeRow);
  * `visitState`, when present, a visits row's state key (else it is read from the row).
  */
@@ -42,9 +79,13 @@ export interface WriterOptions {
 
 const MAX_BACKOFF_MS = 5_000;
 
+const stateOf = (record: WritableRecord) => record.visitState ?? visitStateKey(record.row);
+const lineOf = (record: WritableRecord) => record.line ?? encodeRow(record.row);
+
 export function createIngestWriter(options: WriterOptions): IngestWriter {
   const { journal, log, batchSize, flushMs } = options;
   const ensured = new Set<string>();
+  const remembered = new Map<string, string>();
   let running = false;
   let stopping = false;
   let wake: (() => void) | undefined;
@@ -84,17 +125,60 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
       // A visit's states written and cancelled again within the batch (a burst of its hits, a
       // replayed journal) would only cancel out in the store: they are not sent. The batch's
       // records decide what is dropped, so a retried or replayed batch inserts the same rows.
-      const records = table === 'visits' ? withoutPassingStates(group, (r) => r.visitState ?? visitStateKey(r.row)) : group;
+      const records = table === 'visits' ? withoutPassingStates(group, stateOf) : group;
       const database = analytics.tenantDatabase(team);
       if (!ensured.has(team)) {
         await analytics.ensureTenant(team);
         ensured.add(team);
       }
+      const lines = table === 'visits' ? await visitLines(analytics, database, records) : records.map(lineOf);
       await analytics.insertLines(
         table,
-        records.map((r) => r.line ?? encodeRow(r.row)),
+        lines.filter((line) => line !== undefined),
         { database, dedupToken: `${batch.token}:${key}` },
       );
+      if (table === 'visits') remember(records, lines);
+    }
+  }
+
+  /**
+   * The lines of a batch's visit rows, with each cancellation by reference filled in from the
+   * remembered states or the store. One whose state the store no longer has is left out (undefined):
+   * that happens when a batch already stored is written again after a crash (the insert token makes
+   * that write a no-op) and a merge has meanwhile dropped the cancelled pair.
+   */
+  async function visitLines(analytics: AnalyticsStore, database: string, records: readonly WritableRecord[]): Promise<(string | undefined)[]> {
+    const lines = records.map((record) => {
+      const state = stateOf(record);
+      if (!state.reference) return lineOf(record);
+      const stored = remembered.get(state.key);
+      return stored === undefined ? undefined : cancellationLine(stored);
+    });
+    const unresolved = records.filter((record, i) => lines[i] === undefined && stateOf(record).reference);
+    if (unresolved.length === 0) return lines;
+    const found = await storedStates(analytics, database, unresolved.map((record) => record.row));
+    let missing = 0;
+    records.forEach((record, i) => {
+      if (lines[i] !== undefined) return;
+      const row = found.get(stateOf(record).key);
+      if (row) lines[i] = encodeRow({ ...row, sign: -1 });
+      else missing++;
+    });
+    if (missing > 0) log.info({ database, cancellations: missing }, 'ingest writer: states already cancelled in the store; their cancellations are left out');
+    return lines;
+  }
+
+  /** After an insert: the states it stored are remembered, the ones it cancelled forgotten. */
+  function remember(records: readonly WritableRecord[], lines: readonly (string | undefined)[]): void {
+    records.forEach((record, i) => {
+      const state = stateOf(record);
+      remembered.delete(state.key);
+      const line = lines[i];
+      if (state.sign === 1 && line !== undefined) remembered.set(state.key, line);
+    });
+    for (const key of remembered.keys()) {
+      if (remembered.size <= REMEMBERED_STATES) break;
+      remembered.delete(key);
     }
   }
 

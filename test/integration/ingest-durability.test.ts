@@ -1,5 +1,7 @@
 // Acknowledged means stored: a `plumb serve` under tracker load is killed with SIGKILL; after a
-// restart, every pageview that got a 202 is in the analytics store exactly once.
+// restart, every pageview that got a 202 is in the analytics store exactly once, and the visits
+// their states make up add up to exactly those pageviews (the restarted writer has to read the
+// states it cancels back from the store).
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { rmSync } from 'node:fs';
 import { createSite, createTeam } from '../../lib/sites/sites.ts';
@@ -66,6 +68,16 @@ describe('ingest durability', () => {
       expect({ missing, duplicated }).toEqual({ missing: [], duplicated: [] });
       // Unacknowledged requests may or may not have been stored, but never invented.
       for (const path of copies.keys()) expect(Number(path.split('/')[2])).toBeLessThan(next);
+      // Every session is one visit (its states cancelled but the last) of as many pageviews as it has hits.
+      const sessions = await analytics.query<{ session_id: string; hits: string; visits: string; pageviews: string }>(
+        `SELECT h.session_id AS session_id, h.hits AS hits, v.visits AS visits, v.pageviews AS pageviews
+           FROM (SELECT session_id, count() AS hits FROM {db:Identifier}.hits GROUP BY session_id) AS h
+           LEFT JOIN (SELECT session_id, sum(sign) AS visits, sum(sign * visit_pageviews) AS pageviews FROM {db:Identifier}.visits GROUP BY session_id) AS v
+             ON v.session_id = h.session_id`,
+        { db: analytics.tenantDatabase(teamId) },
+      );
+      expect(sessions.length).toBeGreaterThan(0);
+      for (const session of sessions) expect({ visits: Number(session.visits), pageviews: Number(session.pageviews) }).toEqual({ visits: 1, pageviews: Number(session.hits) });
     } finally {
       await analytics.close();
     }

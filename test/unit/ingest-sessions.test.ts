@@ -43,13 +43,13 @@ describe('the visit of a session', () => {
     columns: { site_id: 'site', session_id: '1', visitor_id: '7', path, hostname: 'example.com', referrer: 'google.com', country: 'DE', ...extra },
   });
 
-  it('writes its first state, then for each change the cancellation of the last state and the next one', () => {
+  it('writes its first state, then for each change the cancellation of the last state (by reference) and the next one', () => {
     const { visit } = createSessionTracker({ timeoutMs: 30 * MINUTE }).touch('site', 'v1', 0);
     const first = visit.pageview(hit('2026-01-01T10:00:00.000Z', '/'));
     expect(first).toEqual([expect.objectContaining({ sign: 1, version: 1, visit_pageviews: 1, entry_page: '/', exit_page: '/', pages: ['/'], page_hits: [1], referrer: 'google.com' })]);
     const second = visit.pageview(hit('2026-01-01T10:02:00.000Z', '/pricing', { referrer: '' }));
     expect(second).toEqual([
-      { ...first[0], sign: -1 },
+      { site_id: 'site', session_id: '1', sign: -1, version: 1, start: '2026-01-01T10:00:00.000Z', $reference: 1 },
       expect.objectContaining({ sign: 1, version: 2, visit_pageviews: 2, exit_page: '/pricing', pages: ['/', '/pricing'], page_hits: [1, 1], referrer: 'google.com', last_ts: '2026-01-01T10:02:00.000Z' }),
     ]);
     const engaged = visit.event({ engagementMs: 1500 });
@@ -93,8 +93,10 @@ describe('the pages a visit lists', () => {
     const last = states[states.length - 1];
     expect([last.pages, last.page_hits]).toEqual([['/B', '/a', '/b', '/m', '/z', '/é'], [1, 1, 2, 2, 1, 1]]);
     expect([last.hostnames, last.hostname_hits]).toEqual([['example.com', 'www.example.com'], [5, 3]]);
-    // Each pageview cancels exactly the row written before it.
-    for (let i = 1; i < rows.length; i++) expect({ ...rows[i][0], sign: 1 }).toEqual(states[i - 1]);
+    // Each pageview cancels exactly the state written before it.
+    for (let i = 1; i < rows.length; i++) {
+      expect(rows[i][0]).toMatchObject({ site_id: states[i - 1].site_id, session_id: states[i - 1].session_id, version: states[i - 1].version, sign: -1, $reference: 1 });
+    }
     view('/new', 'example.com', 30);
     expect(JSON.stringify(states)).toBe(snapshot);
   });

@@ -5,6 +5,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Journal, JournalBatch } from '../../lib/ingest/journal.ts';
 import type { JournalRecord } from '../../lib/ingest/pipeline.ts';
+import { createSessionTracker } from '../../lib/ingest/sessions.ts';
+import { encodeRecord } from '../../lib/ingest/sink.ts';
 import { createIngestWriter, type WritableRecord } from '../../lib/ingest/writer.ts';
 import { silentLog } from '../../lib/log.ts';
 import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
@@ -133,5 +135,83 @@ describe('createIngestWriter rows', () => {
       { hit_id: 'h1' },
     ]);
     expect(writer.stats()).toMatchObject({ batches: 1, inserted: 8 });
+  });
+});
+
+describe('createIngestWriter and cancellations by reference', () => {
+  const SITE = '6d1f4b2e-8f0a-4c55-9d0e-1b2c3d4e5f60';
+  /** A visit's rows as the session ledger writes them, each encoded as the single-node sink does. */
+  function visitRows(pageviews: number): WritableRecord[] {
+    const { visit } = createSessionTracker({ timeoutMs: 30 * 60_000 }).touch(SITE, 'visitor', 0);
+    const records: WritableRecord[] = [];
+    for (let i = 0; i < pageviews; i++) {
+      const columns = { site_id: SITE, session_id: '42', visitor_id: '7', path: `/p${i}`, hostname: 'example.com', country: 'NL' };
+      for (const row of visit.pageview({ ts: `2026-11-22T10:0${i}:00.000Z`, columns })) records.push(encodeRecord({ table: 'visits', team: TEAM, row }));
+    }
+    return records;
+  }
+
+  /** Runs a writer over `records` in batches of `batchSize` until all are acknowledged; `stored` answers its reads of the store. */
+  async function writeAll(records: WritableRecord[], batchSize: number, stored: Record<string, unknown>[] = []) {
+    const inserts: string[][] = [];
+    const queries: Record<string, unknown>[] = [];
+    let pending = [...records];
+    let batches = 0;
+    const journal = {
+      ...memoryJournal([], []),
+      async next(maxRecords: number) {
+        if (pending.length === 0) return null;
+        const taken = pending.slice(0, maxRecords);
+        const token = `batch-${++batches}`;
+        const ack = async () => {
+          pending = pending.slice(taken.length);
+        };
+        return { records: taken, token, ack };
+      },
+      pendingRecords: () => pending.length,
+    } as Journal<WritableRecord>;
+    const store = {
+      tenantDatabase: () => 'tenant_x',
+      ensureTenant: async () => 'tenant_x',
+      async insertLines(_table: string, lines: string[]) {
+        inserts.push(lines);
+      },
+      async query(_sql: string, params: Record<string, unknown>) {
+        queries.push(params);
+        return stored;
+      },
+    } as unknown as AnalyticsStore;
+    const writer = createIngestWriter({ journal, analytics: () => store, log: silentLog, batchSize, flushMs: 5 });
+    writer.start();
+    await until(() => pending.length === 0);
+    await writer.stop(1000);
+    return { inserts: inserts.map((lines) => lines.map((line) => JSON.parse(line) as Record<string, unknown>)), queries };
+  }
+
+  it('cancels a state stored by an earlier batch with that very row, sign -1, without reading the store', async () => {
+    const records = visitRows(3); // state 1 | reference 1, state 2 | reference 2, state 3
+    const { inserts, queries } = await writeAll(records, 1);
+    const stored = inserts.flat();
+    expect(stored.map((row) => [row.version, row.sign])).toEqual([
+      [1, 1],
+      [1, -1],
+      [2, 1],
+      [2, -1],
+      [3, 1],
+    ]);
+    expect(stored[1]).toEqual({ ...stored[0], sign: -1 });
+    expect(stored[3]).toEqual({ ...stored[2], sign: -1 });
+    expect(stored.some((row) => '$reference' in row)).toBe(false);
+    expect(queries).toEqual([]);
+  });
+
+  it("reads the cancelled state back from the store when it does not remember it (after a restart), and leaves out one the store no longer has", async () => {
+    const records = visitRows(3).slice(3); // a new writer starts at reference 2, state 3
+    const inStore = { site_id: SITE, session_id: '42', sign: 1, version: 2, visitor_id: '7', start: '2026-11-22 10:00:00.000', pages: ['/p0', '/p1'], page_hits: [1, 1], country: 'NL' };
+    const found = await writeAll(records, 10, [inStore]);
+    expect(found.inserts).toEqual([[{ ...inStore, sign: -1 }, expect.objectContaining({ version: 3, sign: 1, pages: ['/p0', '/p1', '/p2'] })]]);
+    expect(found.queries).toEqual([expect.objectContaining({ sites: [SITE], days: ['2026-11-22'], sessions: [42n], versions: [2] })]);
+    const gone = await writeAll(records, 10, []);
+    expect(gone.inserts).toEqual([[expect.objectContaining({ version: 3, sign: 1 })]]);
   });
 });
