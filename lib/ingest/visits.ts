@@ -181,11 +181,11 @@ export const REFERENCE_FIELD = '$reference';
 
 /**
  * The cancellation of a visit's state, journaled by reference. A pageview used to journal the
- * whole row of the state it replaces, again (every column, the page lists): a third of the bytes
- * of a pageview and of the encoding on the request path, for a row that the writer drops anyway
- * whenever the state it cancels is in the same batch. The writer takes the cancelled row from the
- * states it stored last, or from the store (lib/ingest/writer.ts). `start` lets a lookup in the
- * store use the table's sort key.
+ * whole row of the state it replaces, again (every column, the page lists): a quarter of a
+ * pageview's journal bytes and one of its three row encodings on the request path, for a row
+ * that the writer drops anyway whenever the state it cancels is in the same batch. The writer
+ * takes the cancelled row from the states it stored last, or from the store
+ * (lib/ingest/writer.ts). `start` lets a lookup in the store use the table's sort key.
  */
 export function stateReference(state: VisitState, version: number): Record<string, unknown> {
   return { site_id: state.siteId, session_id: state.sessionId, sign: -1, version, start: state.start, [REFERENCE_FIELD]: 1 };

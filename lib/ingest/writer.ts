@@ -124,7 +124,8 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
       const key = `${team}.${table}`;
       // A visit's states written and cancelled again within the batch (a burst of its hits, a
       // replayed journal) would only cancel out in the store: they are not sent. The batch's
-      // records decide what is dropped, so a retried or replayed batch inserts the same rows.
+      // records alone decide what is dropped; a retried or replayed batch is sent with the same
+      // token, so if it was stored already the store takes nothing from it.
       const records = table === 'visits' ? withoutPassingStates(group, stateOf) : group;
       const database = analytics.tenantDatabase(team);
       if (!ensured.has(team)) {
