@@ -390,6 +390,8 @@ describe('reads through a link, answered by the real read actions', () => {
     await pageviews(t.site.domain, 2, ingest);
     await pageviews(t.otherSite.domain, 5, ingest);
     await t.rows('hits', 7);
+    // The writer stores a batch's tables one after the other, and the KPIs read the visits: wait for them too.
+    await t.rows('visits', 7);
     token = (await createLink(owner)).token;
   }, 30_000);
 

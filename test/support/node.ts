@@ -37,9 +37,10 @@ export async function startTestNode(env: Record<string, string> = {}): Promise<T
   await analytics.ensureTenant(team.id);
   const tenant = analytics.tenantDatabase(team.id);
 
-  // `where` is written by the tests themselves; values still go in as bound parameters.
+  // `where` is written by the tests themselves; values still go in as bound parameters. Rows come
+  // in time order: a visit's time is its start, every other row's its ts.
   const rowsNow = <T>(table: string, where = '1', params: Record<string, unknown> = {}) =>
-    analytics.query<T>(`SELECT * FROM {db:Identifier}.{table:Identifier} WHERE ${where} ORDER BY ts`, { ...params, db: tenant, table });
+    analytics.query<T>(`SELECT * FROM {db:Identifier}.{table:Identifier} WHERE ${where} ORDER BY ${table === 'visits' ? 'start' : 'ts'}`, { ...params, db: tenant, table });
 
   return {
     node,
