@@ -177,7 +177,7 @@ export function visitRow(state: VisitState, sign: 1 | -1, version: number): Reco
  * Marks a cancellation journaled by reference (stateReference): the key of the state it cancels,
  * and no columns. Never stored as such: the writer fills in the cancelled row before inserting.
  */
-export const REFERENCE_FIELD = '$reference';
+const REFERENCE_FIELD = '$reference';
 
 /**
  * The cancellation of a visit's state, journaled by reference. A pageview used to journal the

@@ -149,22 +149,22 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
    * that write a no-op) and a merge has meanwhile dropped the cancelled pair.
    */
   async function visitLines(analytics: AnalyticsStore, database: string, records: readonly WritableRecord[]): Promise<(string | undefined)[]> {
-    const lines = records.map((record) => {
-      const state = stateOf(record);
-      if (!state.reference) return lineOf(record);
-      const stored = remembered.get(state.key);
-      return stored === undefined ? undefined : cancellationLine(stored);
-    });
-    const unresolved = records.filter((record, i) => lines[i] === undefined && stateOf(record).reference);
-    if (unresolved.length === 0) return lines;
-    const found = await storedStates(analytics, database, unresolved.map((record) => record.row));
-    let missing = 0;
+    const lines: (string | undefined)[] = [];
+    const unresolved: number[] = [];
     records.forEach((record, i) => {
-      if (lines[i] !== undefined) return;
-      const row = found.get(stateOf(record).key);
+      const state = stateOf(record);
+      const stored = state.reference ? remembered.get(state.key) : undefined;
+      lines[i] = state.reference ? stored && cancellationLine(stored) : lineOf(record);
+      if (lines[i] === undefined) unresolved.push(i);
+    });
+    if (unresolved.length === 0) return lines;
+    const found = await storedStates(analytics, database, unresolved.map((i) => records[i].row));
+    let missing = 0;
+    for (const i of unresolved) {
+      const row = found.get(stateOf(records[i]).key);
       if (row) lines[i] = encodeRow({ ...row, sign: -1 });
       else missing++;
-    });
+    }
     if (missing > 0) log.info({ database, cancellations: missing }, 'ingest writer: states already cancelled in the store; their cancellations are left out');
     return lines;
   }
