@@ -7,8 +7,9 @@ import { silentLog } from '../../lib/log.ts';
 import { type MetadataStore, openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { metadataStoreContract } from '../support/metadata-contract.ts';
 import { METADATA_MIGRATIONS } from '../support/migration-files.ts';
+import { POSTGRES_URL } from '../support/services.ts';
 
-const baseUrl = process.env.PLUMB_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const baseUrl = POSTGRES_URL;
 const admin = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 5000 });
 const databases: string[] = [];
 

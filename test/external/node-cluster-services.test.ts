@@ -7,9 +7,10 @@ import { ServiceBroker } from 'moleculer';
 import { loadConfig } from '../../lib/config.ts';
 import { brokerOptions } from '../../moleculer.config.ts';
 import { request, startInstance } from '../support/instance.ts';
+import { NATS_URL, REDIS_URL } from '../support/services.ts';
 
-const redisUrl = process.env.PLUMB_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const natsUrl = process.env.PLUMB_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+const redisUrl = REDIS_URL;
+const natsUrl = NATS_URL;
 
 describe('plumb serve with PLUMB_REDIS_URL', () => {
   const namespace = `plumbtest${randomBytes(4).toString('hex')}`;

@@ -6,8 +6,9 @@ import { Redis } from 'ioredis';
 import type { LeaderElector, LeadershipState } from '../../cluster/election/elector.ts';
 import { createRedisElector, type RedisLeaderElector } from '../../cluster/election/redis.ts';
 import { silentLog } from '../../lib/log.ts';
+import { REDIS_URL } from '../support/services.ts';
 
-const redisUrl = process.env.PLUMB_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redisUrl = REDIS_URL;
 const LEASE_MS = 1500;
 const INTERVAL_MS = 500; // a third of the lease
 

@@ -1,8 +1,9 @@
 // Browser tests drive Debian's Chromium through playwright-core (no downloaded browser builds).
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
+import { CHROMIUM_PATH } from './services.ts';
 
-export const CHROMIUM = process.env.PLUMB_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM = CHROMIUM_PATH;
 
 /** A headless Chromium with the background chatter (updates, sync, QUIC probes) switched off. */
 export async function launchChromium(): Promise<Browser> {

@@ -19,10 +19,10 @@ import { type AnalyticsStore, openAnalyticsStore } from '../../lib/stores/analyt
 import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { cookiesOf } from './accounts.ts';
 import { type Instance, ROOT, startInstance, waitFor } from './instance.ts';
+import { NATS_URL, POSTGRES_URL, REDIS_URL } from './services.ts';
 
-export const NATS_URL = process.env.PLUMB_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
-export const REDIS_URL = process.env.PLUMB_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const POSTGRES_URL = process.env.PLUMB_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export { NATS_URL, POSTGRES_URL, REDIS_URL };
+
 
 export interface ClusterOptions {
   /** Redis for election and rate limits (default the shared one). */
