@@ -14,6 +14,8 @@ import type { RequestMeta } from '../types/meta.ts';
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
 
 const credentials = { email: 'string|min:3|max:254|trim', password: 'string|min:1|max:256' };
+/** "Keep me signed in": the same switch on every way of signing in (setup, login, passkey). */
+const rememberMe = { remember_me: { type: 'boolean', optional: true, default: false, convert: true } } as const;
 
 /** How long an MFA challenge token from /api/login stays usable. */
 export const MFA_CHALLENGE_SECONDS = 300;
@@ -35,9 +37,9 @@ export default function createAuthService(runtime: Runtime): ServiceSchema {
         rest: 'POST /api/initial-user',
         auth: 'none',
         rateLimit: 'login',
-        params: credentials,
+        params: { ...credentials, ...rememberMe },
         openapi: { summary: 'First run: create the instance owner (only while no account exists); signs them in', tags: ['auth'], successStatus: 201 },
-        async handler(ctx: Ctx<{ email: string; password: string }>) {
+        async handler(ctx: Ctx<{ email: string; password: string; remember_me: boolean }>) {
           const user = await runtime.metadata().transaction(async (tx) => {
             // The lock makes "no account yet" and the insert one step, even with two racing requests.
             await tx.query('LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE');
@@ -49,7 +51,7 @@ export default function createAuthService(runtime: Runtime): ServiceSchema {
             return owner;
           });
           ctx.meta.$statusCode = 201;
-          return signedInView(config, signedIn(ctx, await runtime.sessions.start(user.id, { remember: false })));
+          return signedInView(config, signedIn(ctx, await runtime.sessions.start(user.id, { remember: ctx.params.remember_me })));
         },
       },
 
@@ -57,7 +59,7 @@ export default function createAuthService(runtime: Runtime): ServiceSchema {
         rest: 'POST /api/login',
         auth: 'none',
         rateLimit: 'login',
-        params: { ...credentials, remember_me: { type: 'boolean', optional: true, default: false, convert: true } },
+        params: { ...credentials, ...rememberMe },
         openapi: { summary: 'Sign in with email and password; answers mfa_required with a challenge when a second factor is enrolled', tags: ['auth'] },
         async handler(ctx: Ctx<{ email: string; password: string; remember_me: boolean }>) {
           const user = await findUserByEmail(runtime.metadata(), ctx.params.email);
