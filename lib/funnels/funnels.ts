@@ -3,9 +3,9 @@
 // transaction with its team audit entry.
 import { randomUUID } from 'node:crypto';
 import type { UserPrincipal } from '../auth/sessions.ts';
-import { writeAudit } from '../audit/audit.ts';
+import { type AuditSite, auditedSite, writeAudit } from '../audit/audit.ts';
 import { badRequest, conflict, type FieldError, notFound, validationFailed } from '../errors.ts';
-import { eventNameProblem, pathPatternProblem, siteTeam } from '../goals/goals.ts';
+import { eventNameProblem, pathPatternProblem } from '../goals/goals.ts';
 import type { MatchType } from '../goals/matcher.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { pageOf, type Page } from '../pagination.ts';
@@ -121,7 +121,8 @@ export async function getFunnel(db: MetadataQueryable, siteId: string, funnelId:
   return toFunnel(rows[0]);
 }
 
-const describe = (funnel: Pick<Funnel, 'id' | 'name' | 'site_id'>) => `funnel ${funnel.id} (${funnel.name}) on site ${funnel.site_id}`;
+/** A funnel as its audit entry names it: its name and its site's domain at the time, its id beside. */
+const audited = (funnel: Pick<Funnel, 'id' | 'name'>, site: AuditSite) => ({ site, subject: { type: 'funnel' as const, id: funnel.id, name: funnel.name }, details: `funnel "${funnel.name}" on ${site.domain}` });
 
 async function uniqueName<T>(run: () => Promise<T>): Promise<T> {
   try {
@@ -142,7 +143,7 @@ export async function createFunnel(store: MetadataStore, actor: UserPrincipal, s
   const steps = checkSteps(input.steps);
   return uniqueName(() =>
     store.transaction(async (tx) => {
-      const teamId = await siteTeam(tx, siteId);
+      const { teamId, ...site } = await auditedSite(tx, siteId);
       const counted = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM funnels WHERE site_id = $1', [siteId]);
       if (counted.rows[0].n >= MAX_FUNNELS_PER_SITE) throw badRequest(`A site has at most ${MAX_FUNNELS_PER_SITE} funnels`);
       await assertNameFree(tx, siteId, name, null);
@@ -151,7 +152,7 @@ export async function createFunnel(store: MetadataStore, actor: UserPrincipal, s
         [randomUUID(), siteId, name, JSON.stringify(steps), input.window_seconds ?? DEFAULT_WINDOW_SECONDS],
       );
       const funnel = toFunnel(rows[0]);
-      await writeAudit(tx, { teamId, action: 'funnel.created', actor, details: describe(funnel) });
+      await writeAudit(tx, { teamId, action: 'funnel.created', actor, ...audited(funnel, site) });
       return funnel;
     }),
   );
@@ -162,7 +163,7 @@ export async function updateFunnel(store: MetadataStore, actor: UserPrincipal, s
   const steps = changes.steps === undefined ? undefined : checkSteps(changes.steps);
   return uniqueName(() =>
     store.transaction(async (tx) => {
-      const teamId = await siteTeam(tx, siteId);
+      const { teamId, ...site } = await auditedSite(tx, siteId);
       const before = await getFunnel(tx, siteId, funnelId);
       const after = { name: changes.name?.trim() ?? before.name, steps: steps ?? before.steps, window_seconds: changes.window_seconds ?? before.window_seconds };
       const same = JSON.stringify({ ...after, steps: after.steps.map(canonicalStep) }) === JSON.stringify({ name: before.name, steps: before.steps, window_seconds: before.window_seconds });
@@ -173,7 +174,7 @@ export async function updateFunnel(store: MetadataStore, actor: UserPrincipal, s
         [siteId, funnelId, after.name, JSON.stringify(after.steps), after.window_seconds],
       );
       const funnel = toFunnel(rows[0]);
-      await writeAudit(tx, { teamId, action: 'funnel.updated', actor, details: describe(funnel) });
+      await writeAudit(tx, { teamId, action: 'funnel.updated', actor, ...audited(funnel, site) });
       return funnel;
     }),
   );
@@ -181,9 +182,9 @@ export async function updateFunnel(store: MetadataStore, actor: UserPrincipal, s
 
 export async function deleteFunnel(store: MetadataStore, actor: UserPrincipal, siteId: string, funnelId: string): Promise<void> {
   await store.transaction(async (tx) => {
-    const teamId = await siteTeam(tx, siteId);
+    const { teamId, ...site } = await auditedSite(tx, siteId);
     const funnel = await getFunnel(tx, siteId, funnelId);
     await tx.query('DELETE FROM funnels WHERE site_id = $1 AND id = $2', [siteId, funnelId]);
-    await writeAudit(tx, { teamId, action: 'funnel.deleted', actor, details: describe(funnel) });
+    await writeAudit(tx, { teamId, action: 'funnel.deleted', actor, ...audited(funnel, site) });
   });
 }

@@ -2,7 +2,7 @@
 // transaction with its team audit entry, so an entry exists exactly when the change does.
 import { randomUUID } from 'node:crypto';
 import type { UserPrincipal } from '../auth/sessions.ts';
-import { writeAudit } from '../audit/audit.ts';
+import { type AuditSite, auditedSite, writeAudit } from '../audit/audit.ts';
 import { badRequest, conflict, type FieldError, notFound, validationFailed } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { queueOperationalEvent } from '../webhooks/outbox.ts';
@@ -144,12 +144,6 @@ function toGoal(row: GoalRow): Goal {
 }
 
 /** The team of a live site (its audit log receives the entry); 404 when the site is gone. */
-export async function siteTeam(db: MetadataQueryable, siteId: string): Promise<string> {
-  const { rows } = await db.query<{ team_id: string }>('SELECT team_id FROM sites WHERE id = $1 AND deleted_at IS NULL', [siteId]);
-  if (!rows[0]) throw notFound('Site not found');
-  return rows[0].team_id;
-}
-
 /** Every goal of a site, oldest first (for matching and stats). */
 export async function siteGoals(db: MetadataQueryable, siteId: string): Promise<Goal[]> {
   const { rows } = await db.query<GoalRow>(`SELECT ${COLUMNS} FROM goals WHERE site_id = $1 ORDER BY created_at, id`, [siteId]);
@@ -169,7 +163,8 @@ export async function getGoal(db: MetadataQueryable, siteId: string, goalId: str
   return toGoal(rows[0]);
 }
 
-const describe = (goal: Pick<Goal, 'id' | 'name' | 'site_id'>) => `goal ${goal.id} (${goal.name}) on site ${goal.site_id}`;
+/** A goal as its audit entry names it: its name and its site's domain at the time, its id beside. */
+const audited = (goal: Pick<Goal, 'id' | 'name'>, site: AuditSite) => ({ site, subject: { type: 'goal' as const, id: goal.id, name: goal.name }, details: `goal "${goal.name}" on ${site.domain}` });
 
 /** Two requests raced for one name: the unique index decides, and the loser gets 409 too. */
 async function uniqueName<T>(run: () => Promise<T>): Promise<T> {
@@ -194,7 +189,7 @@ export async function createGoal(store: MetadataStore, actor: UserPrincipal, sit
   const goal = checkGoal(input);
   return uniqueName(() =>
     store.transaction(async (tx) => {
-      const teamId = await siteTeam(tx, siteId);
+      const { teamId, ...site } = await auditedSite(tx, siteId);
       const counted = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM goals WHERE site_id = $1', [siteId]);
       if (counted.rows[0].n >= MAX_GOALS_PER_SITE) throw badRequest(`A site has at most ${MAX_GOALS_PER_SITE} goals`);
       await assertNameFree(tx, siteId, goal.name, null);
@@ -205,7 +200,7 @@ export async function createGoal(store: MetadataStore, actor: UserPrincipal, sit
         [id, siteId, goal.name, goal.type, goal.event_name ?? null, JSON.stringify(goal.property_conditions ?? []), goal.path_pattern ?? null, goal.revenue?.currency ?? null],
       );
       const created = toGoal(rows[0]);
-      await writeAudit(tx, { teamId, action: 'goal.created', actor, details: describe(created) });
+      await writeAudit(tx, { teamId, action: 'goal.created', actor, ...audited(created, site) });
       await goalEvent(tx, 'goal.created', created);
       return created;
     }),
@@ -219,7 +214,7 @@ export async function createGoal(store: MetadataStore, actor: UserPrincipal, sit
 export async function updateGoal(store: MetadataStore, actor: UserPrincipal, siteId: string, goalId: string, changes: GoalChanges): Promise<{ goal: Goal; changed: boolean }> {
   return uniqueName(() =>
     store.transaction(async (tx) => {
-      const teamId = await siteTeam(tx, siteId);
+      const { teamId, ...site } = await auditedSite(tx, siteId);
       const before = await getGoal(tx, siteId, goalId);
       const type = changes.type ?? before.type;
       // Revenue is an event goal's setting, so it goes with the event matcher on a change of type.
@@ -235,7 +230,7 @@ export async function updateGoal(store: MetadataStore, actor: UserPrincipal, sit
         [siteId, goalId, goal.name, goal.type, goal.event_name ?? null, JSON.stringify(goal.property_conditions ?? []), goal.path_pattern ?? null, goal.revenue?.currency ?? null],
       );
       const updated = toGoal(rows[0]);
-      await writeAudit(tx, { teamId, action: 'goal.updated', actor, details: describe(updated) });
+      await writeAudit(tx, { teamId, action: 'goal.updated', actor, ...audited(updated, site) });
       await goalEvent(tx, 'goal.updated', updated);
       return { goal: updated, changed: true };
     }),
@@ -244,10 +239,10 @@ export async function updateGoal(store: MetadataStore, actor: UserPrincipal, sit
 
 export async function deleteGoal(store: MetadataStore, actor: UserPrincipal, siteId: string, goalId: string): Promise<Goal> {
   return store.transaction(async (tx) => {
-    const teamId = await siteTeam(tx, siteId);
+    const { teamId, ...site } = await auditedSite(tx, siteId);
     const goal = await getGoal(tx, siteId, goalId);
     await tx.query('DELETE FROM goals WHERE site_id = $1 AND id = $2', [siteId, goalId]);
-    await writeAudit(tx, { teamId, action: 'goal.deleted', actor, details: describe(goal) });
+    await writeAudit(tx, { teamId, action: 'goal.deleted', actor, ...audited(goal, site) });
     await goalEvent(tx, 'goal.deleted', goal);
     return goal;
   });

@@ -2,7 +2,7 @@
 // token (shown once, stored as SHA-256) with an optional expiry and password. A token resolves to
 // its live site only while the link is neither revoked nor expired and the site still exists.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { writeAudit } from '../audit/audit.ts';
+import { type AuditSite, auditedSite, writeAudit } from '../audit/audit.ts';
 import { hashPassword, passwordProblem } from '../auth/passwords.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { badRequest, notFound } from '../errors.ts';
@@ -74,11 +74,12 @@ function checkExpiry(value: string | null | undefined): Date | null {
   return at;
 }
 
-async function siteTeam(db: MetadataQueryable, siteId: string): Promise<string> {
-  const { rows } = await db.query<{ team_id: string }>('SELECT team_id FROM sites WHERE id = $1 AND deleted_at IS NULL', [siteId]);
-  if (!rows[0]) throw notFound('Site not found');
-  return rows[0].team_id;
-}
+/** A share link as its audit entry names it: its name (if it has one) and its site's domain, its id beside. */
+const audited = (link: { id: string; name: string | null }, site: AuditSite) => ({
+  site,
+  subject: { type: 'share_link' as const, id: link.id, name: link.name },
+  details: `${link.name ? `share link "${link.name}"` : 'unnamed share link'} on ${site.domain}`,
+});
 
 export async function createShareLink(store: MetadataStore, actor: UserPrincipal, siteId: string, input: ShareInput, publicUrl: string): Promise<CreatedShare> {
   const name = input.name?.trim() || null;
@@ -93,14 +94,14 @@ export async function createShareLink(store: MetadataStore, actor: UserPrincipal
   const token = randomBytes(TOKEN_BYTES).toString('base64url');
   const id = randomUUID();
   const row = await store.transaction(async (tx) => {
-    const teamId = await siteTeam(tx, siteId);
+    const { teamId, ...site } = await auditedSite(tx, siteId);
     const { rows } = await tx.query<ShareRow>(
       `INSERT INTO share_links (id, site_id, name, token_hash, password_hash, expires_at, created_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
        RETURNING id, name, expires_at, password_hash, created_at`,
       [id, siteId, name, sha256(token), passwordHash, expiresAt, actor.id],
     );
-    await writeAudit(tx, { teamId, action: 'site.share.created', actor, details: `site ${siteId}: share link ${id}${name ? ` (${name})` : ''}` });
+    await writeAudit(tx, { teamId, action: 'site.share.created', actor, ...audited({ id, name }, site) });
     return rows[0];
   });
   return { share: { ...toView(row), url: `${publicUrl}/share/${token}` }, token };
@@ -123,13 +124,13 @@ export async function listShareLinks(db: MetadataQueryable, siteId: string, page
 /** Revokes a link of this site; 404 for a link of another site or one already revoked. */
 export async function revokeShareLink(store: MetadataStore, actor: UserPrincipal, siteId: string, shareId: string): Promise<void> {
   await store.transaction(async (tx) => {
-    const teamId = await siteTeam(tx, siteId);
+    const { teamId, ...site } = await auditedSite(tx, siteId);
     const { rows } = await tx.query<{ name: string | null }>(
       'UPDATE share_links SET revoked_at = now() WHERE id = $1 AND site_id = $2 AND revoked_at IS NULL RETURNING name',
       [shareId, siteId],
     );
     if (!rows[0]) throw notFound('Share link not found');
-    await writeAudit(tx, { teamId, action: 'site.share.revoked', actor, details: `site ${siteId}: share link ${shareId}${rows[0].name ? ` (${rows[0].name})` : ''}` });
+    await writeAudit(tx, { teamId, action: 'site.share.revoked', actor, ...audited({ id: shareId, name: rows[0].name }, site) });
   });
 }
 

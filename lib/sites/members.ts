@@ -3,7 +3,7 @@
 import { siteRoleOf } from '../auth/access.ts';
 import type { SiteRole } from '../auth/api-clients.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
-import { writeAudit } from '../audit/audit.ts';
+import { auditedSite, writeAudit } from '../audit/audit.ts';
 import { forbidden, notFound } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { pageOf, type Page } from '../pagination.ts';
@@ -26,12 +26,6 @@ export async function listSiteMembers(db: MetadataQueryable, siteId: string, pag
 }
 
 /** The site's team, for the audit entry; the route's access rule has already proved the site live. */
-async function teamOf(db: MetadataQueryable, siteId: string): Promise<string> {
-  const { rows } = await db.query<{ team_id: string }>('SELECT team_id FROM sites WHERE id = $1 AND deleted_at IS NULL', [siteId]);
-  if (!rows[0]) throw notFound('Site not found');
-  return rows[0].team_id;
-}
-
 async function memberRole(db: MetadataQueryable, siteId: string, userId: string): Promise<SiteRole | null> {
   const { rows } = await db.query<{ role: SiteRole }>('SELECT role FROM site_members WHERE site_id = $1 AND user_id = $2', [siteId, userId]);
   return rows[0]?.role ?? null;
@@ -46,7 +40,7 @@ async function assertMayTouch(db: MetadataQueryable, actor: UserPrincipal, siteI
 /** Adds the user to the site with the role, or changes their role. */
 export async function setSiteMember(store: MetadataStore, actor: UserPrincipal, siteId: string, userId: string, role: SiteRole): Promise<SiteMember> {
   return store.transaction(async (tx) => {
-    const teamId = await teamOf(tx, siteId);
+    const { teamId, ...site } = await auditedSite(tx, siteId);
     const { rows } = await tx.query<{ id: string; email: string }>('SELECT id, email FROM users WHERE id = $1', [userId]);
     if (!rows[0]) throw notFound('User not found');
     const previous = await memberRole(tx, siteId, userId);
@@ -57,7 +51,7 @@ export async function setSiteMember(store: MetadataStore, actor: UserPrincipal, 
          ON CONFLICT (site_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
         [siteId, userId, role],
       );
-      await writeAudit(tx, { teamId, action: 'site.member.updated', actor, target: rows[0], details: `site ${siteId}: ${previous ?? 'none'} → ${role}` });
+      await writeAudit(tx, { teamId, action: 'site.member.updated', actor, target: rows[0], site, details: `role on ${site.domain}: ${previous ?? 'none'} → ${role}` });
     }
     return { user_id: userId, email: rows[0].email, role };
   });
@@ -65,12 +59,12 @@ export async function setSiteMember(store: MetadataStore, actor: UserPrincipal, 
 
 export async function removeSiteMember(store: MetadataStore, actor: UserPrincipal, siteId: string, userId: string): Promise<void> {
   await store.transaction(async (tx) => {
-    const teamId = await teamOf(tx, siteId);
+    const { teamId, ...site } = await auditedSite(tx, siteId);
     const previous = await memberRole(tx, siteId, userId);
     if (!previous) throw notFound('That user is not a member of the site');
     await assertMayTouch(tx, actor, siteId, [previous]);
     await tx.query('DELETE FROM site_members WHERE site_id = $1 AND user_id = $2', [siteId, userId]);
     const { rows } = await tx.query<{ email: string }>('SELECT email FROM users WHERE id = $1', [userId]);
-    await writeAudit(tx, { teamId, action: 'site.member.removed', actor, target: { id: userId, email: rows[0]?.email }, details: `site ${siteId}: was ${previous}` });
+    await writeAudit(tx, { teamId, action: 'site.member.removed', actor, target: { id: userId, email: rows[0]?.email }, site, details: `removed from ${site.domain} (was ${previous})` });
   });
 }

@@ -207,10 +207,20 @@ export async function createTeamSite(
     await assertHostsFree(tx, [domain, ...hostnames], null);
     const site = await createSite(tx, { teamId: input.teamId, domain, timezone, hostnames });
     await tx.query("INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, 'owner')", [site.id, actor.id]);
-    await writeAudit(tx, { teamId: input.teamId, action: 'site.created', actor, details: `site ${site.id} (${domain})` });
+    await writeAudit(tx, { teamId: input.teamId, action: 'site.created', actor, site: { id: site.id, domain }, details: `created ${domain}` });
     await siteEvent(tx, 'site.created', { id: site.id, domain, team_id: input.teamId });
     return readOwnSite(tx, actor, site.id);
   });
+}
+
+/** A site change in words for its audit entry: what the domain and time zone were and became, which hostnames were set. */
+function siteChanges(before: SiteView, after: { domain: string; timezone: string }, changed: string[]): string {
+  const said = changed.map((field) => {
+    if (field === 'domain') return `domain ${before.domain} → ${after.domain}`;
+    if (field === 'timezone') return `time zone ${before.timezone} → ${after.timezone}`;
+    return 'extra hostnames';
+  });
+  return `changed ${said.join(', ')}`;
 }
 
 /** Changes domain, timezone and/or the whole set of extra hostnames. */
@@ -232,7 +242,7 @@ export async function updateSite(store: MetadataStore, actor: UserPrincipal, sit
         await tx.query('DELETE FROM site_hostnames WHERE site_id = $1', [siteId]);
         for (const host of hostnames) await tx.query('INSERT INTO site_hostnames (hostname, site_id) VALUES ($1, $2)', [host, siteId]);
       }
-      await writeAudit(tx, { teamId: before.team_id, action: 'site.updated', actor, details: `site ${siteId} (${domain}): ${changed.join(', ')}` });
+      await writeAudit(tx, { teamId: before.team_id, action: 'site.updated', actor, site: { id: siteId, domain }, details: siteChanges(before, { domain, timezone: timezone ?? before.timezone }, changed) });
       await siteEvent(tx, 'site.updated', { id: siteId, domain, team_id: before.team_id });
       return { site: await readOwnSite(tx, actor, siteId), changed };
     });
@@ -257,7 +267,7 @@ export async function softDeleteSite(store: MetadataStore, actor: UserPrincipal,
     );
     if (!rows[0]) throw notFound('Site not found');
     await tx.query('DELETE FROM site_hostnames WHERE site_id = $1', [siteId]);
-    await writeAudit(tx, { teamId: rows[0].team_id, action: 'site.deleted', actor, details: `site ${siteId} (${rows[0].domain})` });
+    await writeAudit(tx, { teamId: rows[0].team_id, action: 'site.deleted', actor, site: { id: siteId, domain: rows[0].domain }, details: `deleted ${rows[0].domain}` });
     await siteEvent(tx, 'site.deleted', rows[0]);
     return rows[0];
   });

@@ -176,12 +176,28 @@ async function switchTeam(
   move: { siteId: string; domain: string; sourceTeam: string; destinationTeam: string; actor: UserPrincipal },
 ): Promise<void> {
   await metadata.transaction(async (tx) => {
-    await liveTeam(tx, move.destinationTeam);
+    const destination = await liveTeam(tx, move.destinationTeam);
     const updated = await tx.query('UPDATE sites SET team_id = $2 WHERE id = $1 AND team_id = $3 AND deleted_at IS NULL', [move.siteId, move.destinationTeam, move.sourceTeam]);
     if (updated.rowCount !== 1) throw conflict('The site was changed or deleted during the move; nothing was moved');
-    const site = `site ${move.siteId} (${move.domain})`;
-    await writeAudit(tx, { teamId: move.sourceTeam, action: 'site.transferred', actor: move.actor, details: `${site} moved to team ${move.destinationTeam}` });
-    await writeAudit(tx, { teamId: move.destinationTeam, action: 'site.transferred', actor: move.actor, details: `${site} moved in from team ${move.sourceTeam}` });
+    // Each team's entry names the other team, as it was called at the move.
+    const source = (await tx.query<{ name: string }>('SELECT name FROM teams WHERE id = $1', [move.sourceTeam])).rows[0].name;
+    const site = { id: move.siteId, domain: move.domain };
+    await writeAudit(tx, {
+      teamId: move.sourceTeam,
+      action: 'site.transferred',
+      actor: move.actor,
+      site,
+      subject: { type: 'team', id: destination.id, name: destination.name },
+      details: `moved ${move.domain} to team "${destination.name}"`,
+    });
+    await writeAudit(tx, {
+      teamId: move.destinationTeam,
+      action: 'site.transferred',
+      actor: move.actor,
+      site,
+      subject: { type: 'team', id: move.sourceTeam, name: source },
+      details: `moved ${move.domain} in from team "${source}"`,
+    });
     await siteEvent(tx, 'site.updated', { id: move.siteId, domain: move.domain, team_id: move.destinationTeam });
   });
 }

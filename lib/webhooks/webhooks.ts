@@ -3,7 +3,7 @@
 // made within one owner, so an id of the other kind answers 404. Each change runs in one
 // transaction with its audit entry (team audit for site webhooks, instance audit otherwise).
 import { randomUUID } from 'node:crypto';
-import { writeAudit } from '../audit/audit.ts';
+import { auditedSite, writeAudit } from '../audit/audit.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { createSecretBox, type SecretBox } from '../auth/secret-box.ts';
 import { conflict, type FieldError, notFound, validationFailed } from '../errors.ts';
@@ -136,14 +136,15 @@ const siteOf = (owner: WebhookOwner) => (owner.scope === 'site' ? owner.siteId :
 /** Rows of this owner only: `$1` scope, `$2` site id (null for the instance). */
 const OWNED = 'scope = $1 AND site_id IS NOT DISTINCT FROM $2::uuid AND deleted_at IS NULL';
 
-async function audit(tx: MetadataQueryable, owner: WebhookOwner, actor: UserPrincipal, action: string, details: string) {
+/** The change's audit entry; `more` adds to the webhook's name what else happened. A team's entry names the site and the webhook, with their ids beside. */
+async function audit(tx: MetadataQueryable, owner: WebhookOwner, actor: UserPrincipal, action: string, webhook: { id: string; name: string }, more = '') {
   if (owner.scope === 'instance') {
-    await writeInstanceAudit(tx, { action: `webhook.${action}`, actor, details });
+    await writeInstanceAudit(tx, { action: `webhook.${action}`, actor, details: `webhook ${webhook.id} (${webhook.name})${more}` });
     return;
   }
-  const { rows } = await tx.query<{ team_id: string }>('SELECT team_id FROM sites WHERE id = $1 AND deleted_at IS NULL', [owner.siteId]);
-  if (!rows[0]) throw notFound('Site not found');
-  await writeAudit(tx, { teamId: rows[0].team_id, action: `site.webhook.${action}`, actor, details: `site ${owner.siteId}: ${details}` });
+  const { teamId, ...site } = await auditedSite(tx, owner.siteId);
+  const subject = { type: 'webhook' as const, ...webhook };
+  await writeAudit(tx, { teamId, action: `site.webhook.${action}`, actor, site, subject, details: `webhook "${webhook.name}" on ${site.domain}${more}` });
 }
 
 async function lockedWebhook(tx: MetadataQueryable, owner: WebhookOwner, id: string): Promise<WebhookRow> {
@@ -164,7 +165,7 @@ export async function createWebhook(deps: WebhookDeps, actor: UserPrincipal, own
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
       [id, owner.scope, siteOf(owner), checked.name, checked.description, checked.url, checked.events, checked.enabled, deps.secrets.seal(secret, id), actor.id],
     );
-    await audit(tx, owner, actor, 'created', `webhook ${id} (${checked.name}) → ${new URL(checked.url).host}`);
+    await audit(tx, owner, actor, 'created', { id, name: checked.name }, ` → ${new URL(checked.url).host}`);
     return rows[0];
   });
   return { webhook: toView(row), secret };
@@ -197,7 +198,7 @@ export async function replaceWebhook(deps: WebhookDeps, actor: UserPrincipal, ow
         WHERE id = $1 RETURNING ${COLUMNS}`,
       [id, checked.name, checked.description, checked.url, checked.events, checked.enabled],
     );
-    await audit(tx, owner, actor, 'updated', `webhook ${id} (${checked.name})`);
+    await audit(tx, owner, actor, 'updated', { id, name: checked.name });
     return rows[0];
   });
   return toView(row);
@@ -213,7 +214,7 @@ export async function deleteWebhook(deps: WebhookDeps, actor: UserPrincipal, own
         WHERE webhook_id = $1 AND status IN ('pending', 'retrying', 'processing')`,
       [id],
     );
-    await audit(tx, owner, actor, 'deleted', `webhook ${id} (${row.name}); ${cancelled.rowCount} pending deliveries cancelled`);
+    await audit(tx, owner, actor, 'deleted', { id, name: row.name }, `; ${cancelled.rowCount} pending deliveries cancelled`);
     return { cancelled: cancelled.rowCount };
   });
 }
@@ -231,7 +232,7 @@ export async function rotateSecret(deps: WebhookDeps, actor: UserPrincipal, owne
       `UPDATE webhooks SET secret_sealed = $2, secret_rotated_at = now(), updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
       [id, deps.secrets.seal(secret, id)],
     );
-    await audit(tx, owner, actor, 'secret_rotated', `webhook ${id} (${rows[0].name})`);
+    await audit(tx, owner, actor, 'secret_rotated', { id, name: rows[0].name });
     return rows[0];
   });
   return { webhook: toView(row), secret };

@@ -36,8 +36,8 @@ describe('funnels CRUD', () => {
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ funnel: { id: UUID, site_id: t.site.id, name: 'Signup flow', steps, window_seconds: 86_400, created_at: ISO } });
     funnelId = (res.body.funnel as { id: string }).id;
-    const audit = await db().query<{ details: string }>("SELECT details FROM audit_log WHERE team_id = $1 AND action = 'funnel.created'", [t.team.id]);
-    expect(audit.rows).toEqual([{ details: `funnel ${funnelId} (Signup flow) on site ${t.site.id}` }]);
+    const audit = await db().query<{ details: string; site_id: string; subject_id: string }>("SELECT details, site_id, subject_id FROM audit_log WHERE team_id = $1 AND action = 'funnel.created'", [t.team.id]);
+    expect(audit.rows).toEqual([{ details: 'funnel "Signup flow" on example.com', site_id: t.site.id, subject_id: funnelId }]);
   });
 
   it('GET lists and reads funnels for viewers', async () => {

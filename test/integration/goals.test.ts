@@ -70,8 +70,11 @@ describe('goals CRUD', () => {
     });
     goalId = (res.body.goal as { id: string }).id;
     expect(ops.at(-1)).toEqual({ type: 'ops.goal.created', data: { site_id: t.site.id, goal_id: goalId, name: 'Pro signup', type: 'event' } });
-    const audit = await db().query<{ actor_email: string; details: string }>("SELECT actor_email, details FROM audit_log WHERE team_id = $1 AND action = 'goal.created'", [t.team.id]);
-    expect(audit.rows).toEqual([{ actor_email: editor.email, details: `goal ${goalId} (Pro signup) on site ${t.site.id}` }]);
+    const audit = await db().query<{ actor_email: string; details: string; site_id: string; subject_id: string }>(
+      "SELECT actor_email, details, site_id, subject_id FROM audit_log WHERE team_id = $1 AND action = 'goal.created'",
+      [t.team.id],
+    );
+    expect(audit.rows).toEqual([{ actor_email: editor.email, details: 'goal "Pro signup" on example.com', site_id: t.site.id, subject_id: goalId }]);
   });
 
   it('POST creates a wildcard path goal', async () => {

@@ -103,7 +103,7 @@ describe('POST /api/sites/:id/share', () => {
     const { share, token } = res.body as { share: { id: string; url: string }; token: string };
     expect(share.url).toBe(`${PUBLIC_URL}/share/${token}`);
     const audit = await db().query<{ actor_email: string; details: string }>("SELECT actor_email, details FROM audit_log WHERE team_id = $1 AND action = 'site.share.created'", [t.team.id]);
-    expect(audit.rows).toContainEqual({ actor_email: owner.email, details: `site ${t.site.id}: share link ${share.id} (Team board)` });
+    expect(audit.rows).toContainEqual({ actor_email: owner.email, details: 'share link "Team board" on example.com' });
     const stored = await db().query<{ token_hash: Buffer; password_hash: string }>('SELECT token_hash, password_hash FROM share_links WHERE id = $1', [share.id]);
     expect(Buffer.from(stored.rows[0].token_hash).length).toBe(32);
     expect(stored.rows[0].password_hash).toMatch(/^scrypt\$/);
@@ -181,7 +181,7 @@ describe('DELETE /api/sites/:id/share/:shareId', () => {
     expect((await pub('GET', `/api/share/${token}/stats`)).status).toBe(404);
     expect((await as(t, siteAdmin, 'DELETE', `/api/sites/${t.site.id}/share/${share.id}`)).status).toBe(404);
     const audit = await db().query<{ details: string }>("SELECT details FROM audit_log WHERE team_id = $1 AND action = 'site.share.revoked'", [t.team.id]);
-    expect(audit.rows).toContainEqual({ details: `site ${t.site.id}: share link ${share.id} (to revoke)` });
+    expect(audit.rows).toContainEqual({ details: 'share link "to revoke" on example.com' });
   });
 
   it('does not revoke a link through another site', async () => {

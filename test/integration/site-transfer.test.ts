@@ -112,13 +112,15 @@ describe('POST /api/sites/:id/transfer-team', () => {
     expect(await as(t, mover, 'GET', `/api/sites/${t.site.id}`)).toMatchObject({ status: 200, body: { site: { id: t.site.id, team_id: destination.id } } });
     // The ingest path now writes into the destination tenant.
     expect((await t.node.runtime.sites.byHostname('example.com'))?.tenant).toBe(analytics().tenantDatabase(destination.id));
-    const audit = await db().query<{ team_id: string; details: string }>("SELECT team_id, details FROM audit_log WHERE action = 'site.transferred' AND details LIKE $1 ORDER BY team_id", [
-      `site ${t.site.id} %`,
-    ]);
+    const audit = await db().query<{ team_id: string; details: string; subject_id: string }>(
+      "SELECT team_id, details, subject_id FROM audit_log WHERE action = 'site.transferred' AND site_id = $1 ORDER BY team_id",
+      [t.site.id],
+    );
+    // Each team's entry names the other team by its name at the move, with its id beside.
     expect(audit.rows).toEqual(
       [
-        { team_id: t.team.id, details: `site ${t.site.id} (example.com) moved to team ${destination.id}` },
-        { team_id: destination.id, details: `site ${t.site.id} (example.com) moved in from team ${t.team.id}` },
+        { team_id: t.team.id, details: `moved example.com to team "${destination.name}"`, subject_id: destination.id },
+        { team_id: destination.id, details: 'moved example.com in from team "Test team"', subject_id: t.team.id },
       ].sort((a, b) => a.team_id.localeCompare(b.team_id)),
     );
   });

@@ -55,7 +55,7 @@ describe('POST /api/sites', () => {
     });
     const id = (res.body.site as { id: string }).id;
     expect((await db().query('SELECT user_id, role FROM site_members WHERE site_id = $1', [id])).rows).toEqual([{ user_id: teamAdmin.id, role: 'owner' }]);
-    expect(await audit(t.team.id, 'site.created')).toEqual([{ actor_email: teamAdmin.email, details: `site ${id} (new-site.example)` }]);
+    expect(await audit(t.team.id, 'site.created')).toEqual([{ actor_email: teamAdmin.email, details: 'created new-site.example' }]);
     expect(events).toContainEqual({ type: 'ops.site.created', data: { site_id: id, domain: 'new-site.example', team_id: t.team.id } });
     // The ingest path finds it by its extra hostname at once.
     expect((await t.node.runtime.sites.byHostname('blog.new-site.example'))?.id).toBe(id);
@@ -169,7 +169,7 @@ describe('PATCH /api/sites/:id', () => {
       status: 200,
       body: { site: { id: t.site.id, team_id: t.team.id, domain: 'example.com', timezone: 'Europe/Paris', hostnames: ['m.example.com', 'shop.example.net'], created_at: ISO, role: 'admin' } },
     });
-    expect(await audit(t.team.id, 'site.updated')).toEqual([{ actor_email: siteAdmin.email, details: `site ${t.site.id} (example.com): timezone, hostnames` }]);
+    expect(await audit(t.team.id, 'site.updated')).toEqual([{ actor_email: siteAdmin.email, details: 'changed time zone UTC → Europe/Paris, extra hostnames' }]);
     expect(events).toContainEqual({ type: 'ops.site.updated', data: { site_id: t.site.id, domain: 'example.com', team_id: t.team.id } });
     expect((await t.node.runtime.sites.byHostname('m.example.com'))?.id).toBe(t.site.id);
   });
@@ -203,7 +203,7 @@ describe('DELETE /api/sites/:id', () => {
     expect(await t.rowsNow('hits', 'site_id = {s:UUID}', { s: id })).toEqual([]);
     expect(await t.rowsNow('events', 'site_id = {s:UUID}', { s: id })).toEqual([]);
     expect((await t.rowsNow<{ path: string }>('hits', 'site_id = {s:UUID}', { s: t.otherSite.id })).map((h) => h.path)).toContain('/kept');
-    expect(await audit(t.team.id, 'site.deleted')).toEqual([{ actor_email: teamAdmin.email, details: `site ${id} (doomed.example)` }]);
+    expect(await audit(t.team.id, 'site.deleted')).toEqual([{ actor_email: teamAdmin.email, details: 'deleted doomed.example' }]);
     expect(events).toContainEqual({ type: 'ops.site.deleted', data: { site_id: id, domain: 'doomed.example', team_id: t.team.id } });
     expect(await t.node.runtime.sites.byHostname('doomed.example')).toBeNull();
 
@@ -251,7 +251,7 @@ describe('site members', () => {
       status: 404,
       body: { message: 'User not found' },
     });
-    expect((await audit(t.team.id, 'site.member.updated')).map((e) => e.details)).toEqual([`site ${t.site.id}: none → editor`, `site ${t.site.id}: editor → owner`]);
+    expect((await audit(t.team.id, 'site.member.updated')).map((e) => e.details)).toEqual(['role on example.com: none → editor', 'role on example.com: editor → owner']);
   });
 
   it('removes a member, who then loses the site', async () => {

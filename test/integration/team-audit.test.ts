@@ -1,6 +1,8 @@
 // GET /api/user/teams/:id/audit exactly as the spec gives it: the team audit page, newest first,
 // with the `action` filter, `limit` (default 25, max 200) and `offset`; an entry for every
-// team-management action; 400 {message} for a bad query and 403 {message} for a non-admin.
+// team-management action; 400 {message} for a bad query and 403 {message} for a non-admin. Beyond
+// the spec's fields, an entry names its site and the object acted on (`site`, `subject`) as they
+// were called at the time, and its details read in names, never ids.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { writeAudit } from '../../lib/audit/audit.ts';
 import { as, type Person, person } from '../support/accounts.ts';
@@ -27,6 +29,8 @@ const entry = (action: string, actor: Person | { id: string; email: string } | n
   actor_email: actor?.email ?? null,
   target_user_id: target?.id ?? null,
   target_email: target?.email ?? null,
+  site: null,
+  subject: null,
   details,
   created_at: expect.stringMatching(ISO),
 });
@@ -197,3 +201,35 @@ describe('GET /api/user/teams/:id/audit', () => {
   });
 });
 
+describe('GET /api/user/teams/:id/audit: entries in names', () => {
+  it('names the site, the goal, the share link and the person as they were, ids beside, after the site is gone', async () => {
+    const alice = await person(t, 'user', 'alice@example.com');
+    const shopTeam = (await as(t, owner, 'POST', '/api/user/teams', { name: 'Shop team' })).body.id as string;
+    const created = await as(t, owner, 'POST', '/api/sites', { domain: 'shop.example.com', team_id: shopTeam, timezone: 'Europe/Berlin' });
+    expect(created.status).toBe(201);
+    const siteId = (created.body.site as { id: string }).id;
+    const goal = await as(t, owner, 'POST', `/api/sites/${siteId}/goals`, { name: 'Pro signup', type: 'event', event_name: 'Signup' });
+    const goalId = (goal.body.goal as { id: string }).id;
+    expect((await as(t, owner, 'PUT', `/api/sites/${siteId}/members/${alice.id}`, { role: 'viewer' })).status).toBe(200);
+    const share = await as(t, owner, 'POST', `/api/sites/${siteId}/share`, { name: 'Board' });
+    const shareId = (share.body.share as { id: string }).id;
+    expect((await as(t, owner, 'DELETE', `/api/sites/${siteId}/goals/${goalId}`)).status).toBeLessThan(300);
+    expect((await as(t, owner, 'DELETE', `/api/sites/${siteId}`)).status).toBeLessThan(300);
+
+    const res = await audit(owner, '', shopTeam);
+    expect(res.status).toBe(200);
+    const site = { id: siteId, domain: 'shop.example.com' };
+    const at = { team_id: shopTeam, actor_user_id: owner.id, actor_email: owner.email, id: expect.stringMatching(UUID), created_at: expect.stringMatching(ISO) };
+    const nobody = { target_user_id: null, target_email: null };
+    expect(res.body.entries).toEqual([
+      { ...at, ...nobody, action: 'site.deleted', site, subject: null, details: 'deleted shop.example.com' },
+      { ...at, ...nobody, action: 'goal.deleted', site, subject: { type: 'goal', id: goalId, name: 'Pro signup' }, details: 'goal "Pro signup" on shop.example.com' },
+      { ...at, ...nobody, action: 'site.share.created', site, subject: { type: 'share_link', id: shareId, name: 'Board' }, details: 'share link "Board" on shop.example.com' },
+      { ...at, target_user_id: alice.id, target_email: 'alice@example.com', action: 'site.member.updated', site, subject: null, details: 'role on shop.example.com: none → viewer' },
+      { ...at, ...nobody, action: 'goal.created', site, subject: { type: 'goal', id: goalId, name: 'Pro signup' }, details: 'goal "Pro signup" on shop.example.com' },
+      { ...at, ...nobody, action: 'site.created', site, subject: null, details: 'created shop.example.com' },
+      { ...at, target_user_id: owner.id, target_email: owner.email, action: 'team.created', site: null, subject: null, details: 'created team "Shop team"' },
+    ]);
+    for (const e of res.body.entries as { details: string }[]) expect(e.details).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+  });
+});

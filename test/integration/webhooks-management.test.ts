@@ -92,8 +92,8 @@ describe('creating and reading webhooks', () => {
     expect(instance.status).toBe(201);
     const siteId = (site.body.webhook as { id: string }).id;
     const instanceId = (instance.body.webhook as { id: string }).id;
-    const team = await db().query<{ action: string; details: string }>("SELECT action, details FROM audit_log WHERE action = 'site.webhook.created' AND details LIKE $1", [`%${siteId}%`]);
-    expect(team.rows).toEqual([{ action: 'site.webhook.created', details: `site ${t.site.id}: webhook ${siteId} (Audited) → hooks.public.test` }]);
+    const team = await db().query<{ action: string; details: string; site_id: string }>("SELECT action, details, site_id FROM audit_log WHERE action = 'site.webhook.created' AND subject_id = $1", [siteId]);
+    expect(team.rows).toEqual([{ action: 'site.webhook.created', details: 'webhook "Audited" on example.com → hooks.public.test', site_id: t.site.id }]);
     const inst = await db().query<{ action: string; actor_email: string }>('SELECT action, actor_email FROM instance_audit_log WHERE details LIKE $1', [`%${instanceId}%`]);
     expect(inst.rows).toEqual([{ action: 'webhook.created', actor_email: admin.email }]);
   });
