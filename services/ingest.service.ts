@@ -3,16 +3,13 @@
 // ingest sink: disk journal, or JetStream in a cluster); a writer moves it to the analytics store.
 // Server ingest takes the sink's `leader` path, which in a cluster is the leader node.
 import type { Context, ServiceSchema } from 'moleculer';
-import { validationFailed } from '../lib/errors.ts';
 import { type GeoLookup, openGeoDatabase } from '../lib/ingest/enrich/geo.ts';
 import * as ingest from '../lib/ingest/pipeline.ts';
 import { createRejectionCounter, type RejectionCounter } from '../lib/ingest/rejections.ts';
 import { createSaltRing } from '../lib/ingest/salts.ts';
 import {
-  AI_FETCH,
   type AiFetch,
   MAX_BATCH_ITEMS,
-  SERVER_BATCH_ITEM,
   SERVER_EVENT,
   SERVER_PAGEVIEW,
   type ServerBatchItem,
@@ -28,7 +25,6 @@ import {
 import { createSessionTracker } from '../lib/ingest/sessions.ts';
 import type { IngestSink } from '../lib/ingest/sink.ts';
 import type { Runtime } from '../lib/runtime.ts';
-import { compileChecker } from '../lib/validation.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
 /** The tracker posts at most a few hundred bytes; anything near this is not our script. */
@@ -37,9 +33,6 @@ const SERVER_BODY_LIMIT = 64 * 1024;
 const BATCH_BODY_LIMIT = 4 * 1024 * 1024;
 const REJECTION_FLUSH_MS = 10_000;
 const SALT_PRUNE_MS = 3_600_000;
-
-const checkBatchItem = compileChecker(SERVER_BATCH_ITEM);
-const checkAiFetch = compileChecker(AI_FETCH);
 
 interface IngestState {
   deps: ingest.IngestDeps;
@@ -131,13 +124,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
         params: { items: { type: 'array', min: 1, max: MAX_BATCH_ITEMS, items: 'object' } },
         openapi: { summary: `Up to ${MAX_BATCH_ITEMS} server-side pageviews/events; per-item results`, tags: ['ingest'], successStatus: 202 },
         async handler(ctx: Ctx<{ items: ServerBatchItem[] }>) {
-          const invalid = new Map<number, string>();
-          ctx.params.items.forEach((item, index) => {
-            const issues = checkBatchItem(item);
-            if (issues.length === 0 && item.type === 'event' && !item.name) issues.push({ field: 'name', message: "The 'name' field is required for events." });
-            if (issues.length > 0) invalid.set(index, issues.map((i) => i.message).join('; '));
-          });
-          return accepted(ctx, await ingest.serverBatch(serverDeps(), ctx.params.items, invalid, ctx.meta.apiClient));
+          return accepted(ctx, await ingest.serverBatch(serverDeps(), ctx.params.items, ctx.meta.apiClient));
         },
       },
       aiFetch: {
@@ -154,15 +141,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
         },
         async handler(ctx: Ctx<{ id: string; items?: AiFetch[] } & AiFetch>) {
           const { id, items, ...single } = ctx.params;
-          const fetches = items ?? [single as AiFetch];
-          const fields = fetches.flatMap((item, index) =>
-            checkAiFetch(item).map((issue) => ({ field: items ? `items[${index}].${issue.field}` : issue.field, message: issue.message })),
-          );
-          if (fields.length > 0) throw validationFailed(fields);
-          const site = await runtime.sites.byId(id);
-          // Same answer for "no such site" and "not yours", so tokens cannot probe for sites.
-          if (!site) throw ingest.noAccess();
-          return accepted(ctx, { accepted: await ingest.aiFetches(deps(), site, fetches, ctx.meta.apiClient) });
+          return accepted(ctx, { accepted: await ingest.aiFetches(deps(), id, items ?? [single as AiFetch], items !== undefined, ctx.meta.apiClient) });
         },
       },
     },

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Site } from '../sites/sites.ts';
 import type { GeoLookup } from './enrich/geo.ts';
 import { classifyReferrer } from './enrich/referrer.ts';
-import { parsePageUrl } from './enrich/url.ts';
+import type { PageUrl } from './enrich/url.ts';
 import { parseUserAgent } from './enrich/user-agent.ts';
 import { visitorHash } from './enrich/visitor.ts';
 import type { SaltRing } from './salts.ts';
@@ -19,7 +19,8 @@ export interface IdentityDeps {
 
 export interface HitInput {
   site: Site;
-  url: string;
+  /** The page URL, parsed once by the caller (which checks it belongs to the site). */
+  page: PageUrl;
   referrer?: string;
   userAgent: string;
   ip: string;
@@ -31,7 +32,6 @@ export interface HitInput {
 
 export type VisitColumns = Record<string, string | number>;
 
-/** Null when the page URL is not an absolute http(s) URL. */
 export interface Visit {
   columns: VisitColumns;
   isEntry: boolean;
@@ -41,9 +41,8 @@ export interface Visit {
   visit: VisitLedger;
 }
 
-export async function visitColumns(deps: IdentityDeps, hit: HitInput): Promise<Visit | null> {
-  const page = parsePageUrl(hit.url);
-  if (!page) return null;
+export async function visitColumns(deps: IdentityDeps, hit: HitInput): Promise<Visit> {
+  const { page } = hit;
   const salt = await deps.salts.forTime(hit.at);
   const visitorId = visitorHash(salt, hit.site.id, hit.ip, hit.userAgent);
   const session = deps.sessions.touch(hit.site.id, hit.clientSessionKey ? `client:${hit.clientSessionKey}` : visitorId, hit.at.getTime());

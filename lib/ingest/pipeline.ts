@@ -3,18 +3,20 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiClientPrincipal } from '../auth/api-clients.ts';
 import { requireClientAccess } from '../auth/api-clients.ts';
-import { badRequest, PlumbError, unavailable } from '../errors.ts';
+import { type FieldError, PlumbError, unavailable, validationFailed } from '../errors.ts';
 import { hostnameOfUrl } from '../sites/hostname.ts';
 import type { Site, SiteDirectory } from '../sites/sites.ts';
+import { compileChecker } from '../validation.ts';
 import { eventRow, hitRow, type IdentityDeps, type Visit, visitColumns } from './context.ts';
-import { matchAiAgent } from './enrich/ai-agents.ts';
+import { type AiAgent, matchAiAgent } from './enrich/ai-agents.ts';
 import { BoundedCache } from './enrich/cache.ts';
 import { isBotRequest } from './enrich/bots.ts';
 import { resourceType } from './enrich/resource-type.ts';
+import { type PageUrl, parsePageUrl } from './enrich/url.ts';
 import { type Journal, JournalFullError } from './journal.ts';
 import { visitStateKey, withoutPassingStates } from './visits.ts';
 import type { RejectionCounter } from './rejections.ts';
-import type { AiFetch, ServerBatchItem, ServerEvent, ServerPageview, TrackerEvent, TrackerPageview, TrackerWebVital } from './schemas.ts';
+import { AI_FETCH, type AiFetch, SERVER_BATCH_ITEM, type ServerBatchItem, type ServerEvent, type ServerPageview, type TrackerEvent, type TrackerPageview, type TrackerWebVital } from './schemas.ts';
 
 export type AnalyticsTable = 'hits' | 'events' | 'web_vitals' | 'ai_fetches' | 'visits';
 
@@ -46,11 +48,6 @@ export interface IngestDeps extends IdentityDeps {
 
 export type ItemStatus = 'accepted' | 'filtered';
 
-/** Event names starting with `$` are Plumb's own (engagement); nobody else may send them. */
-const RESERVED_EVENT = /^\$/;
-const FUTURE_TOLERANCE_MS = 5 * 60_000;
-const OLDEST_TIMESTAMP = Date.UTC(2000, 0, 1);
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 
 /**
  * Appends records to the durable path. `visits` are the visits whose rows are among them: if the
@@ -103,27 +100,45 @@ function botFiltered(deps: IngestDeps, site: Site, userAgent: string, headers?: 
   return true;
 }
 
-const invalidUrl = () => badRequest('url must be an absolute http(s) URL');
+const NOT_HTTP_URL = 'must be an absolute http(s) URL';
+const NOT_THE_SITES = "must be a page of the site's domain or one of its hostnames";
+const urlRefused = (field: string, problem: string) => validationFailed([{ field, message: `${field} ${problem}` }]);
 /** One answer for "no such site" and "not yours", so a token cannot probe which sites exist. */
 export const noAccess = () => new PlumbError(403, 'forbidden', 'This token has no access to that site');
+
+/** Whether a page's hostname is the site's domain or one of its extra hostnames (subdomains are sites of their own). */
+async function isSitesHost(deps: IngestDeps, site: Site, hostname: string): Promise<boolean> {
+  if (hostname === site.domain) return true;
+  return (await deps.sites.byHostname(hostname))?.id === site.id;
+}
+
+/**
+ * The page a tracker hit reports, which must be on the site the Origin resolved: the Origin only
+ * proves which site sent the hit, so a `url` elsewhere would file another host's paths under it.
+ */
+async function pageOfSite(deps: IngestDeps, site: Site, url: string): Promise<PageUrl> {
+  const page = parsePageUrl(url);
+  if (!page) throw urlRefused('url', NOT_HTTP_URL);
+  if (!(await isSitesHost(deps, site, page.hostname))) throw urlRefused('url', NOT_THE_SITES);
+  return page;
+}
 
 export async function trackerPageview(deps: IngestDeps, body: TrackerPageview, request: RequestInfo): Promise<ItemStatus> {
   const site = await siteOfBrowserRequest(deps, request);
   if (botFiltered(deps, site, request.userAgent, request.headers)) return 'filtered';
-  const visit = await visitColumns(deps, { site, url: body.url, referrer: body.referrer, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
-  if (!visit) throw invalidUrl();
+  const page = await pageOfSite(deps, site, body.url);
+  const visit = await visitColumns(deps, { site, page, referrer: body.referrer, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
   await append(deps, pageviewRecords(site, visit, hitRow(visit, { width: body.width, source: 'tracker' })), [visit.visit]);
   return 'accepted';
 }
 
+/** Reserved names (`$…`) and `$engagement` without its time are refused by the schema (./fields.ts). */
 export async function trackerEvent(deps: IngestDeps, body: TrackerEvent, request: RequestInfo): Promise<ItemStatus> {
   const engagement = body.name === '$engagement';
-  if (RESERVED_EVENT.test(body.name) && !engagement) throw badRequest('Event names starting with $ are reserved');
-  if (engagement && body.engagement_ms === undefined) throw badRequest('$engagement needs engagement_ms');
   const site = await siteOfBrowserRequest(deps, request);
   if (botFiltered(deps, site, request.userAgent, request.headers)) return 'filtered';
-  const visit = await visitColumns(deps, { site, url: body.url, referrer: body.referrer, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
-  if (!visit) throw invalidUrl();
+  const page = await pageOfSite(deps, site, body.url);
+  const visit = await visitColumns(deps, { site, page, referrer: body.referrer, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
   const props = engagement ? { engagement_ms: String(body.engagement_ms) } : body.props;
   const row = eventRow(visit, { name: body.name, props, source: 'tracker' });
   await append(deps, eventRecords(site, visit, row, engagement ? body.engagement_ms : undefined), [visit.visit]);
@@ -133,36 +148,30 @@ export async function trackerEvent(deps: IngestDeps, body: TrackerEvent, request
 export async function trackerWebVital(deps: IngestDeps, body: TrackerWebVital, request: RequestInfo): Promise<ItemStatus> {
   const site = await siteOfBrowserRequest(deps, request);
   if (botFiltered(deps, site, request.userAgent, request.headers)) return 'filtered';
-  const visit = await visitColumns(deps, { site, url: body.url, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
-  if (!visit) throw invalidUrl();
+  const page = await pageOfSite(deps, site, body.url);
+  const visit = await visitColumns(deps, { site, page, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
   const { ts, site_id, session_id, path, device, country } = visit.columns;
   const row = { ts, site_id, session_id, path, device, country, metric: body.metric, value: body.value, rating: body.rating ?? '' };
   await append(deps, [{ table: 'web_vitals', team: site.team_id, row }]);
   return 'accepted';
 }
 
-/** Parses an RFC 3339 timestamp; historical replay is allowed, more than 5 minutes ahead is not. */
-export function parseEventTime(timestamp: string, at: Date): Date {
-  const parsed = RFC3339.test(timestamp) ? new Date(timestamp) : new Date(Number.NaN);
-  if (Number.isNaN(parsed.getTime())) throw badRequest('timestamp must be an RFC 3339 date-time, e.g. 2026-11-21T10:00:00Z');
-  if (parsed.getTime() > at.getTime() + FUTURE_TOLERANCE_MS) throw badRequest('timestamp is more than 5 minutes in the future');
-  if (parsed.getTime() < OLDEST_TIMESTAMP) throw badRequest('timestamp is before 2000-01-01');
-  return parsed;
-}
-
-/** The journal records of one server-side pageview or event (with its visit's), or null when it is a bot's. */
+/**
+ * The journal records of one server-side pageview or event (with its visit's), or null when it is
+ * a bot's. The schema has checked every field (timestamp window, IP, names: ./fields.ts); the site
+ * is the one of the url's hostname, which the token must be allowed to write to.
+ */
 async function serverRecords(deps: IngestDeps, item: ServerBatchItem, client: ApiClientPrincipal | undefined): Promise<{ records: JournalRecord[]; visit: Visit['visit'] } | null> {
-  const hostname = hostnameOfUrl(item.url);
-  if (!hostname) throw invalidUrl();
-  const site = await deps.sites.byHostname(hostname);
+  const page = parsePageUrl(item.url);
+  if (!page) throw urlRefused('url', NOT_HTTP_URL);
+  const site = await deps.sites.byHostname(page.hostname);
   if (!site) throw noAccess();
   requireClientAccess(client, 'ingest:write', site.id, 'editor');
-  if (item.type === 'event' && RESERVED_EVENT.test(item.name)) throw badRequest('Event names starting with $ are reserved');
-  const at = parseEventTime(item.timestamp, now(deps));
+  const at = new Date(item.timestamp);
   if (botFiltered(deps, site, item.user_agent)) return null;
   const visit = await visitColumns(deps, {
     site,
-    url: item.url,
+    page,
     referrer: item.referrer,
     userAgent: item.user_agent,
     ip: item.visitor_ip,
@@ -170,7 +179,6 @@ async function serverRecords(deps: IngestDeps, item: ServerBatchItem, client: Ap
     at,
     clientSessionKey: item.session_id,
   });
-  if (!visit) throw invalidUrl();
   const records =
     item.type === 'pageview'
       ? pageviewRecords(site, visit, hitRow(visit, { width: item.width, source: 'server' }))
@@ -197,16 +205,24 @@ export interface BatchItemResult {
   status: ItemStatus | 'rejected';
   code?: string;
   message?: string;
+  /** Every bad field of a rejected item, as a single request's 400 would name them. */
+  fields?: FieldError[];
+}
+
+const checkBatchItem = compileChecker(SERVER_BATCH_ITEM);
+
+function rejected(index: number, err: PlumbError): BatchItemResult {
+  const fields = (err.data as { fields?: FieldError[] } | undefined)?.fields;
+  return { index, status: 'rejected', code: String(err.type), message: err.message, ...(fields ? { fields } : {}) };
 }
 
 /**
- * Each item is judged on its own; the accepted ones are appended together (one fsync), so the
- * response lists exactly what was stored. `invalid` carries items that failed schema validation.
+ * Each item is judged on its own (its schema, its site, the token's access to that site); the
+ * accepted ones are appended together (one fsync), so the response lists exactly what was stored.
  */
 export async function serverBatch(
   deps: IngestDeps,
   items: readonly ServerBatchItem[],
-  invalid: ReadonlyMap<number, string>,
   client: ApiClientPrincipal | undefined,
 ): Promise<{ results: BatchItemResult[]; accepted: number; filtered: number; rejected: number }> {
   // Per-item answers are for per-site problems; a token that may not ingest anywhere is refused whole.
@@ -215,9 +231,9 @@ export async function serverBatch(
   const records: JournalRecord[] = [];
   const visits: Visit['visit'][] = [];
   for (const [index, item] of items.entries()) {
-    const problem = invalid.get(index);
-    if (problem) {
-      results.push({ index, status: 'rejected', code: 'validation_failed', message: problem });
+    const issues = checkBatchItem(item);
+    if (issues.length > 0) {
+      results.push(rejected(index, validationFailed(issues.map(({ field, message }) => ({ field, message })))));
       continue;
     }
     try {
@@ -229,7 +245,7 @@ export async function serverBatch(
       results.push({ index, status: built ? 'accepted' : 'filtered' });
     } catch (err) {
       if (!(err instanceof PlumbError)) throw err;
-      results.push({ index, status: 'rejected', code: String(err.type), message: err.message });
+      results.push(rejected(index, err));
     }
   }
   await append(deps, records, visits);
@@ -237,27 +253,54 @@ export async function serverBatch(
   return { results, accepted: count('accepted'), filtered: count('filtered'), rejected: count('rejected') };
 }
 
-/** Crawler-log forwarding: one AI assistant fetch of a site resource. Unknown agents are refused. */
-export function aiFetchRecord(site: Site, item: AiFetch, at: Date): JournalRecord {
-  const agent = matchAiAgent(item.user_agent);
-  if (!agent) throw badRequest('user_agent is not a known AI agent');
-  const target = item.url ?? item.path;
-  if (!target) throw badRequest('path or url is required');
-  let path: string;
-  try {
-    path = new URL(target, `https://${site.domain}`).pathname;
-  } catch {
-    throw badRequest('path or url is not a valid URL or path');
+const checkAiFetch = compileChecker(AI_FETCH);
+
+/** A fetch whose fields have been checked, with the AI agent its user agent names. */
+interface CheckedFetch {
+  item: AiFetch;
+  agent: AiAgent;
+  /** `url`, else `path`: the resource fetched. */
+  target: string;
+}
+
+/**
+ * Every problem of every fetch at once, named as the request names them (`status_code`, or
+ * `items[2].status_code` in a batch): the schema's, a missing path and url, an unknown agent, and
+ * a url on another host than the site's (its path would be filed under the site).
+ */
+async function checkedFetches(deps: IngestDeps, site: Site, items: readonly AiFetch[], batch: boolean): Promise<CheckedFetch[]> {
+  const fields: FieldError[] = [];
+  const checked: CheckedFetch[] = [];
+  for (const [index, item] of items.entries()) {
+    const name = (field: string) => (batch ? `items[${index}].${field}` : field);
+    const problem = (field: string, message: string) => fields.push({ field: name(field), message });
+    const issues = checkAiFetch(item);
+    for (const issue of issues) problem(issue.field, issue.message);
+    const bad = new Set(issues.map((issue) => issue.field));
+    const agent = bad.has('user_agent') ? null : matchAiAgent(item.user_agent);
+    if (!bad.has('user_agent') && !agent) problem('user_agent', 'user_agent is not a known AI agent');
+    const target = item.url ?? item.path;
+    if (target === undefined) problem('path', 'path or url is required');
+    if (item.url !== undefined && !bad.has('url')) {
+      const page = parsePageUrl(item.url);
+      if (!page || !(await isSitesHost(deps, site, page.hostname))) problem('url', `url ${page ? NOT_THE_SITES : NOT_HTTP_URL}`);
+    }
+    if (agent && target !== undefined) checked.push({ item, agent, target });
   }
-  const when = item.timestamp ? parseEventTime(item.timestamp, at) : at;
+  if (fields.length > 0) throw validationFailed(fields);
+  return checked;
+}
+
+/** Crawler-log forwarding: the row of one AI assistant's fetch of a site resource. */
+function aiFetchRecord(site: Site, { item, agent, target }: CheckedFetch, at: Date): JournalRecord {
   return {
     table: 'ai_fetches',
     team: site.team_id,
     row: {
-      ts: when.toISOString(),
+      ts: (item.timestamp ? new Date(item.timestamp) : at).toISOString(),
       site_id: site.id,
       fetch_id: randomUUID(),
-      path,
+      path: new URL(target, `https://${site.domain}`).pathname,
       url: item.url ?? '',
       status_code: item.status_code,
       content_type: item.content_type ?? '',
@@ -272,19 +315,18 @@ export function aiFetchRecord(site: Site, item: AiFetch, at: Date): JournalRecor
   };
 }
 
-export async function aiFetches(deps: IngestDeps, site: Site, items: readonly AiFetch[], client: ApiClientPrincipal | undefined): Promise<number> {
+/**
+ * Stores AI fetches of a site: all of them, or none when any is bad. Access is judged before the
+ * fields, so a token learns nothing about sites it may not write to.
+ */
+export async function aiFetches(deps: IngestDeps, siteId: string, items: readonly AiFetch[], batch: boolean, client: ApiClientPrincipal | undefined): Promise<number> {
+  const site = await deps.sites.byId(siteId);
+  if (!site) throw noAccess();
   requireClientAccess(client, 'ai-fetch:write', site.id, 'editor');
+  const fetches = await checkedFetches(deps, site, items, batch);
   const at = now(deps);
-  const records = items.map((item, index) => {
-    try {
-      return aiFetchRecord(site, item, at);
-    } catch (err) {
-      if (err instanceof PlumbError && items.length > 1) throw badRequest(`items[${index}]: ${err.message}`);
-      throw err;
-    }
-  });
-  await append(deps, records);
-  return records.length;
+  await append(deps, fetches.map((fetch) => aiFetchRecord(site, fetch, at)));
+  return fetches.length;
 }
 
 const now = (deps: IngestDeps) => deps.now?.() ?? new Date();

@@ -127,7 +127,7 @@ describe('POST /api/ingest/server/batch', () => {
     expect((res.body.results as { status: string; code?: string }[]).map((r) => [r.status, r.code])).toEqual([
       ['accepted', undefined],
       ['accepted', undefined],
-      ['rejected', 'bad_request'],
+      ['rejected', 'validation_failed'],
       ['rejected', 'forbidden'],
       ['rejected', 'validation_failed'],
       ['filtered', undefined],
@@ -180,7 +180,7 @@ describe('POST /api/sites/:id/ingest/ai-fetch', () => {
   it('refuses an unknown agent, and a batch containing one, storing nothing', async () => {
     const single = await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, fetchOf({ path: '/unknown', user_agent: FIREFOX_LINUX }), aiToken);
     expect(single.status).toBe(400);
-    expect(single.body.message).toBe('user_agent is not a known AI agent');
+    expect(single.body.fields).toEqual([{ field: 'user_agent', message: 'user_agent is not a known AI agent' }]);
     const batch = await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, { items: [fetchOf({ path: '/unknown' }), fetchOf({ path: '/unknown', user_agent: 'curl/8' })] }, aiToken);
     expect(batch.status).toBe(400);
     await new Promise((r) => setTimeout(r, 300));
