@@ -135,7 +135,8 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
         params: { id: 'uuid', items: { type: 'array', min: 1, max: MAX_BATCH_ITEMS, items: 'object', optional: true } },
         openapi: {
           summary: 'AI crawler fetches forwarded from server logs: one fetch as the body, or {items: [...]}',
-          description: 'Fields of a fetch: path or url, status_code, content_type, response_time_ms, bytes, user_agent (a known AI agent), timestamp.',
+          description:
+            'Fields of a fetch: path (starting with /) or url (absolute, on the site’s domain or hostnames), status_code, content_type, response_time_ms, bytes, user_agent (a known AI agent), timestamp (RFC 3339). A 400 names every bad field, as items[i].field in a batch; nothing of a batch with a bad fetch is stored.',
           tags: ['ingest'],
           successStatus: 202,
         },
