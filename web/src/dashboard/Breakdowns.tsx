@@ -1,16 +1,16 @@
-// Breakdown panels (pages, sources, campaigns, locations, devices), each with tabs; a row is a
-// button that filters the whole dashboard by its value.
+// Breakdown panels (pages, sources, campaigns, locations, devices), each with its tabs in one row
+// under its title; a row is a button that filters the whole dashboard by its value.
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, type BreakdownResponse } from '../api.ts';
 import { BarRows } from './BarRows.tsx';
 import { countryName, type Filter } from './filters.ts';
+import { NOUNS, valueLabel } from './format.ts';
 import { PANELS, type Tab } from './panels.ts';
+import { SourceIcon } from './SourceIcon.tsx';
 
-function displayValue(tab: Tab, value: string): string {
-  if (value === '') return tab.filter === 'source' || tab.filter === 'referrer' ? 'Direct / none' : '(not set)';
-  return tab.filter === 'country' ? countryName(value) : value;
-}
+const displayValue = (tab: Tab, value: string) => (tab.filter === 'country' && value !== '' ? countryName(value) : valueLabel(value));
+const hasIcons = (tab: Tab) => tab.filter === 'source' || tab.filter === 'referrer';
 
 interface PanelsProps {
   base: string;
@@ -37,16 +37,16 @@ function Panel({ title, tabs, base, query, onFilter, ready }: PanelsProps & { ti
     <section className="card panel" aria-labelledby={`${id}-title`} data-panel={title}>
       <header className="panel-head">
         <h2 id={`${id}-title`}>{title}</h2>
-        {tabs.length > 1 && (
-          <div className="tabs">
-            {tabs.map((t, i) => (
-              <button key={t.dimension} type="button" aria-pressed={i === active} onClick={() => setActive(i)}>
-                {t.label}
-              </button>
-            ))}
-          </div>
-        )}
       </header>
+      {tabs.length > 1 && (
+        <div className="tabs">
+          {tabs.map((t, i) => (
+            <button key={t.dimension} type="button" aria-pressed={i === active} onClick={() => setActive(i)}>
+              {t.label}
+            </button>
+          ))}
+        </div>
+      )}
       <div className="panel-columns" aria-hidden>
         <span>{tab.label}</span>
         <span>Visitors</span>
@@ -59,8 +59,8 @@ function Panel({ title, tabs, base, query, onFilter, ready }: PanelsProps & { ti
       {result.isSuccess && rows.length === 0 && <p className="muted small">No data for this range.</p>}
       {rows.length > 0 && (
         <BarRows
-          rows={rows.map((row) => ({ value: row.value, label: displayValue(tab, row.value), count: row.visitors }))}
-          unit="visitors"
+          rows={rows.map((row) => ({ value: row.value, label: displayValue(tab, row.value), count: row.visitors, icon: hasIcons(tab) ? <SourceIcon source={row.value} /> : undefined }))}
+          unit={NOUNS.visitor}
           hint={`${id}-hint`}
           onPick={(value) => onFilter({ dimension: tab.filter, op: 'is', value })}
         />

@@ -2,15 +2,17 @@
 // signed-in site dashboard (`/api/sites/{id}`) and by share links (`/api/share/{token}`).
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
-import { api, type Kpis as KpiValues, type KpisResponse, type StatsResponse } from '../api.ts';
+import { api, type Kpis as KpiValues, type StatsResponse } from '../api.ts';
 import { Breakdowns } from './Breakdowns.tsx';
 import { FilterBar } from './FilterBar.tsx';
 import { GoalConversions } from './GoalConversions.tsx';
 import { Kpis } from './Kpis.tsx';
+import { LiveVisitors } from './LiveVisitors.tsx';
 import { RangePicker } from './RangePicker.tsx';
 import { Realtime } from './Realtime.tsx';
+import { describeRange, previousRange } from './range.ts';
 import { statsQuery, useDashboardState } from './state.ts';
-import { TimeChart } from './TimeChart.tsx';
+import { type PreviousSeries, TimeChart } from './TimeChart.tsx';
 
 export function DashboardView({ base, timezone, realtime = true }: { base: string; timezone: string; realtime?: boolean }) {
   const state = useDashboardState(timezone);
@@ -32,38 +34,46 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
   }, [statsSent, stats.isFetching, stats.isPending]);
   // The previous period is asked for once the current one is on screen: as one request with
   // compare=previous_period it would double the wait for the cards and the chart. Its bounds are
-  // the server's own: the same length of time right before the range's first instant. Only its
-  // KPIs are shown, so only they are asked for (stats/kpis: no chart, no live visitors).
+  // the server's own: the same length of time right before the range's first instant, in buckets
+  // of the same interval, so its KPIs go under the cards and its line under the chart's.
   const current = stats.isPlaceholderData ? undefined : stats.data?.range;
   const previous = useQuery({
-    queryKey: ['stats-previous', base, query.filter, current?.from, current?.to],
+    queryKey: ['stats-previous', base, query.filter, current?.from, current?.to, current?.interval],
     queryFn: ({ signal }) => {
       const from = Date.parse(current!.from);
       const length = Date.parse(current!.to) - from;
       const bounds = { from: new Date(from - length).toISOString(), to: new Date(from).toISOString() };
-      return api<KpisResponse>(`${base}/stats/kpis`, { query: { ...bounds, filter: query.filter }, signal });
+      return api<StatsResponse>(`${base}/stats`, { query: { ...bounds, interval: current!.interval, filter: query.filter }, signal });
     },
     enabled: !live && current !== undefined,
   });
   const comparison: KpiValues | undefined = previous.data?.kpis;
+  const period = describeRange(previousRange(state.range));
   const chart = useMemo(() => {
     const points = stats.data?.timeseries ?? [];
+    const kpis = stats.data?.kpis;
     return {
       buckets: points.map((p) => p.bucket),
       series: [
-        { label: 'Visitors', values: points.map((p) => p.visitors) },
-        { label: 'Pageviews', values: points.map((p) => p.pageviews) },
+        { label: 'Visitors', values: points.map((p) => p.visitors), total: kpis?.visitors },
+        { label: 'Pageviews', values: points.map((p) => p.pageviews), total: kpis?.pageviews },
       ],
     };
   }, [stats.data]);
+  const before: PreviousSeries | undefined = useMemo(() => {
+    const points = previous.data?.timeseries;
+    if (!points) return undefined;
+    return { label: 'Visitors, previous period', values: points.map((p) => p.visitors), total: previous.data?.kpis.visitors, buckets: points.map((p) => p.bucket) };
+  }, [previous.data]);
 
   return (
     <div className="dashboard">
       <div className="toolbar">
-        <RangePicker key={state.period} period={state.period} range={state.range} onChange={state.setPeriod} realtime={realtime} />
+        <RangePicker key={state.period} period={state.period} range={state.range} onChange={state.setPeriod} realtime={realtime} timezone={timezone} />
+        {!live && stats.data && <LiveVisitors base={base} initial={stats.data.kpis.live_visitors} realtime={realtime} />}
       </div>
       {live ? (
-        <Realtime base={base} />
+        <Realtime base={base} timezone={timezone} />
       ) : (
         <>
           <FilterBar filters={state.filters} onRemove={state.removeFilter} />
@@ -74,7 +84,7 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
           )}
           {stats.data ? (
             <>
-              <Kpis kpis={stats.data.kpis} comparison={comparison} />
+              <Kpis kpis={stats.data.kpis} comparison={comparison} period={period} />
               <section className="card" aria-label="Visitors over time">
                 <TimeChart
                   title="Visitors and pageviews over time"
@@ -82,6 +92,8 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
                   series={chart.series}
                   interval={stats.data.range.interval}
                   timezone={timezone}
+                  totalsLabel={describeRange(state.range)}
+                  previous={before}
                 />
               </section>
             </>

@@ -7,8 +7,10 @@ import { type FormEvent, useMemo, useState } from 'react';
 import { type Audience, type AudienceRow, api, type EventBreakdownRow, type EventDimension, type EventNameRow, type EventTimeseries, type PropertyKeyRow } from '../api.ts';
 import { BarRows } from './BarRows.tsx';
 import { countryName } from './filters.ts';
-import { formatNumber } from './format.ts';
+import { formatNumber, NOUNS, nounFor, valueLabel } from './format.ts';
+import { describeRange } from './range.ts';
 import { RangePicker } from './RangePicker.tsx';
+import { SourceIcon } from './SourceIcon.tsx';
 import { useDashboardState } from './state.ts';
 import { TimeChart } from './TimeChart.tsx';
 
@@ -20,12 +22,12 @@ const AUDIENCE: { key: EventDimension; title: string }[] = [
 ];
 const DIMENSION_LABEL: Record<EventDimension, string> = { path: 'Page', referrer: 'Source', device: 'Device', country: 'Country' };
 
-function Rows({ rows, disabled, onPick, format = (v) => v }: { rows: AudienceRow[]; disabled: boolean; onPick(value: string): void; format?(v: string): string }) {
+function Rows({ rows, disabled, onPick, format = (v) => v, icons = false }: { rows: AudienceRow[]; disabled: boolean; onPick(value: string): void; format?(v: string): string; icons?: boolean }) {
   if (rows.length === 0) return <p className="muted small">No data for this range.</p>;
   return (
     <BarRows
-      rows={rows.map((r) => ({ value: r.value, label: format(r.value) || '(none)', count: r.unique_sessions }))}
-      unit="sessions"
+      rows={rows.map((r) => ({ value: r.value, label: r.value === '' ? valueLabel('') : format(r.value), count: r.unique_sessions, icon: icons ? <SourceIcon source={r.value} /> : undefined }))}
+      unit={NOUNS.session}
       hint="event-filter-hint"
       disabled={disabled}
       onPick={onPick}
@@ -77,23 +79,27 @@ export function EventsView({ base, timezone }: { base: string; timezone: string 
     enabled: event !== null && propertyKey !== null,
   });
 
+  // Events add up over buckets; sessions do not (one session may span two days), so the total of
+  // sessions is the event list's own count, known only while no filter narrows the chart.
+  const unfiltered = propertyFilter === null && audienceFilter === null;
+  const sessionsTotal = unfiltered ? names.data?.rows.find((n) => n.name === event)?.unique_sessions : undefined;
   const chart = useMemo(() => {
     const rows = series.data?.rows ?? [];
     return {
       buckets: rows.map((r) => r.bucket),
       series: [
-        { label: 'Sessions', values: rows.map((r) => r.unique_sessions) },
-        { label: 'Events', values: rows.map((r) => r.events) },
+        { label: 'Sessions', values: rows.map((r) => r.unique_sessions), total: sessionsTotal },
+        { label: 'Events', values: rows.map((r) => r.events), total: rows.reduce((sum, r) => sum + r.events, 0) },
       ],
     };
-  }, [series.data]);
+  }, [series.data, sessionsTotal]);
 
   const chooseEvent = (name: string) => state.setParams({ event: name, key: null, pk: null, pv: null, dk: null, dv: null });
 
   return (
     <div className="dashboard">
       <div className="toolbar">
-        <RangePicker key={state.period} period={state.period === 'realtime' ? 'today' : state.period} range={state.range} onChange={state.setPeriod} realtime={false} />
+        <RangePicker key={state.period} period={state.period === 'realtime' ? 'today' : state.period} range={state.range} onChange={state.setPeriod} realtime={false} timezone={timezone} />
       </div>
       {names.isSuccess && names.data.rows.length === 0 && <p className="muted">No custom events in this range.</p>}
       {names.data && names.data.rows.length > 0 && (
@@ -104,8 +110,13 @@ export function EventsView({ base, timezone }: { base: string; timezone: string 
               {names.data.rows.map((n) => (
                 <li key={n.name}>
                   <button type="button" className="row" aria-pressed={n.name === event} onClick={() => chooseEvent(n.name)}>
-                    <span className="row-label">{n.name}</span>
-                    <span className="row-value">{formatNumber(n.unique_sessions)}</span>
+                    <span className="row-label">
+                      <span className="row-text">{n.name}</span>
+                    </span>
+                    <span className="row-value">
+                      {formatNumber(n.unique_sessions)}
+                      <span className="visually-hidden">{` ${nounFor(n.unique_sessions, NOUNS.session)}`}</span>
+                    </span>
                   </button>
                 </li>
               ))}
@@ -120,20 +131,31 @@ export function EventsView({ base, timezone }: { base: string; timezone: string 
             />
             <section className="card" aria-label={`${event} over time`}>
               <h2>{event}</h2>
-              {series.data && <TimeChart title={`${event}: sessions and events over time`} buckets={chart.buckets} series={chart.series} interval={series.data.interval} timezone={timezone} />}
+              {series.data && (
+                <TimeChart
+                  title={`${event}: sessions and events over time`}
+                  buckets={chart.buckets}
+                  series={chart.series}
+                  interval={series.data.interval}
+                  timezone={timezone}
+                  totalsLabel={describeRange(state.range)}
+                />
+              )}
             </section>
             <div className="panels">
               <section className="card panel" aria-labelledby="event-props">
                 <header className="panel-head">
                   <h2 id="event-props">Properties</h2>
+                </header>
+                {properties.data && properties.data.rows.length > 0 && (
                   <div className="tabs">
-                    {properties.data?.rows.map((r) => (
+                    {properties.data.rows.map((r) => (
                       <button key={r.key} type="button" aria-pressed={r.key === propertyKey} onClick={() => state.setParams({ key: r.key })}>
                         {r.key}
                       </button>
                     ))}
                   </div>
-                </header>
+                )}
                 {properties.data?.rows.length === 0 && <p className="muted small">This event has no properties.</p>}
                 {breakdown.data && propertyKey && (
                   <Rows rows={breakdown.data.rows} disabled={propertyFilter !== null} onPick={(value) => state.setParams({ pk: propertyKey, pv: value })} />
@@ -147,6 +169,7 @@ export function EventsView({ base, timezone }: { base: string; timezone: string 
                       rows={audience.data[a.key]}
                       disabled={audienceFilter !== null}
                       format={a.key === 'country' ? countryName : undefined}
+                      icons={a.key === 'referrer'}
                       onPick={(value) => state.setParams({ dk: a.key, dv: value })}
                     />
                   )}

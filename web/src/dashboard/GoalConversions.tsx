@@ -16,7 +16,7 @@ export function GoalConversions({ base, range, ready }: { base: string; range: D
   return (
     <section className="card" aria-labelledby="goal-conversions">
       <h2 id="goal-conversions">Goal conversions</h2>
-      <ListTable columns={['Goal', 'Visitors converted', 'Rate']} testId="goal-conversions">
+      <ListTable columns={['Goal', 'Visitors converted', 'Rate']} className="table numbers" testId="goal-conversions">
         {stats.data.rows.map((r) => (
           <tr key={r.goal_id}>
             <th scope="row">{r.name}</th>

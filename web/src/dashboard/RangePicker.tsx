@@ -1,5 +1,7 @@
 // Period buttons and custom dates. Realtime is offered only where the live feed is reachable.
+// Given the site's time zone, it says which clock the days and hours follow.
 import { useState } from 'react';
+import { zoneNote } from './dates.ts';
 import { type DateRange, describeRange, PERIODS, type Period } from './range.ts';
 import { submitHandler } from '../forms.ts';
 
@@ -8,11 +10,13 @@ export function RangePicker({
   range,
   onChange,
   realtime = true,
+  timezone,
 }: {
   period: Period;
   range: DateRange;
   onChange(period: Period, custom?: DateRange): void;
   realtime?: boolean;
+  timezone?: string;
 }) {
   const [custom, setCustom] = useState(period === 'custom');
   const [from, setFrom] = useState(range.from);
@@ -57,7 +61,12 @@ export function RangePicker({
           </button>
         </form>
       )}
-      {period !== 'realtime' && <p className="range-label">{describeRange(range)}</p>}
+      {(period !== 'realtime' || timezone) && (
+        <p className="range-label">
+          {period !== 'realtime' && <span>{describeRange(range)}</span>}
+          {timezone && <span data-testid="time-zone">{zoneNote(timezone)}</span>}
+        </p>
+      )}
     </div>
   );
 }

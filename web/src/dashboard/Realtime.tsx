@@ -1,11 +1,22 @@
-// The live view: visitors in the last five minutes, their pages and the latest events, pushed by
-// the server as Server-Sent Events.
+// The live view: visitors in the last five minutes, their pages and sources, and the latest
+// events, pushed by the server as Server-Sent Events. Times are on the site's clock, as every
+// other figure of the site is.
 import { useEffect, useState } from 'react';
 import type { RealtimeSnapshot } from '../api.ts';
+import { timeOfDay } from './dates.ts';
+import { formatCount, formatNumber, NOUNS, nounFor, valueLabel } from './format.ts';
+import { SourceIcon } from './SourceIcon.tsx';
 
-const time = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit', second: '2-digit' });
+function Count({ n }: { n: number }) {
+  return (
+    <span className="row-value">
+      {formatNumber(n)}
+      <span className="visually-hidden">{` ${nounFor(n, NOUNS.visitor)}`}</span>
+    </span>
+  );
+}
 
-export function Realtime({ base }: { base: string }) {
+export function Realtime({ base, timezone }: { base: string; timezone: string }) {
   const [snapshot, setSnapshot] = useState<RealtimeSnapshot | null>(null);
   const [lost, setLost] = useState(false);
   useEffect(() => {
@@ -25,9 +36,12 @@ export function Realtime({ base }: { base: string }) {
           <span className="pulse" aria-hidden /> Visitors right now
         </p>
         <p className="kpi-value" data-testid="live-visitors">
-          {snapshot ? snapshot.live_visitors : '–'}
+          {snapshot ? formatNumber(snapshot.live_visitors) : '–'}
         </p>
-        <p className="muted small">{lost ? 'Reconnecting…' : snapshot ? `Updated ${time.format(new Date(snapshot.at))}` : 'Connecting…'}</p>
+        <p className="muted small" data-testid="realtime-status">
+          {lost ? 'Reconnecting…' : snapshot ? `Updated ${timeOfDay(snapshot.at, timezone)}` : 'Connecting…'}
+          <span className="visually-hidden">{snapshot ? ` (${formatCount(snapshot.live_visitors, NOUNS.currentVisitor)})` : ''}</span>
+        </p>
       </div>
       <div className="panels">
         <section className="card panel" aria-labelledby="rt-pages">
@@ -36,8 +50,25 @@ export function Realtime({ base }: { base: string }) {
           <ol className="rows">
             {snapshot?.current_pages.map((p) => (
               <li key={p.path} className="row static">
-                <span className="row-label">{p.path}</span>
-                <span className="row-value">{p.visitors}</span>
+                <span className="row-label">
+                  <span className="row-text">{valueLabel(p.path)}</span>
+                </span>
+                <Count n={p.visitors} />
+              </li>
+            ))}
+          </ol>
+        </section>
+        <section className="card panel" aria-labelledby="rt-sources">
+          <h2 id="rt-sources">Current sources</h2>
+          {snapshot && snapshot.current_sources.length === 0 && <p className="muted small">Nobody is on the site right now.</p>}
+          <ol className="rows">
+            {snapshot?.current_sources.map((s) => (
+              <li key={s.source} className="row static">
+                <span className="row-label">
+                  <SourceIcon source={s.source} />
+                  <span className="row-text">{valueLabel(s.source)}</span>
+                </span>
+                <Count n={s.visitors} />
               </li>
             ))}
           </ol>
@@ -50,9 +81,17 @@ export function Realtime({ base }: { base: string }) {
               // biome-ignore lint/suspicious/noArrayIndexKey: two events of one name and millisecond are indistinguishable otherwise
               <li key={`${e.ts}-${i}`} className="row static">
                 <span className="row-label">
-                  {e.name} <span className="muted">on {e.path}</span>
+                  <SourceIcon source={e.source} />
+                  <span className="row-lines">
+                    <span className="row-text">{e.name}</span>
+                    <span className="row-text muted small">
+                      on {valueLabel(e.path)} · from {valueLabel(e.source)}
+                    </span>
+                  </span>
                 </span>
-                <span className="row-value">{time.format(new Date(e.ts))}</span>
+                <span className="row-value">
+                  <time dateTime={e.ts}>{timeOfDay(e.ts, timezone)}</time>
+                </span>
               </li>
             ))}
           </ol>

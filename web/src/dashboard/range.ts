@@ -1,5 +1,7 @@
 // Date ranges as the dashboard's URL holds them (period, custom from/to) and as the API takes
 // them: calendar dates in the site's time zone, `to` inclusive.
+import { formatDateRange } from './dates.ts';
+
 export const PERIODS = [
   { id: 'realtime', label: 'Realtime' },
   { id: 'today', label: 'Today' },
@@ -58,10 +60,11 @@ export function rangeOf(period: Period, timezone: string, custom: Partial<DateRa
   }
 }
 
-const dayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' });
+/** The range in words, in the reader's locale: "Oct 27 – Nov 25, 2026". */
+export const describeRange = (range: DateRange) => formatDateRange(range);
 
-export function describeRange(range: DateRange): string {
-  const from = dayFormat.format(new Date(`${range.from}T00:00:00Z`));
-  if (range.from === range.to) return from;
-  return `${from} – ${dayFormat.format(new Date(`${range.to}T00:00:00Z`))}`;
+/** The same number of days right before the range: what the dashboard compares with. */
+export function previousRange(range: DateRange): DateRange {
+  const days = Math.round((Date.parse(`${range.to}T00:00:00Z`) - Date.parse(`${range.from}T00:00:00Z`)) / 86_400_000) + 1;
+  return { from: addDays(range.from, -days), to: addDays(range.from, -1) };
 }
