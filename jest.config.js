@@ -8,4 +8,6 @@ export default {
   testMatch: ['<rootDir>/test/{unit,integration,external,e2e,cluster}/**/*.test.ts'],
   testTimeout: 30000,
   setupFiles: ['<rootDir>/test/support/env.ts'],
+  // Every answer of a Plumb instance is checked against its own OpenAPI document.
+  setupFilesAfterEnv: ['<rootDir>/test/support/contract-setup.ts'],
 };

@@ -14,6 +14,7 @@ import { judgeCrossOrigin } from '../lib/http/cross-origin.ts';
 import { renderError } from '../lib/http/error-response.ts';
 import { type StaticAssets, loadStaticAssets } from '../lib/http/static-assets.ts';
 import { buildOpenApiDocument, type RouteEntry } from '../lib/openapi/document.ts';
+import { gatewayRouteDocs } from '../lib/openapi/gateway-routes.ts';
 import { clientIp } from '../lib/ingest/enrich/client-ip.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
@@ -51,6 +52,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
   const logRequests = config.logLevel === 'debug' || config.logLevel === 'trace';
   const trackerPath = config.trackerScriptPath.startsWith('/') ? config.trackerScriptPath : `/${config.trackerScriptPath}`;
   const vitalsPath = trackerPath.replace(/(\.js)?$/, '-vitals.js'); // /plumb.js → /plumb-vitals.js
+  const gatewayDocs = gatewayRouteDocs({ openapi: OPENAPI_PATH, tracker: trackerPath, vitals: vitalsPath });
 
   return {
     name: 'api',
@@ -171,13 +173,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
           method: alias.method === '*' ? 'GET' : alias.method,
           path: alias.fullPath,
           action: alias.action ? (actions.get(alias.action) ?? { name: alias.action }) : undefined,
-          summary:
-            alias.fullPath === OPENAPI_PATH
-              ? 'This document: the OpenAPI 3.1 contract of the running instance'
-              : alias.fullPath === vitalsPath
-                ? 'The web-vitals add-on script'
-                : 'The tracking script',
-          responseType: alias.fullPath === trackerPath || alias.fullPath === vitalsPath ? 'text/javascript' : undefined,
+          doc: gatewayDocs.get(alias.fullPath),
         }));
       },
 

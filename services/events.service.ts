@@ -9,7 +9,9 @@ import { type EventNameRow, eventNames } from '../lib/analytics/events/names.ts'
 import { eventProperties, type PropertyKeyRow } from '../lib/analytics/events/properties.ts';
 import { eventTimeseries, INTERVALS, type Interval, type Timeseries } from '../lib/analytics/events/timeseries.ts';
 import { openRealtimeFeed, REALTIME_DEFAULTS, type RealtimeFeed, realtimeSnapshot } from '../lib/analytics/realtime.ts';
+import * as R from '../lib/analytics/events/responses.ts';
 import { notFound } from '../lib/errors.ts';
+import { action } from '../lib/openapi/action.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -30,6 +32,9 @@ const viewer = { auth: 'any', access: { site: { param: 'id', role: 'viewer', sco
 const range = { id: 'uuid', from: 'string|optional|max:40', to: 'string|optional|max:40' };
 const eventName = { event_name: 'string|min:1|max:500' };
 const propertyFilter = { property_key: 'string|optional|min:1|max:500', property_value: 'string|optional|max:2000' };
+/** What each audience dimension (panel and dimension_key) means, for the OpenAPI document. */
+const AUDIENCE_DIMENSIONS =
+  'Audience dimensions: `path` is the page the event was sent on; `referrer` is the source of the visit that sent it, named as the dashboard’s Sources panel names it (`Google`, a hostname, an empty string for direct visits), not the referrer of the page the event came from; `device` and `country` are the visit’s. A session with events but no pageview has its events’ own source, device and country. No value is an empty string.';
 const dimensionFilter = {
   dimension_key: { type: 'enum', values: [...DIMENSION_KEYS], optional: true },
   dimension_value: 'string|optional|max:2000',
@@ -56,65 +61,76 @@ export default function createEventsService(runtime: Runtime, options: EventsSer
     name: 'events',
     settings: { rest: '/' },
     actions: {
-      names: {
+      names: action({
         rest: 'GET /api/sites/:id/events/names',
         ...viewer,
         params: range,
-        openapi: { summary: 'Custom-event names recorded in the range, most unique sessions first', tags },
+        openapi: { summary: 'Custom-event names recorded in the range, most unique sessions first', tags, response: R.EventNames },
         async handler(ctx: Ctx<EventQueryInput>): Promise<{ rows: EventNameRow[] }> {
           return { rows: await eventNames(runtime.analytics(), await query(ctx, ['from', 'to'], false)) };
         },
-      },
+      }),
 
-      properties: {
+      properties: action({
         rest: 'GET /api/sites/:id/events/properties',
         ...viewer,
         params: { ...range, ...eventName },
-        openapi: { summary: 'Property keys present on the event, with the unique sessions that sent each', tags },
+        openapi: { summary: 'Property keys present on the event, with the unique sessions that sent each', tags, response: R.EventProperties },
         async handler(ctx: Ctx<EventQueryInput>): Promise<{ rows: PropertyKeyRow[] }> {
           return { rows: await eventProperties(runtime.analytics(), await query(ctx, ['from', 'to', 'event_name'], true)) };
         },
-      },
+      }),
 
-      breakdown: {
+      breakdown: action({
         rest: 'GET /api/sites/:id/events/breakdown',
         ...viewer,
         params: { ...range, ...eventName, property_key: 'string|min:1|max:500' },
-        openapi: { summary: 'One row per distinct value of the property, most unique sessions first (at most 1000)', tags },
+        openapi: { summary: 'One row per distinct value of the property, most unique sessions first (at most 1000)', tags, response: R.EventBreakdown },
         async handler(ctx: Ctx<EventQueryInput & { property_key: string }>): Promise<{ rows: BreakdownRow[] }> {
           const q = await query(ctx, ['from', 'to', 'event_name'], true);
           return { rows: await eventBreakdown(runtime.analytics(), q, ctx.params.property_key) };
         },
-      },
+      }),
 
-      timeseries: {
+      timeseries: action({
         rest: 'GET /api/sites/:id/events/timeseries',
         ...viewer,
         params: { ...range, ...eventName, ...propertyFilter, ...dimensionFilter, interval: { type: 'enum', values: [...INTERVALS], optional: true } },
-        openapi: { summary: 'Unique sessions and events per bucket in the site’s time zone (hour up to 2 days, else day), zero-filled', tags },
+        openapi: {
+          summary: 'Unique sessions and events per bucket in the site’s time zone (hour up to 2 days, else day), zero-filled',
+          description: AUDIENCE_DIMENSIONS,
+          tags,
+          response: R.EventTimeseries,
+        },
         async handler(ctx: Ctx<EventQueryInput & { interval?: Interval }>): Promise<Timeseries> {
           return eventTimeseries(runtime.analytics(), await query(ctx, FILTERED, true), ctx.params.interval);
         },
-      },
+      }),
 
-      audience: {
+      audience: action({
         rest: 'GET /api/sites/:id/events/audience',
         ...viewer,
         params: { ...range, ...eventName, ...propertyFilter, ...dimensionFilter },
-        openapi: { summary: 'Top 10 pages, referrers, devices and countries by unique sessions that sent the event', tags },
+        openapi: {
+          summary: 'Top 10 pages, sources, devices and countries by unique sessions that sent the event',
+          description: AUDIENCE_DIMENSIONS,
+          tags,
+          response: R.EventAudience,
+        },
         async handler(ctx: Ctx<EventQueryInput>): Promise<Audience> {
           return eventAudience(runtime.analytics(), await query(ctx, FILTERED, true));
         },
-      },
+      }),
 
-      realtime: {
+      realtime: action({
         rest: 'GET /api/sites/:id/realtime',
         ...viewer,
         params: { id: 'uuid' },
         openapi: {
-          summary: 'Live visitors, current pages and recent events as Server-Sent Events (`snapshot` at least every 5 s)',
+          response: R.RealtimeStream,
+          summary: 'Live visitors, their current pages and sources, and recent events as Server-Sent Events (`snapshot` at least every 5 s)',
+          description: 'Sources are those of the visits, named as the dashboard’s Sources panel names them (an empty string for direct visits).',
           tags: ['realtime'],
-          responseType: 'text/event-stream',
         },
         async handler(ctx: Ctx<unknown>): Promise<RealtimeFeed> {
           const site = await siteOf(ctx.params.id);
@@ -134,7 +150,7 @@ export default function createEventsService(runtime: Runtime, options: EventsSer
           ctx.meta.$responseHeaders = { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' };
           return feed;
         },
-      },
+      }),
     },
 
     methods: {

@@ -7,6 +7,8 @@ import { badRequest } from '../lib/errors.ts';
 import { normaliseFaviconDomain } from '../lib/favicon/domain.ts';
 import { createFaviconProxy, FAVICON_MAX_AGE_SECONDS, type Icon } from '../lib/favicon/proxy.ts';
 import { placeholderIcon } from '../lib/favicon/cache.ts';
+import { action } from '../lib/openapi/action.ts';
+import { binary } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -59,7 +61,7 @@ export default function createFaviconService(runtime: Runtime, options: FaviconS
     name: 'favicon',
     settings: { rest: '/' },
     actions: {
-      get: {
+      get: action({
         rest: 'GET /api/favicon/:domain',
         auth: 'none',
         params: { domain: 'string|min:1|max:2048' },
@@ -67,7 +69,8 @@ export default function createFaviconService(runtime: Runtime, options: FaviconS
           summary: 'A site’s favicon, fetched by the server from the configured favicon host (placeholder icon when it has none)',
           description: 'Cached for 24 hours; answers 304 to a matching If-None-Match. 400 when the domain is not a plain public DNS name.',
           tags: ['favicon'],
-          responseType: 'image/*',
+          response: binary('image/*'),
+          errors: [304],
         },
         async handler(ctx: Ctx) {
           const domain = normaliseFaviconDomain(ctx.params.domain);
@@ -88,7 +91,7 @@ export default function createFaviconService(runtime: Runtime, options: FaviconS
           ctx.meta.$responseType = icon.contentType;
           return icon.body;
         },
-      },
+      }),
     },
 
     started() {

@@ -1,6 +1,10 @@
 // Plumb's own action properties, declared once; the gateway (services/api.service.ts) reads them.
 import 'moleculer';
 import type { AccessRule, AuthMode } from '../lib/auth/access.ts';
+import type { ActionDoc } from '../lib/openapi/action.ts';
+
+/** While services move to typed responses, `response` may still be missing. */
+type OpenApiDoc = Omit<ActionDoc, 'response'> & Partial<Pick<ActionDoc, 'response'>>;
 
 declare module 'moleculer' {
   interface ActionSchema {
@@ -24,15 +28,10 @@ declare module 'moleculer' {
     hotPath?: boolean;
     /** Per-IP bucket this route spends from; /api routes default to 'api'. */
     rateLimit?: 'ingest' | 'api' | 'login';
-    /** Documentation for /api/docs/v1/openapi.json. */
-    openapi?: {
-      summary: string;
-      description?: string;
-      tags?: string[];
-      /** Status code of success when not 200. */
-      successStatus?: number;
-      /** Response content type when not JSON. */
-      responseType?: string;
-    };
+    /**
+     * Documentation for /api/docs/v1/openapi.json, with the response schema. Declare HTTP actions
+     * with `action()` (lib/openapi/action.ts) so the handler's return type is checked against it.
+     */
+    openapi?: OpenApiDoc;
   }
 }

@@ -131,6 +131,12 @@ export async function enforce(db: MetadataQueryable, meta: AuthMeta, mode: AuthM
   }
 }
 
+/** The auth an HTTP action gets: its declared `auth`, else 'any' under /api and 'none' elsewhere (the OpenAPI document says the same). */
+export function authModeOf(action: { auth?: AuthMode; rest?: unknown }): AuthMode {
+  if (action.auth) return action.auth;
+  return [action.rest ?? []].flat().some((rest) => String(rest).includes(' /api/')) ? 'any' : 'none';
+}
+
 /**
  * The access middleware. Calls that came in over HTTP (the gateway sets meta.request) must meet
  * their action's `auth` and `access`; an HTTP action under /api without `auth` needs a signed-in
@@ -141,8 +147,7 @@ export function accessMiddleware(db: () => MetadataQueryable): Middleware {
     name: 'Access',
     localAction(handler: (ctx: Context) => unknown, action: { auth?: AuthMode; access?: AccessRule; rest?: unknown }) {
       if (!action.rest) return handler;
-      const rests = [action.rest].flat().map(String);
-      const mode: AuthMode = action.auth ?? (rests.some((r) => r.includes(' /api/')) ? 'any' : 'none');
+      const mode = authModeOf(action);
       if (mode === 'none' && !action.access) return handler;
       return async function checked(this: unknown, ctx: Context) {
         const meta = ctx.meta as AuthMeta;

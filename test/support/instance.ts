@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { contractFetch } from './contract.ts';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 export const NODE_BIN = process.execPath;
@@ -118,9 +119,13 @@ export interface JsonResponse {
   text: string;
 }
 
-/** fetch() that parses JSON when the response is JSON. */
+/**
+ * fetch() that parses JSON when the response is JSON. The answer is checked against the
+ * instance's OpenAPI document first (undeclared route or status, wrong content type, a body the
+ * schema does not describe: the call throws), as every fetch() of the test suite is.
+ */
 export async function request(url: string, init: RequestInit = {}): Promise<JsonResponse> {
-  const res = await fetch(url, init);
+  const res = await contractFetch(url, init);
   const text = await res.text();
   let body: Record<string, unknown> = {};
   if ((res.headers.get('content-type') ?? '').includes('json') && text) body = JSON.parse(text);

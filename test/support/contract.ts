@@ -1,0 +1,162 @@
+// Holds every answer a test gets from a Plumb instance to the instance's own published contract
+// (/api/docs/v1/openapi.json): the route and status must be declared, the content type must be
+// the declared one, and a JSON body must match the declared schema. A mismatch fails the test with
+// the route, the status and the schema error. Installed for every test file by contract-setup.ts.
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+const DOC_PATH = '/api/docs/v1/openapi.json';
+
+interface MediaType {
+  schema?: Record<string, unknown>;
+}
+interface ResponseObject {
+  $ref?: string;
+  content?: Record<string, MediaType>;
+}
+interface Operation {
+  responses: Record<string, ResponseObject>;
+}
+interface Document {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown>; responses: Record<string, ResponseObject> };
+}
+
+interface Contract {
+  doc: Document;
+  routes: { template: string; pattern: RegExp; literals: number }[];
+  validators: Map<string, ValidateFunction>;
+}
+
+export class ContractViolation extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContractViolation';
+  }
+}
+
+const nativeFetch = globalThis.fetch;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+(addFormats as unknown as (a: Ajv2020) => void)(ajv);
+/** Per origin: the contract, or null for a server that publishes none (a webhook receiver, ClickHouse). */
+const contracts = new Map<string, Promise<Contract | null>>();
+
+async function loadContract(origin: string): Promise<Contract | null> {
+  const res = await nativeFetch(`${origin}${DOC_PATH}`).catch(() => undefined);
+  if (res?.status !== 200) return null;
+  const doc = (await res.json().catch(() => undefined)) as Document | undefined;
+  if (!doc?.openapi || !doc.paths) return null;
+  const routes = Object.keys(doc.paths).map((template) => ({
+    template,
+    pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    literals: template.split('/').filter((segment) => segment !== '' && !segment.startsWith('{')).length,
+  }));
+  return { doc, routes, validators: new Map() };
+}
+
+function contractOf(origin: string): Promise<Contract | null> {
+  let found = contracts.get(origin);
+  if (!found) {
+    found = loadContract(origin);
+    contracts.set(origin, found);
+    // An instance that was not answering yet (or has gone) may publish it on a later try.
+    void found.then((contract) => contract ?? contracts.delete(origin));
+  }
+  return found;
+}
+
+/** The template that matches the path; a literal segment beats a parameter (`goals/stats` over `goals/{goalId}`). */
+function templateOf(contract: Contract, path: string): string | undefined {
+  let best: Contract['routes'][number] | undefined;
+  for (const route of contract.routes) if (route.pattern.test(path) && (!best || route.literals > best.literals)) best = route;
+  return best?.template;
+}
+
+function resolve(contract: Contract, response: ResponseObject): ResponseObject {
+  const name = response.$ref?.replace('#/components/responses/', '');
+  return name ? { ...contract.doc.components.responses[name], ...response, $ref: undefined } : response;
+}
+
+function validatorOf(contract: Contract, key: string, schema: Record<string, unknown>): ValidateFunction {
+  let validate = contract.validators.get(key);
+  if (!validate) {
+    // The components travel with the schema so its `#/components/...` references resolve.
+    validate = ajv.compile({ ...schema, components: contract.doc.components });
+    contract.validators.set(key, validate);
+  }
+  return validate;
+}
+
+const mediaMatches = (declared: string, actual: string) =>
+  declared === actual || (declared.endsWith('/*') && actual.startsWith(declared.slice(0, -1))) || (declared === 'application/json' && actual.endsWith('+json'));
+
+/**
+ * Checks one answer of a Plumb instance against its contract; throws a ContractViolation naming
+ * the route, the status and what does not match. Answers of servers without a contract pass.
+ */
+export async function checkResponse(method: string, url: string, res: Response): Promise<void> {
+  const { origin, pathname } = new URL(url);
+  if (pathname === DOC_PATH || !res.headers.has('x-request-id')) return;
+  const contract = await contractOf(origin);
+  if (!contract) return;
+  const verb = method.toLowerCase();
+  const template = templateOf(contract, pathname);
+  const operation = template ? (contract.doc.paths[template][verb] ?? (verb === 'head' ? contract.doc.paths[template].get : undefined)) : undefined;
+  const route = `${method.toUpperCase()} ${template ?? pathname}`;
+  const contentType = (res.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+  if (!operation) {
+    // Not an API route: the dashboard's files and shell, or the JSON 404/405 of an unknown route.
+    if (contentType !== 'application/json') return;
+    if (res.status !== 404 && res.status !== 405) throw new ContractViolation(`${route} is not in the contract, yet answered ${res.status} with JSON`);
+    return checkBody(contract, `${route} (no such route)`, res, 'error', contract.doc.components.schemas.Error as Record<string, unknown>);
+  }
+  if (untyped(operation)) return;
+  const status = String(res.status);
+  const declared = operation.responses[status] ?? operation.responses[`${status[0]}XX`] ?? operation.responses.default;
+  if (!declared) {
+    const body = await res.clone().text();
+    throw new ContractViolation(`${route} answered ${status}, which its contract does not declare (declared: ${Object.keys(operation.responses).join(', ')})\nbody: ${body.slice(0, 500)}`);
+  }
+  const response = resolve(contract, declared);
+  const content = response.content ?? {};
+  const hasBody = verb !== 'head' && res.status !== 204 && res.status !== 304;
+  if (!hasBody) return;
+  const media = Object.keys(content).find((type) => mediaMatches(type, contentType));
+  if (Object.keys(content).length === 0) {
+    const body = await res.clone().text();
+    if (body !== '') throw new ContractViolation(`${route} answered ${status} with a body, where its contract declares none\nbody: ${body.slice(0, 500)}`);
+    return;
+  }
+  if (!media) throw new ContractViolation(`${route} answered ${status} as ${contentType || 'no content type'}, where its contract declares ${Object.keys(content).join(', ')}`);
+  const schema = content[media].schema;
+  if (media.includes('json') && schema) await checkBody(contract, `${route} → ${status}`, res, `${verb} ${template} ${status}`, schema);
+}
+
+/** While services move to typed responses, an operation whose success body has no schema yet is not held to its errors either. */
+const untyped = (operation: Operation) =>
+  Object.entries(operation.responses).some(([status, response]) => status < '300' && Object.keys(response.content?.['application/json']?.schema ?? { x: 1 }).length === 0);
+
+async function checkBody(contract: Contract, what: string, res: Response, key: string, schema: Record<string, unknown>): Promise<void> {
+  const text = await res.clone().text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ContractViolation(`${what}: the body is not JSON\nbody: ${text.slice(0, 500)}`);
+  }
+  const validate = validatorOf(contract, key, schema);
+  if (!validate(body)) {
+    const errors = (validate.errors ?? []).map((e) => `  ${e.instancePath || '(body)'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`);
+    throw new ContractViolation(`${what}: the body does not match the declared schema:\n${errors.join('\n')}\nbody: ${text.slice(0, 1000)}`);
+  }
+}
+
+/** fetch(), with every answer of a Plumb instance checked against its contract. */
+export async function contractFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const res = await nativeFetch(input, init);
+  const url = input instanceof Request ? input.url : String(input);
+  const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
+  await checkResponse(method, url, res);
+  return res;
+}
