@@ -1,15 +1,21 @@
 // The realtime view of a site (GET /api/sites/:id/realtime): who is on the site right now, on which
-// pages, and the latest events, pushed as Server-Sent Events. The feed is a Readable the gateway
+// pages, from which sources, and the latest events, pushed as Server-Sent Events. The feed is a Readable the gateway
 // pipes to the response; when the client goes away the pipe destroys it, and destroying it is
 // what stops the timers, so a dropped connection never leaves a query loop behind.
 import { Readable } from 'node:stream';
 import type { Log } from '../log.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
 
+/**
+ * Sources are named as the dashboard's Sources panel names them ("Google", a hostname, '' for
+ * direct): the source of the visit, not the referrer of the page a hit or event came from.
+ */
 export interface RealtimeSnapshot {
   live_visitors: number;
   current_pages: { path: string; visitors: number }[];
-  recent_events: { name: string; path: string; ts: string }[];
+  /** Live visitors by the source of their current visit. */
+  current_sources: { source: string; visitors: number }[];
+  recent_events: { name: string; path: string; source: string; ts: string }[];
   /** When the snapshot was taken (RFC 3339 UTC); the windows below end here. */
   at: string;
 }
@@ -19,7 +25,25 @@ export const LIVE_WINDOW_MS = 5 * 60_000;
 /** Recent events are looked for in the last day only, so the query reads one or two days' parts. */
 const RECENT_WINDOW_MS = 24 * 3_600_000;
 const TOP_PAGES = 10;
+const TOP_SOURCES = 10;
 const RECENT_EVENTS = 20;
+/**
+ * A visit starts at most a day before its hits: the tracker's visitor ids, and so its sessions,
+ * change with the daily (UTC) salt. Visits are looked up from this far back.
+ */
+const VISIT_START_MARGIN_MS = 24 * 3_600_000;
+
+/**
+ * The source of a session's visit as `visit_source`, with `has_visit` = 1 when there is one (0 and
+ * '' otherwise). Any row of a visit carries its source: states and their cancellations repeat the
+ * first pageview's origin, so neither FINAL nor grouping is needed. `sessions` is a query or a
+ * bound array of the sessions wanted, so the lookup stays the size of the answer.
+ */
+const visitSources = (sessions: string) => `(
+       SELECT session_id, 1 AS has_visit, toString(referrer_source) AS visit_source
+       FROM {db:Identifier}.visits
+       WHERE site_id = {site:UUID} AND start >= {visits_from:DateTime64(3, 'UTC')} AND session_id IN ${sessions}
+     )`;
 
 export interface RealtimeSite {
   id: string;
@@ -35,6 +59,7 @@ const isoFromClickHouse = (text: string) => new Date(`${text.replace(' ', 'T')}Z
  */
 export async function realtimeSnapshot(store: AnalyticsStore, site: RealtimeSite, now: Date = new Date()): Promise<RealtimeSnapshot> {
   const params = { db: site.tenant, site: site.id, live: new Date(now.getTime() - LIVE_WINDOW_MS), recent: new Date(now.getTime() - RECENT_WINDOW_MS) };
+  const liveVisitorsSince = new Date(params.live.getTime() - VISIT_START_MARGIN_MS);
   const live = store.query<{ live_visitors: string }>(
     `SELECT uniqExact(visitor_id) AS live_visitors FROM (
        SELECT visitor_id FROM {db:Identifier}.hits WHERE site_id = {site:UUID} AND ts >= {live:DateTime64(3, 'UTC')}
@@ -55,21 +80,63 @@ export async function realtimeSnapshot(store: AnalyticsStore, site: RealtimeSite
      LIMIT {top:UInt32}`,
     { ...params, top: TOP_PAGES },
   );
-  const events = store.query<{ name: string; path: string; ts: string }>(
-    `SELECT name, path, ts
+  // Each live visitor's latest session, and the source of its visit; a session whose visit is not
+  // stored yet (or that has only events) falls back on the source of its earliest hit in the window.
+  const sources = store.query<{ source: string; visitors: string }>(
+    `SELECT if(has_visit = 1, visit_source, own_source) AS source, count() AS visitors
+     FROM (
+       SELECT visitor_id, argMax(sid, ts) AS session_id, argMin(own, ts) AS own_source
+       FROM (
+         SELECT visitor_id, session_id AS sid, ts, toString(referrer_source) AS own FROM {db:Identifier}.hits
+         WHERE site_id = {site:UUID} AND ts >= {live:DateTime64(3, 'UTC')}
+         UNION ALL
+         SELECT visitor_id, session_id AS sid, ts, toString(referrer_source) AS own FROM {db:Identifier}.events
+         WHERE site_id = {site:UUID} AND ts >= {live:DateTime64(3, 'UTC')}
+       )
+       GROUP BY visitor_id
+     ) AS live
+     LEFT ANY JOIN ${visitSources(`(
+         SELECT session_id FROM {db:Identifier}.hits WHERE site_id = {site:UUID} AND ts >= {live:DateTime64(3, 'UTC')}
+         UNION ALL
+         SELECT session_id FROM {db:Identifier}.events WHERE site_id = {site:UUID} AND ts >= {live:DateTime64(3, 'UTC')})`)} AS visit USING (session_id)
+     GROUP BY source
+     ORDER BY visitors DESC, source
+     LIMIT {top:UInt32}
+     SETTINGS join_use_nulls = 0`,
+    { ...params, visits_from: liveVisitorsSince, top: TOP_SOURCES },
+  );
+  const events = recentEventsWithSources(store, params);
+  const [[visitors], topPages, topSources, recentEvents] = await Promise.all([live, pages, sources, events]);
+  return {
+    live_visitors: Number(visitors?.live_visitors ?? 0),
+    current_pages: topPages.map((p) => ({ path: p.path, visitors: Number(p.visitors) })),
+    current_sources: topSources.map((s) => ({ source: s.source, visitors: Number(s.visitors) })),
+    recent_events: recentEvents,
+    at: now.toISOString(),
+  };
+}
+
+/**
+ * The latest custom events, then the sources of their visits: the lookup is by the handful of
+ * sessions listed, so it never reads the day's visits. An event without a stored visit keeps the
+ * source ingest gave the event itself.
+ */
+async function recentEventsWithSources(store: AnalyticsStore, params: { db: string; site: string; recent: Date }): Promise<RealtimeSnapshot['recent_events']> {
+  const events = await store.query<{ name: string; path: string; ts: string; session_id: string; own_source: string }>(
+    `SELECT name, path, ts, session_id, toString(referrer_source) AS own_source
      FROM {db:Identifier}.events
      WHERE site_id = {site:UUID} AND ts >= {recent:DateTime64(3, 'UTC')} AND name != '$engagement'
      ORDER BY ts DESC
      LIMIT {recent_count:UInt32}`,
     { ...params, recent_count: RECENT_EVENTS },
   );
-  const [[visitors], topPages, recentEvents] = await Promise.all([live, pages, events]);
-  return {
-    live_visitors: Number(visitors?.live_visitors ?? 0),
-    current_pages: topPages.map((p) => ({ path: p.path, visitors: Number(p.visitors) })),
-    recent_events: recentEvents.map((e) => ({ name: e.name, path: e.path, ts: isoFromClickHouse(e.ts) })),
-    at: now.toISOString(),
-  };
+  if (events.length === 0) return [];
+  const found = await store.query<{ session_id: string; visit_source: string }>(
+    `SELECT session_id, any(visit_source) AS visit_source FROM ${visitSources('{sessions:Array(UInt64)}')} GROUP BY session_id`,
+    { ...params, sessions: [...new Set(events.map((e) => e.session_id))].map(BigInt), visits_from: new Date(params.recent.getTime() - VISIT_START_MARGIN_MS) },
+  );
+  const sourceOf = new Map(found.map((row) => [row.session_id, row.visit_source]));
+  return events.map((e) => ({ name: e.name, path: e.path, source: sourceOf.get(e.session_id) ?? e.own_source, ts: isoFromClickHouse(e.ts) }));
 }
 
 export interface RealtimeFeedOptions {

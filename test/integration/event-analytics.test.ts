@@ -1,7 +1,7 @@
 // Event analytics over HTTP (GET /api/sites/:id/events/…) on a real node: a generated, seeded set
-// of custom events on a New York site across the March 2026 DST change, each endpoint's rows
-// checked against answers computed here in plain JS, every filter combination the spec allows,
-// parameter errors, and who may read.
+// of custom events and of the visits that sent them on a New York site across the March 2026 DST
+// change, each endpoint's rows checked against answers computed here in plain JS, every filter
+// combination the spec allows, parameter errors, and who may read.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createApiClient } from '../../lib/auth/api-clients.ts';
 import { createSite, type Site } from '../../lib/sites/sites.ts';
@@ -9,17 +9,23 @@ import { type Person, person } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 
-interface Row {
+/** Where a visit came from, named as the dashboard names it, and its device and country. */
+interface Origin {
+  referrer: string;
+  device: string;
+  country: string;
+}
+/** An event, with its own origin (its page's referrer, its request's device and country). */
+interface Row extends Origin {
   at: number;
   site_id: string;
   session_id: number;
   visitor_id: number;
   name: string;
   path: string;
-  referrer: string;
-  device: string;
-  country: string;
   props: Record<string, string>;
+  /** The session's visit (absent for a session of events only); its origin is what the audience shows. */
+  visit?: Origin & { start: number; states: 1 | 3 };
 }
 type Dimension = 'path' | 'referrer' | 'device' | 'country';
 type Query = Record<string, string>;
@@ -37,21 +43,38 @@ const TWO_DAYS_END = Date.parse('2026-03-09T04:00:00Z');
 const DIMENSIONS: Dimension[] = ['path', 'referrer', 'device', 'country'];
 const NAMES = ['signup', 'signup', 'purchase', 'download', 'download', 'share', '$engagement', '$engagement'];
 const PATHS = Array.from({ length: 14 }, (_, i) => (i === 0 ? '/' : `/page-${i}`));
-const REFERRERS = ['', '', 'google.com', 'news.ycombinator.com', 'twitter.com', 'duckduckgo.com'];
+// Sources as ingest names them (the dashboard's Sources panel): '' is direct.
+const SOURCES = ['', '', 'Google', 'Hacker News', 'X', 'DuckDuckGo', 'example.org'];
+// The referrer of the page an event was sent on: mostly the site itself (''), sometimes not.
+const EVENT_SOURCES = ['', '', '', 'Hacker News', 'news.example.net'];
 const DEVICES = ['desktop', 'desktop', 'mobile', 'tablet'];
 const COUNTRIES = ['US', 'US', 'DE', 'FR', 'GB', 'JP', 'BR', 'IN', 'CA', 'ES', 'IT', 'NL', 'SE', ''];
 const FILES = ['a.pdf', 'b.zip', 'report Q1 & “final”.pdf'];
 
-/** 90 sessions from 4 to 12 March (UTC), a few events each, on the site and some on another site. */
+/**
+ * 90 sessions from 4 to 12 March (UTC), a few events each, on the site and some on another site.
+ * Most have a visit that started up to an hour before their first event (one two hours before,
+ * outside the range), some written as a state, its cancellation and the next state (unmerged, as
+ * ingest leaves them); an event's own origin differs from its visit's now and then (another page's
+ * referrer, another network, another UA). Sessions without a visit sent events only.
+ */
 function generate(siteId: string, otherSiteId: string): Row[] {
   const r = seededRandom(20260308);
   const pick = <T>(list: readonly T[]) => list[Math.floor(r() * list.length)];
   const rows: Row[] = [];
   let signups = 0;
   for (let s = 0; s < 90; s++) {
-    const session = { session_id: 10_000 + s, visitor_id: 500 + (s % 70), referrer: pick(REFERRERS), device: pick(DEVICES), country: pick(COUNTRIES) };
+    // The second session's events start just inside the range, its visit two hours before it.
+    const start = s === 1 ? START + 600_000 : Date.parse('2026-03-04T00:00:00Z') + Math.floor(r() * 8 * 86_400_000);
+    const visitStart = s === 1 ? START - 7_200_000 : start - Math.floor(r() * 3_600_000);
+    const visit = s % 5 === 4 ? undefined : ({ referrer: pick(SOURCES), device: pick(DEVICES), country: pick(COUNTRIES), start: visitStart, states: s % 3 === 0 ? 3 : 1 } as const);
+    const own = () => ({
+      referrer: visit ? pick(EVENT_SOURCES) : pick(SOURCES),
+      device: visit && r() < 0.8 ? visit.device : pick(DEVICES),
+      country: visit && r() < 0.8 ? visit.country : pick(COUNTRIES),
+    });
+    const session = { session_id: 10_000 + s, visitor_id: 500 + (s % 70), ...(visit ? { visit } : {}) };
     const siteIdOf = s % 9 === 8 ? otherSiteId : siteId;
-    const start = Date.parse('2026-03-04T00:00:00Z') + Math.floor(r() * 8 * 86_400_000);
     const count = 1 + Math.floor(r() * 6);
     for (let e = 0; e < count; e++) {
       const name = pick(NAMES);
@@ -66,10 +89,26 @@ function generate(siteId: string, otherSiteId: string): Row[] {
       } else if (name === 'download') {
         props.file = pick(FILES);
       }
-      rows.push({ ...session, site_id: siteIdOf, at: start + e * 7 * 60_000 + Math.floor(r() * 60_000), name, path: pick(PATHS), props });
+      rows.push({ ...session, ...own(), site_id: siteIdOf, at: start + e * 7 * 60_000 + Math.floor(r() * 60_000), name, path: pick(PATHS), props });
     }
   }
   return rows;
+}
+
+/** The raw referrer host beside the source name, as ingest stores them: answers must give the name. */
+const referrerColumns = (source: string) => ({ referrer_source: source, referrer: ({ Google: 'google.com', 'Hacker News': 'news.ycombinator.com', X: 't.co', DuckDuckGo: 'duckduckgo.com' } as Record<string, string>)[source] ?? source });
+
+/** Each session's visit as ingest leaves it before merges: one state, or a state, its cancellation and the next. */
+function visitRows(list: Row[]) {
+  const seen = new Set<number>();
+  return list.flatMap(({ site_id, session_id, visitor_id, visit }) => {
+    if (!visit || seen.has(session_id)) return [];
+    seen.add(session_id);
+    const last = Math.max(...list.filter((row) => row.session_id === session_id).map((row) => row.at));
+    const row = { site_id, session_id, visitor_id, start: new Date(visit.start), first_ts: new Date(visit.start), last_ts: new Date(last), visit_pageviews: 2, entry_page: '/', exit_page: '/', device: visit.device, country: visit.country, ...referrerColumns(visit.referrer) };
+    const states = [{ sign: 1, version: 1 }, ...(visit.states === 3 ? [{ sign: -1, version: 1 }, { sign: 1, version: 2 }] : [])];
+    return states.map((state) => ({ ...row, ...state }));
+  });
 }
 
 let t: TestNode;
@@ -93,8 +132,10 @@ function groups(list: Row[], keyOf: (row: Row) => string | undefined): Map<strin
 }
 const hasProp = (row: Row, key: string) => Object.hasOwn(row.props, key);
 type Filters = { event: string; property?: [string, string]; dimension?: [Dimension, string] };
+/** A dimension's value for an event: the page it was sent on, else its visit's (its own without a visit). */
+const dimensionOf = (row: Row, d: Dimension) => (d === 'path' || !row.visit ? row[d] : row.visit[d]);
 const passes = (row: Row, f: Filters) =>
-  row.name === f.event && (!f.property || (hasProp(row, f.property[0]) && row.props[f.property[0]] === f.property[1])) && (!f.dimension || row[f.dimension[0]] === f.dimension[1]);
+  row.name === f.event && (!f.property || (hasProp(row, f.property[0]) && row.props[f.property[0]] === f.property[1])) && (!f.dimension || dimensionOf(row, f.dimension[0]) === f.dimension[1]);
 const matching = (list: Row[], f: Filters) => list.filter((row) => passes(row, f));
 const filterQuery = (f: Filters): Query => ({
   event_name: f.event,
@@ -103,7 +144,7 @@ const filterQuery = (f: Filters): Query => ({
 });
 function expectedAudience(list: Row[]) {
   const panel = (d: Dimension) =>
-    [...groups(list, (row) => row[d])]
+    [...groups(list, (row) => dimensionOf(row, d))]
       .map(([value, of]) => ({ value, unique_sessions: sessionsOf(of) }))
       .sort((a, b) => b.unique_sessions - a.unique_sessions || byteOrder(a.value, b.value))
       .slice(0, 10);
@@ -117,7 +158,7 @@ function expectedSeries(list: Row[], starts: number[], end: number) {
   });
 }
 /** The most common value of a dimension among rows, so filters select something real. */
-const commonest = (list: Row[], d: Dimension) => [...groups(list, (row) => row[d])].sort((a, b) => b[1].length - a[1].length)[0][0];
+const commonest = (list: Row[], d: Dimension) => [...groups(list, (row) => dimensionOf(row, d))].sort((a, b) => b[1].length - a[1].length)[0][0];
 
 // ---- HTTP ----
 async function get(path: string, query: Query = {}, headers: Record<string, string> = { Cookie: viewer.cookie }) {
@@ -131,7 +172,9 @@ beforeAll(async () => {
   site = await createSite(db, { teamId: t.team.id, domain: 'events.example', timezone: TZ });
   rows = generate(site.id, t.otherSite.id);
   const analytics = t.node.runtime.analytics();
-  await analytics.insert('events', rows.map(({ at, ...row }) => ({ ...row, ts: new Date(at) })), { database: analytics.tenantDatabase(t.team.id) });
+  const database = analytics.tenantDatabase(t.team.id);
+  await analytics.insert('events', rows.map(({ at, visit: _, referrer, ...row }) => ({ ...row, ...referrerColumns(referrer), ts: new Date(at) })), { database });
+  await analytics.insert('visits', visitRows(rows), { database });
   [viewer, stranger] = await Promise.all([person(t), person(t)]);
   const owner = await person(t, 'owner');
   await db.query('INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, $3)', [site.id, viewer.id, 'viewer']);
@@ -151,6 +194,11 @@ describe('the generated data', () => {
     expect(new Set(visible.map((row) => row.country)).size).toBeGreaterThan(10);
     expect(visible.some((row) => row.name === 'signup' && row.props.plan === '')).toBe(true);
     expect(visible.some((row) => row.name === '$engagement')).toBe(true);
+    // Visits decide the audience: each way an event's own origin can differ from its visit's occurs.
+    for (const d of ['referrer', 'device', 'country'] as const) expect(visible.some((row) => row.visit && row.visit[d] !== row[d])).toBe(true);
+    expect(visible.some((row) => !row.visit)).toBe(true);
+    expect(visible.some((row) => row.visit && row.visit.start < START)).toBe(true);
+    expect(visible.some((row) => row.visit?.states === 3)).toBe(true);
   });
 });
 
@@ -284,7 +332,7 @@ describe('filter combinations (timeseries and audience)', () => {
     const res = await get('/events/audience', { event_name: 'download' });
     const body = res.body as unknown as Record<Dimension, unknown[]>;
     const downloads = matching(inRange(), { event: 'download' });
-    for (const d of DIMENSIONS) expect({ d, rows: body[d].length }).toEqual({ d, rows: Math.min(10, new Set(downloads.map((row) => row[d])).size) });
+    for (const d of DIMENSIONS) expect({ d, rows: body[d].length }).toEqual({ d, rows: Math.min(10, new Set(downloads.map((row) => dimensionOf(row, d))).size) });
     expect(new Set(downloads.map((row) => row.path)).size).toBeGreaterThan(10);
     expect(body.path).toHaveLength(10);
   });

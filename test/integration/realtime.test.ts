@@ -1,5 +1,6 @@
 // The realtime feed (GET /api/sites/:id/realtime) as Server-Sent Events on a real node: headers,
-// the first snapshot and a later one with the right contents, heartbeats, a disconnect that ends
+// the first snapshot and a later one with the right contents (sources named as the dashboard
+// names them, from the visits), heartbeats, a disconnect that ends
 // the query loop, who may connect, and a stopping node that closes open streams. Then the feed on
 // its own: lifetime, a failing snapshot, a reader that stops reading.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -8,6 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { createApiClient } from '../../lib/auth/api-clients.ts';
 import { openRealtimeFeed, type RealtimeFeed, type RealtimeSnapshot } from '../../lib/analytics/realtime.ts';
 import { silentLog } from '../../lib/log.ts';
+import { createSite } from '../../lib/sites/sites.ts';
 import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import { gatewayOf } from '../../services/api.service.ts';
 import createEventsService from '../../services/events.service.ts';
@@ -16,6 +18,7 @@ import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
 const INTERVAL_MS = 200;
+const CHROME_WINDOWS = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const HEARTBEAT_MS = 150;
 
 interface SseMessage {
@@ -84,13 +87,22 @@ function connect(headers: Record<string, string> = { Cookie: viewer.cookie }, si
 
 // Live: visitors 1, 2, 3 viewed pages in the last 5 minutes (visitor 1 moved from /a to /b),
 // visitor 5 only sent an event; visitor 4 was last seen 10 minutes ago; another site's visitor
-// does not count. 25 events in the last hour, every fifth one an $engagement.
+// does not count. 25 events in the last hour, every fifth one an $engagement. Each session's
+// visit names its source; the hits' and events' own referrers (the site itself, another site)
+// are not the source. Visitor 5's visit began two hours ago, and its states are unmerged.
 const HITS = [
-  { visitor_id: 1, path: '/a', ago: 4 },
-  { visitor_id: 1, path: '/b', ago: 1 },
-  { visitor_id: 2, path: '/a', ago: 2 },
-  { visitor_id: 3, path: '/b', ago: 3 },
-  { visitor_id: 4, path: '/c', ago: 10 },
+  { visitor_id: 1, path: '/a', ago: 4, referrer_source: '' },
+  { visitor_id: 1, path: '/b', ago: 1, referrer_source: 'news.example.net' },
+  { visitor_id: 2, path: '/a', ago: 2, referrer_source: '' },
+  { visitor_id: 3, path: '/b', ago: 3, referrer_source: '' },
+  { visitor_id: 4, path: '/c', ago: 10, referrer_source: '' },
+];
+const VISITS = [
+  { session_id: 1, referrer_source: 'Google', ago: 4 },
+  { session_id: 2, referrer_source: 'Google', ago: 2 },
+  { session_id: 3, referrer_source: 'Hacker News', ago: 3 },
+  { session_id: 4, referrer_source: 'X', ago: 10 },
+  { session_id: 5, referrer_source: 'DuckDuckGo', ago: 120 },
 ];
 const EVENTS = Array.from({ length: 25 }, (_, i) => ({ visitor_id: 5, name: i % 5 === 0 ? '$engagement' : `event-${i}`, path: `/e${i}`, ago: 1 + i * 2.5 }));
 
@@ -110,7 +122,7 @@ beforeAll(async () => {
   await store.insert(
     'hits',
     [
-      ...HITS.map((h) => ({ ts: minutesAgo(h.ago), site_id: t.site.id, session_id: h.visitor_id, visitor_id: h.visitor_id, path: h.path })),
+      ...HITS.map((h) => ({ ts: minutesAgo(h.ago), site_id: t.site.id, session_id: h.visitor_id, visitor_id: h.visitor_id, path: h.path, referrer_source: h.referrer_source })),
       { ts: minutesAgo(1), site_id: t.otherSite.id, session_id: 99, visitor_id: 99, path: '/other' },
     ],
     tenant(),
@@ -118,9 +130,21 @@ beforeAll(async () => {
   await store.insert(
     'events',
     [
-      ...EVENTS.map((e) => ({ ts: minutesAgo(e.ago), site_id: t.site.id, session_id: 5, visitor_id: e.visitor_id, name: e.name, path: e.path })),
+      ...EVENTS.map((e) => ({ ts: minutesAgo(e.ago), site_id: t.site.id, session_id: 5, visitor_id: e.visitor_id, name: e.name, path: e.path, referrer_source: 'news.example.net' })),
       { ts: minutesAgo(0.5), site_id: t.otherSite.id, session_id: 99, visitor_id: 99, name: 'elsewhere', path: '/other' },
     ],
+    tenant(),
+  );
+  await store.insert(
+    'visits',
+    VISITS.flatMap((v) => {
+      const visit = { site_id: t.site.id, session_id: v.session_id, visitor_id: v.session_id, start: minutesAgo(v.ago), first_ts: minutesAgo(v.ago), last_ts: minutesAgo(v.ago), referrer_source: v.referrer_source };
+      return [
+        { ...visit, sign: 1, version: 1 },
+        { ...visit, sign: -1, version: 1 },
+        { ...visit, sign: 1, version: 2 },
+      ];
+    }),
     tenant(),
   );
 }, 60_000);
@@ -152,7 +176,12 @@ describe('GET /api/sites/:id/realtime', () => {
           { path: '/b', visitors: 2 },
           { path: '/a', visitors: 1 },
         ],
-        recent_events: recent.map((e) => ({ name: e.name, path: e.path, ts: expect.any(String) })),
+        current_sources: [
+          { source: 'Google', visitors: 2 },
+          { source: 'DuckDuckGo', visitors: 1 },
+          { source: 'Hacker News', visitors: 1 },
+        ],
+        recent_events: recent.map((e) => ({ name: e.name, path: e.path, source: 'DuckDuckGo', ts: expect.any(String) })),
         at: expect.any(String),
       });
       first.recent_events.forEach((e, i) => {
@@ -160,12 +189,19 @@ describe('GET /api/sites/:id/realtime', () => {
       });
       expect(Date.parse(first.at)).toBeGreaterThanOrEqual(before - 1000);
 
-      // A new visitor arrives on /a: a later snapshot has them.
-      await store.insert('hits', [{ ts: new Date(), site_id: t.site.id, session_id: 6, visitor_id: 6, path: '/a' }], tenant());
+      // A new visitor arrives on /a from Bing: a later snapshot has them, by the source of their
+      // first hit while their visit is not stored yet.
+      await store.insert('hits', [{ ts: new Date(), site_id: t.site.id, session_id: 6, visitor_id: 6, path: '/a', referrer_source: 'Bing' }], tenant());
       const later = (await sse.until((m) => isSnapshot(m) && (m.data as RealtimeSnapshot).live_visitors === 5)).data as RealtimeSnapshot;
       expect(later.current_pages).toEqual([
         { path: '/a', visitors: 2 },
         { path: '/b', visitors: 2 },
+      ]);
+      expect(later.current_sources).toEqual([
+        { source: 'Google', visitors: 2 },
+        { source: 'Bing', visitors: 1 },
+        { source: 'DuckDuckGo', visitors: 1 },
+        { source: 'Hacker News', visitors: 1 },
       ]);
       expect(Date.parse(later.at)).toBeGreaterThan(Date.parse(first.at));
     } finally {
@@ -224,6 +260,35 @@ describe('GET /api/sites/:id/realtime', () => {
     }
   });
 
+  it('names a visitor’s source from where their visit came, through the tracker: Google, not the page’s referrer', async () => {
+    const site = await createSite(t.node.runtime.metadata(), { teamId: t.team.id, domain: 'live.example' });
+    await t.node.runtime.metadata().query('INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, $3)', [site.id, viewer.id, 'viewer']);
+    const track = (path: string, body: Record<string, unknown>) =>
+      fetch(`${t.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'text/plain', Origin: 'https://live.example', 'User-Agent': CHROME_WINDOWS }, body: JSON.stringify(body) });
+    // From Google to the home page, then to /pricing (from a link on Hacker News), signing up there.
+    const sent = [
+      await track('/ingest', { url: 'https://live.example/', referrer: 'https://www.google.com/' }),
+      await track('/ingest', { url: 'https://live.example/pricing', referrer: 'https://news.ycombinator.com/' }),
+      await track('/ingest/event', { name: 'Signup', url: 'https://live.example/pricing', referrer: 'https://news.ycombinator.com/' }),
+    ];
+    expect(sent.map((res) => res.status)).toEqual([202, 202, 202]);
+    await t.rows('events', 1, 'site_id = {site:UUID}', { site: site.id });
+    await waitFor(async () => (await t.rowsNow('visits', 'site_id = {site:UUID} AND visit_pageviews = 2', { site: site.id })).length > 0, 10_000, () => 'the visit was never stored');
+
+    const { controller, response } = connect({ Cookie: viewer.cookie }, site.id);
+    try {
+      const snapshot = (await sseReader(await response).until(isSnapshot)).data as RealtimeSnapshot;
+      expect(snapshot).toMatchObject({
+        live_visitors: 1,
+        current_pages: [{ path: '/pricing', visitors: 1 }],
+        current_sources: [{ source: 'Google', visitors: 1 }],
+        recent_events: [{ name: 'Signup', path: '/pricing', source: 'Google' }],
+      });
+    } finally {
+      controller.abort();
+    }
+  });
+
   it('answers ordinary JSON errors before any stream: 401 without credentials, 404 to a non-member, 403 to a token without stats:read', async () => {
     const cases: [Record<string, string>, number][] = [
       [{}, 401],
@@ -258,7 +323,7 @@ describe('GET /api/sites/:id/realtime', () => {
 });
 
 describe('the realtime feed', () => {
-  const snapshot = (n: number): RealtimeSnapshot => ({ live_visitors: n, current_pages: [], recent_events: [], at: new Date().toISOString() });
+  const snapshot = (n: number): RealtimeSnapshot => ({ live_visitors: n, current_pages: [], current_sources: [], recent_events: [], at: new Date().toISOString() });
   const collect = async (feed: RealtimeFeed) => {
     let text = '';
     const sink = new Writable({

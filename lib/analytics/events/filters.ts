@@ -1,25 +1,12 @@
-// Event analytics requests, parsed once and turned into one WHERE clause: the site and range
-// always, then the event name, a property-value filter and an audience-dimension filter, all
-// combined with AND and all bound as parameters. Every endpoint under /events builds on this.
+// Event analytics requests, parsed once: the site and range always, then the event name, a
+// property-value filter and an audience-dimension filter. Every endpoint under /events builds on
+// this; scope.ts turns a parsed query into SQL.
 import { badRequest } from '../../errors.ts';
-import type { Params } from '../../stores/analytics/index.ts';
 import { parseRange, type TimeRange } from '../range.ts';
 
 /** The audience dimensions, exactly the spec's list. */
 export const DIMENSION_KEYS = ['path', 'referrer', 'device', 'country'] as const;
 export type DimensionKey = (typeof DIMENSION_KEYS)[number];
-
-/**
- * The events column behind each dimension. A fixed map, so the only text that reaches SQL this
- * way is ours. `referrer` is the normalised referrer hostname ('' for direct visits), the same
- * value the audience panel lists, so a value picked there filters exactly those sessions.
- */
-export const DIMENSION_COLUMNS: Readonly<Record<DimensionKey, string>> = {
-  path: 'path',
-  referrer: 'referrer',
-  device: 'toString(device)',
-  country: 'toString(country)',
-};
 
 /** Query parameters as the gateway hands them over (strings, all optional here). */
 export interface EventQueryInput {
@@ -72,27 +59,4 @@ export function parseEventQuery(input: EventQueryInput, site: EventSite, options
     query.dimension = { key: input.dimension_key, value: input.dimension_value };
   }
   return query;
-}
-
-/**
- * The WHERE clause of a query and its parameters. A property filter also asks for the key to be
- * present: props[key] reads '' for a missing key, and '' must not match events without it.
- */
-export function eventWhere(query: EventQuery): { where: string; params: Params } {
-  const clauses = ['site_id = {site:UUID}', "ts >= {from:DateTime64(3, 'UTC')}", "ts < {to:DateTime64(3, 'UTC')}"];
-  const params: Params = { db: query.tenant, site: query.siteId, from: query.range.from, to: query.range.to };
-  if (query.eventName !== undefined) {
-    clauses.push('name = {event_name:String}');
-    params.event_name = query.eventName;
-  }
-  if (query.property) {
-    clauses.push('mapContains(props, {property_key:String})', 'props[{property_key:String}] = {property_value:String}');
-    params.property_key = query.property.key;
-    params.property_value = query.property.value;
-  }
-  if (query.dimension) {
-    clauses.push(`${DIMENSION_COLUMNS[query.dimension.key]} = {dimension_value:String}`);
-    params.dimension_value = query.dimension.value;
-  }
-  return { where: clauses.join('\n      AND '), params };
 }

@@ -4,7 +4,8 @@
 import { badRequest } from '../../errors.ts';
 import type { AnalyticsStore } from '../../stores/analytics/index.ts';
 import { localDate, startOfLocalDay, type TimeRange, zoneOffsetMs } from '../range.ts';
-import { type EventQuery, eventWhere } from './filters.ts';
+import type { EventQuery } from './filters.ts';
+import { eventScope, JOIN_SETTINGS } from './scope.ts';
 
 export const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
 export type Interval = (typeof INTERVALS)[number];
@@ -88,12 +89,13 @@ export async function eventTimeseries(store: AnalyticsStore, query: EventQuery, 
   const interval = requested ?? autoInterval(query.range);
   // Buckets first: a range with too many of them is refused before any query runs.
   const starts = bucketStarts(query.range, interval);
-  const { where, params } = eventWhere(query);
+  const { from, where, params } = eventScope(query);
   const rows = await store.query<{ key: string; unique_sessions: string; events: string }>(
     `SELECT ${BUCKET_KEY[interval]} AS key, uniqExact(session_id) AS unique_sessions, count() AS events
-    FROM {db:Identifier}.events
+    FROM ${from}
     WHERE ${where}
-    GROUP BY key`,
+    GROUP BY key
+    ${JOIN_SETTINGS}`,
     { ...params, tz: query.range.timezone },
   );
   const counted = new Map(rows.map((r) => [keyToStart(r.key, interval, query.range.timezone), r]));
