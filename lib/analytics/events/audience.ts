@@ -15,9 +15,9 @@ export type Audience = Record<DimensionKey, AudienceRow[]>;
 export const AUDIENCE_TOP = 10;
 
 /**
- * One scan of the events (and of their sessions' visits) for all four panels: each event row is
- * fanned out into one (dimension, value) pair per panel, grouped, and LIMIT BY keeps the top of
- * each panel, instead of reading the events four times.
+ * One statement for all four panels: each event row, with its session's visit beside it, is fanned
+ * out into one (dimension, value) pair per panel, grouped, and LIMIT BY keeps the top of each
+ * panel, instead of reading the events and visits four times.
  */
 export async function eventAudience(store: AnalyticsStore, query: EventQuery): Promise<Audience> {
   const { from, where, params } = eventScope(query, { visits: true });

@@ -46,8 +46,9 @@ export interface EventScope {
  * and their cancellations (-1) until merges collapse them. A visit's origin columns are written
  * once, with its first pageview, and every state and cancellation repeats them, so ANY row of the
  * session is the visit's: an ANY join takes one per event, without FINAL and without duplicates.
- * Only the sessions that sent a matching event are looked up, so the join's table stays the size
- * of the answer, not of the site's traffic.
+ * Only the sessions that sent a matching event are looked up (a set read from the events' key
+ * columns), so the join's table stays the size of the answer, not of the site's traffic, and the
+ * visits' primary key skips the other sessions.
  */
 export function eventScope(query: EventQuery, options: { visits?: boolean } = {}): EventScope {
   const clauses = ['site_id = {site:UUID}', "ts >= {from:DateTime64(3, 'UTC')}", "ts < {to:DateTime64(3, 'UTC')}"];
