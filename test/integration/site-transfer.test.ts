@@ -119,7 +119,7 @@ describe('POST /api/sites/:id/transfer-team', () => {
     // Each team's entry names the other team by its name at the move, with its id beside.
     expect(audit.rows).toEqual(
       [
-        { team_id: t.team.id, details: `moved example.com to team "${destination.name}"`, subject_id: destination.id },
+        { team_id: t.team.id, details: 'moved example.com to team "Destination team"', subject_id: destination.id },
         { team_id: destination.id, details: 'moved example.com in from team "Test team"', subject_id: t.team.id },
       ].sort((a, b) => a.team_id.localeCompare(b.team_id)),
     );

@@ -19,3 +19,23 @@ export async function saveItem<T extends { id: string }>(collection: string, key
   }
   return (await api<Record<string, T>>(collection, { method: 'POST', body: created() }))[key];
 }
+
+/**
+ * What someone pastes as a site's address, as the domain Plumb keys the site by: the scheme, port,
+ * credentials, path, query and a leading "www." dropped, lower case ("https://Shop.Example.com/",
+ * "shop.example.com/path?q" and "www.shop.example.com" all become "shop.example.com"). Text that
+ * is no address at all is returned trimmed, for the server to name the problem.
+ */
+export function cleanDomain(input: string): string {
+  const text = input.trim();
+  if (text === '') return '';
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  let host: string;
+  try {
+    host = new URL(withScheme).hostname;
+  } catch {
+    return text;
+  }
+  host = host.replace(/\.$/, '').toLowerCase();
+  return host.startsWith('www.') ? host.slice(4) : host;
+}

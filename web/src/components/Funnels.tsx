@@ -108,7 +108,7 @@ function FunnelForm({ siteId, funnel, onDone }: { siteId: string; funnel?: Funne
         ))}
       </ol>
       {byField.steps && <p className="error">Steps: {byField.steps}</p>}
-      <div className="inline-form">
+      <div className="inline-form funnel-window">
         <button type="button" className="button" disabled={steps.length >= 8} onClick={() => setSteps([...steps, { type: 'path', value: '' }])}>
           <Plus aria-hidden size={16} /> Add step
         </button>

@@ -1,5 +1,5 @@
 // Goals of a site: the list with conversions in the chosen range, and (for editors) creating,
-// editing in place and deleting goals. Used on the Goals page and in the site settings.
+// editing in place and deleting goals: the Goals page, the one place goals are edited.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Pencil } from 'lucide-react';
 import { useRef, useState } from 'react';
@@ -97,27 +97,29 @@ export function GoalForm({ siteId, goal, onDone }: { siteId: string; goal?: Goal
   return (
     <form
       ref={form}
-      className="inline-form"
+      className="stack"
       onSubmit={submit}
       onKeyDown={editing ? (e) => e.key === 'Escape' && cancel() : undefined}
       aria-label={goal ? `Edit goal ${goal.name}` : 'New goal'}
     >
-      <Field label="Goal name" error={byField.name}>
-        {(a11y) => <input {...a11y} name="goal-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} />}
-      </Field>
-      <Field label="Type" error={byField.type}>
-        {(a11y) => (
-          <select {...a11y} name="goal-type" value={type} onChange={(e) => setType(e.target.value as 'event' | 'path')}>
-            <option value="event">Custom event</option>
-            <option value="path">Page visit</option>
-          </select>
-        )}
-      </Field>
-      <Field label={type === 'event' ? 'Event name' : 'Path (use * as a wildcard)'} error={byField.target}>
-        {(a11y) => <input {...a11y} name="goal-target" value={target} onChange={(e) => setTarget(e.target.value)} placeholder={type === 'event' ? 'Signup' : '/thank-you'} required />}
-      </Field>
+      <div className="form-row">
+        <Field label="Goal name" error={byField.name}>
+          {(a11y) => <input {...a11y} name="goal-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} />}
+        </Field>
+        <Field label="Type" error={byField.type}>
+          {(a11y) => (
+            <select {...a11y} name="goal-type" value={type} onChange={(e) => setType(e.target.value as 'event' | 'path')}>
+              <option value="event">Custom event</option>
+              <option value="path">Page visit</option>
+            </select>
+          )}
+        </Field>
+        <Field label={type === 'event' ? 'Event name' : 'Path (use * as a wildcard)'} error={byField.target}>
+          {(a11y) => <input {...a11y} name="goal-target" value={target} onChange={(e) => setTarget(e.target.value)} placeholder={type === 'event' ? 'Signup' : '/thank-you'} required />}
+        </Field>
+      </div>
       {type === 'event' && (
-        <>
+        <div className="form-row">
           <Field label="Only when property (optional)" error={byField.property}>
             {(a11y) => <input {...a11y} name="goal-property-key" value={propertyKey} onChange={(e) => setPropertyKey(e.target.value)} placeholder="plan" maxLength={64} />}
           </Field>
@@ -127,10 +129,10 @@ export function GoalForm({ siteId, goal, onDone }: { siteId: string; goal?: Goal
           <Field label="Revenue currency (optional)" error={byField.currency}>
             {(a11y) => <input {...a11y} name="goal-currency" value={currency} onChange={(e) => setCurrency(e.target.value)} placeholder="EUR" pattern="[A-Za-z]{3}" maxLength={3} />}
           </Field>
-          {extraConditions.length > 0 && (
-            <p className="muted small">Also only when {extraConditions.map((c) => `${c.key} = ${c.value}`).join(', ')} (kept; set through the API).</p>
-          )}
-        </>
+        </div>
+      )}
+      {type === 'event' && extraConditions.length > 0 && (
+        <p className="muted small">Also only when {extraConditions.map((c) => `${c.key} = ${c.value}`).join(', ')} (kept; set through the API).</p>
       )}
       <div className="form-actions">
         <button type="submit" className="button primary" disabled={save.isPending}>

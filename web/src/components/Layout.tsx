@@ -6,7 +6,7 @@ import { Suspense, useEffect, useRef, useState } from 'react';
 import { Link, NavLink, Outlet, useLocation } from 'react-router';
 import { api, type Page, type Team } from '../api.ts';
 import { Loading } from '../App.tsx';
-import { formatCountdown, useSession, useSessionClock } from '../session.tsx';
+import { formatCountdown, spokenDuration, useSession, useSessionClock } from '../session.tsx';
 import { applyTheme, effectiveTheme, onThemeChange } from '../theme.ts';
 import { ErrorBoundary } from './ErrorBoundary.tsx';
 import { SessionWarning } from './SessionWarning.tsx';
@@ -32,13 +32,28 @@ export function ThemeToggle() {
   );
 }
 
+const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+
+/**
+ * How long until the session ends, in words: "Signed out in 14:58". A remembered sign-in renews
+ * itself, so it says until when it is kept instead. The timer role keeps screen readers from
+ * reading every tick; its label says the time in words for whoever looks.
+ */
 function SessionCountdown({ email }: { email: string }) {
+  const { session } = useSession();
   const { remaining } = useSessionClock();
-  if (remaining === null) return null;
+  if (remaining === null || !session) return null;
+  if (session.remembered) {
+    const until = session.remember_expires_at ? day.format(new Date(session.remember_expires_at)) : null;
+    return (
+      <span className="session-time" title={`Signed in as ${email}`} data-testid="session-remaining">
+        {until ? `Kept signed in until ${until}` : 'Kept signed in'}
+      </span>
+    );
+  }
   return (
-    <span className="session-time" title={`Signed in as ${email}`} data-testid="session-remaining">
-      <span className="visually-hidden">Session time left: </span>
-      {formatCountdown(remaining)}
+    <span className="session-time" role="timer" aria-label={`Signed out in ${spokenDuration(remaining)}`} title={`Signed in as ${email}`} data-testid="session-remaining">
+      Signed out in <span className="countdown">{formatCountdown(remaining)}</span>
     </span>
   );
 }

@@ -1,5 +1,6 @@
 // The dashboard's one list table: a header row of column names, then the rows the caller renders.
-// `actions` adds a last column for each row's buttons, named for screen readers only.
+// `actions` adds a last column for each row's buttons, named for screen readers only. The table
+// spans its card; on a narrow screen it scrolls sideways inside its own box, never the page.
 import type { ReactNode } from 'react';
 
 export function ListTable({
@@ -17,22 +18,24 @@ export function ListTable({
   children: ReactNode;
 }) {
   return (
-    <table className={className} data-testid={testId}>
-      <thead>
-        <tr>
-          {columns.filter((c): c is string => !!c).map((c) => (
-            <th key={c} scope="col">
-              {c}
-            </th>
-          ))}
-          {actions && (
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          )}
-        </tr>
-      </thead>
-      <tbody>{children}</tbody>
-    </table>
+    <div className="table-scroll">
+      <table className={className} data-testid={testId}>
+        <thead>
+          <tr>
+            {columns.filter((c): c is string => !!c).map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+            {actions && (
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
   );
 }

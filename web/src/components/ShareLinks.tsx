@@ -2,6 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, type Page, problem, type ShareView } from '../api.ts';
+import { CopyButton } from './CopyButton.tsx';
 import { ListTable } from './ListTable.tsx';
 import { submitHandler } from '../forms.ts';
 
@@ -56,7 +57,10 @@ export function ShareLinks({ siteId }: { siteId: string }) {
       {created && (
         <div className="notice" role="status">
           <p>Copy the link now; it is not shown again.</p>
-          <input className="code-input" readOnly value={created} aria-label="New share link" data-testid="share-url" onFocus={(e) => e.target.select()} />
+          <div className="copy-row">
+            <input className="code-input" readOnly value={created} aria-label="New share link" data-testid="share-url" onFocus={(e) => e.target.select()} />
+            <CopyButton text={created} label="Copy link" />
+          </div>
         </div>
       )}
       {links.data && links.data.items.length > 0 && (

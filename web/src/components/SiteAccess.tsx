@@ -2,7 +2,7 @@
 // the site, with its analytics, into another team.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useNavigate } from 'react-router';
+import { Link, useNavigate } from 'react-router';
 import { api, type Page, problem, type Site, type SiteMember, type Team, type User } from '../api.ts';
 import { useSession } from '../session.tsx';
 import { ListTable } from './ListTable.tsx';
@@ -37,9 +37,20 @@ export function SiteMembers({ site }: { site: Site }) {
     if (chosen) put.mutate({ userId: chosen, role });
   });
   const failure = put.error ?? remove.error;
+  // Nobody but the person reading: say how someone else gets in, rather than an empty form.
+  const alone =
+    members.data !== undefined && team.data !== undefined && [...members.data.items, ...team.data.items].every((m) => m.user_id === user?.id);
   return (
     <div className="stack">
       <p className="muted small">Team owners and admins manage every site of the team and team members can view them; here a person gets a role on this site alone.</p>
+      {alone && (
+        <div className="notice" data-testid="people-alone">
+          <p>
+            <strong>Only you have access to this site.</strong> To add someone, invite them by email on the <Link to={`/teams/${site.team_id}`}>team page</Link>: as a
+            team member they see every site of the team. Once they have an account, you can also give them a role on this site alone, here.
+          </p>
+        </div>
+      )}
       {members.data && members.data.items.length > 0 && (
         <ListTable columns={['Person', 'Role on this site']} actions>
           {members.data.items.map((m) => (

@@ -2,8 +2,10 @@
 // codes), passkeys, and API clients.
 import { startRegistration } from '@simplewebauthn/browser';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Download } from 'lucide-react';
 import { type ReactNode, useState } from 'react';
 import { api, type ApiClientView, type Page, type PasskeyView, problem, type Site } from '../api.ts';
+import { CopyButton, downloadText } from '../components/CopyButton.tsx';
 import { ListTable } from '../components/ListTable.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
@@ -28,7 +30,15 @@ function Section({ id, title, children }: { id: string; title: string; children:
   );
 }
 
+/** The recovery codes as a text file: whose they are and when they were made at the top, then one code per line. */
+function recoveryCodesFile(email: string, codes: string[], at = new Date()): string {
+  const date = at.toLocaleDateString('en-CA');
+  return [`Plumb recovery codes for ${email}`, `Created ${date}. Each code signs you in once, instead of a code from your authenticator app.`, '', ...codes, ''].join('\n');
+}
+
 function RecoveryCodes({ codes }: { codes: string[] }) {
+  const { user } = useSession();
+  const email = user?.email ?? '';
   return (
     <div className="notice" role="status">
       <p>Store these one-time recovery codes somewhere safe. They are shown only now.</p>
@@ -39,6 +49,12 @@ function RecoveryCodes({ codes }: { codes: string[] }) {
           </li>
         ))}
       </ul>
+      <div className="form-actions">
+        <CopyButton text={codes.join('\n')} label="Copy codes" className="button small" />
+        <button type="button" className="button small" onClick={() => downloadText('plumb-recovery-codes.txt', recoveryCodesFile(email, codes))}>
+          <Download aria-hidden size={16} /> Download as a text file
+        </button>
+      </div>
     </div>
   );
 }
@@ -271,7 +287,10 @@ function ApiClients() {
       {token && (
         <div className="notice" role="status">
           <p>Copy the token now; it is not shown again.</p>
-          <input className="code-input" readOnly value={token} aria-label="API token" onFocus={(e) => e.target.select()} />
+          <div className="copy-row">
+            <input className="code-input" readOnly value={token} aria-label="API token" onFocus={(e) => e.target.select()} />
+            <CopyButton text={token} label="Copy token" />
+          </div>
         </div>
       )}
       {failure && <p className="error">{problem(failure)}</p>}

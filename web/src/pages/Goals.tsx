@@ -6,7 +6,7 @@ export default function Goals() {
   return (
     <SiteRangePage title="Goals">
       {(site, range) => (
-        <section className="card">
+        <section className="card stack">
           <h2>Goals</h2>
           <GoalsPanel siteId={site.id} canEdit={site.role !== 'viewer'} range={range} />
         </section>

@@ -13,6 +13,7 @@ export default function Setup() {
   const navigate = useNavigate();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
+  const [remember, setRemember] = useState(false);
   const { error, busy, run } = useBusyAction();
 
   if (session.status === 'loading') return <Loading />;
@@ -21,7 +22,7 @@ export default function Setup() {
 
   const submit = () =>
     void run(async () => {
-      const result = await api<SignedIn>('/api/initial-user', { method: 'POST', body: { email, password }, session: false });
+      const result = await api<SignedIn>('/api/initial-user', { method: 'POST', body: { email, password, remember_me: remember }, session: false });
       session.signedIn(result);
       navigate('/', { replace: true });
     });
@@ -35,6 +36,10 @@ export default function Setup() {
           <input name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} autoComplete="username" required />
         </label>
         <NewPasswordField name="password" value={password} onChange={setPassword} />
+        <label className="check">
+          <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.target.checked)} />
+          <span>Keep me signed in on this device</span>
+        </label>
       </AuthForm>
     </AuthFrame>
   );

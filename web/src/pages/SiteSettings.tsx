@@ -1,26 +1,34 @@
-// Settings of a site: general (time zone, extra hostnames), tracking snippet, goals, funnels,
-// share links, and deleting the site.
+// Settings of a site, as sections with an in-page table of contents: the tracking snippet, general
+// (time zone, extra hostnames), where goals and funnels are edited, share links, people, moving
+// the site to another team, and deleting it. Goals and funnels have their own pages; this page
+// links there rather than offering a second editor.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
-import { useNavigate } from 'react-router';
-import { api, problem, type Site } from '../api.ts';
-import { FunnelsPanel } from '../components/Funnels.tsx';
-import { GoalsPanel } from '../components/Goals.tsx';
+import { type ReactNode, useEffect, useRef, useState } from 'react';
+import { Link, useLocation, useNavigate } from 'react-router';
+import { api, type Funnel, type Goal, type Page, problem, type Site } from '../api.ts';
+import { CopyButton } from '../components/CopyButton.tsx';
+import { Field, sortFieldErrors, useFocusFirstInvalid } from '../components/Field.tsx';
 import { ShareLinks } from '../components/ShareLinks.tsx';
 import { SiteMembers, TransferSite } from '../components/SiteAccess.tsx';
 import { SiteFrame } from '../components/SiteFrame.tsx';
+import { TimeZoneField } from '../components/TimeZoneField.tsx';
+import { useBusyAction } from '../busy.ts';
 import { submitHandler } from '../forms.ts';
+
+const siteField = (field: string) => (field === 'timezone' ? 'timezone' : field === 'hostnames' || field.startsWith('hostnames') ? 'hostnames' : null);
 
 function General({ site }: { site: Site }) {
   const queries = useQueryClient();
+  const form = useRef<HTMLFormElement>(null);
   const [timezone, setTimezone] = useState(site.timezone);
   const [hostnames, setHostnames] = useState(site.hostnames.join('\n'));
+  const [zoneMissing, setZoneMissing] = useState(false);
   const save = useMutation({
     mutationFn: () =>
       api<{ site: Site }>(`/api/sites/${site.id}`, {
         method: 'PATCH',
         body: {
-          timezone: timezone.trim(),
+          timezone,
           hostnames: hostnames
             .split(/[\s,]+/)
             .map((h) => h.trim())
@@ -29,18 +37,21 @@ function General({ site }: { site: Site }) {
       }),
     onSuccess: (r) => queries.setQueryData(['site', site.id], r.site),
   });
-  const submit = submitHandler(() => save.mutate());
+  const { byField, rest } = sortFieldErrors(save.error, siteField);
+  const zoneError = zoneMissing && !timezone ? 'Choose a time zone from the list, e.g. Europe/Berlin' : byField.timezone;
+  useFocusFirstInvalid(form, save.error ?? (zoneMissing || null));
+  const submit = submitHandler(() => {
+    setZoneMissing(!timezone);
+    if (timezone) save.mutate();
+  });
   return (
-    <form className="stack" onSubmit={submit}>
-      <label className="field">
-        <span>Time zone</span>
-        <input value={timezone} onChange={(e) => setTimezone(e.target.value)} required />
-      </label>
-      <label className="field">
-        <span>Other hostnames this site answers on (one per line)</span>
-        <textarea rows={3} value={hostnames} onChange={(e) => setHostnames(e.target.value)} />
-      </label>
-      {save.isError && <p className="error">{problem(save.error)}</p>}
+    <form className="stack" onSubmit={submit} ref={form} aria-label="General settings" noValidate>
+      <TimeZoneField label="Time zone" hint="Reports count days and hours in this zone." value={timezone} onChange={setTimezone} error={zoneError} />
+      <Field label="Other hostnames this site answers on (one per line)" inline={false} error={byField.hostnames}>
+        {(a11y) => <textarea {...a11y} rows={3} value={hostnames} onChange={(e) => setHostnames(e.target.value)} />}
+      </Field>
+      {save.isError && rest.length + Object.keys(byField).length === 0 && <p className="error">{problem(save.error)}</p>}
+      {rest.length > 0 && <p className="error">{rest.join('; ')}</p>}
       {save.isSuccess && <p role="status">Saved.</p>}
       <button type="submit" className="button primary" disabled={save.isPending}>
         Save
@@ -59,9 +70,9 @@ function Snippet() {
       <pre className="code" data-testid="snippet">
         <code>{snippet}</code>
       </pre>
-      <button type="button" className="button" onClick={() => void navigator.clipboard?.writeText(snippet)}>
-        Copy snippet
-      </button>
+      <div className="form-actions">
+        <CopyButton text={snippet} label="Copy snippet" />
+      </div>
       <p className="muted small">
         Custom events: <code>plumb('event', 'Signup', {'{'} plan: 'pro' {'}'})</code>
       </p>
@@ -69,25 +80,52 @@ function Snippet() {
   );
 }
 
+const counted = (n: number | undefined, one: string, other: string) => (n === undefined ? '' : `${n} ${n === 1 ? one : other}`);
+
+function GoalsAndFunnels({ site }: { site: Site }) {
+  // The same queries as the Goals and Funnels pages, so following the links finds them cached.
+  const goals = useQuery({ queryKey: ['goals', site.id], queryFn: () => api<Page<Goal>>(`/api/sites/${site.id}/goals`, { query: { limit: 200 } }) });
+  const funnels = useQuery({ queryKey: ['funnels', site.id], queryFn: () => api<Page<Funnel>>(`/api/sites/${site.id}/funnels`, { query: { limit: 200 } }) });
+  const figures = [counted(goals.data?.total, 'goal', 'goals'), counted(funnels.data?.total, 'funnel', 'funnels')].filter(Boolean).join(' · ');
+  return (
+    <div className="stack">
+      <p>
+        Goals count the visitors who did what matters (an event such as a signup, or a visit to a page); funnels show where visitors drop off between
+        steps. Each has its own page, with its figures beside it.
+      </p>
+      {figures && <p className="muted small">This site has {figures}.</p>}
+      <div className="form-actions">
+        <Link className="button" to={`/sites/${site.id}/goals`}>
+          Edit goals
+        </Link>
+        <Link className="button" to={`/sites/${site.id}/funnels`}>
+          Edit funnels
+        </Link>
+      </div>
+    </div>
+  );
+}
+
 function DeleteSite({ site }: { site: Site }) {
   const navigate = useNavigate();
   const queries = useQueryClient();
-  const remove = useMutation({
-    mutationFn: () => api(`/api/sites/${site.id}`, { method: 'DELETE' }),
-    onSuccess: () => {
+  const { error, busy, run } = useBusyAction();
+  const remove = () =>
+    run(async () => {
+      await api(`/api/sites/${site.id}`, { method: 'DELETE' });
       void queries.invalidateQueries({ queryKey: ['sites'] });
       navigate('/');
-    },
-  });
+    });
   return (
     <div className="stack">
       <p>Deleting the site also deletes all of its analytics. This cannot be undone.</p>
-      {remove.isError && <p className="error">{problem(remove.error)}</p>}
+      {error && <p className="error">{error}</p>}
       <button
         type="button"
         className="button danger"
+        disabled={busy}
         onClick={() => {
-          if (confirm(`Delete ${site.domain} and all of its analytics?`)) remove.mutate();
+          if (confirm(`Delete ${site.domain} and all of its analytics?`)) void remove();
         }}
       >
         Delete {site.domain}
@@ -96,54 +134,67 @@ function DeleteSite({ site }: { site: Site }) {
   );
 }
 
-function Section({ id, title, children }: { id: string; title: string; children: React.ReactNode }) {
+interface SectionSpec {
+  id: string;
+  title: string;
+  body: ReactNode;
+}
+
+/** The sections this person may use: viewers and editors never reach this page (SiteFrame offers it to admins and owners). */
+function sectionsFor(site: Site): SectionSpec[] {
+  const owner = site.role === 'owner';
+  const manage = owner || site.role === 'admin';
+  return [
+    { id: 'tracking', title: 'Tracking snippet', body: <Snippet /> },
+    { id: 'general', title: 'General', body: <General site={site} /> },
+    { id: 'goals', title: 'Goals and funnels', body: <GoalsAndFunnels site={site} /> },
+    ...(manage
+      ? [
+          { id: 'share', title: 'Share links', body: <ShareLinks siteId={site.id} /> },
+          { id: 'people', title: 'People', body: <SiteMembers site={site} /> },
+        ]
+      : []),
+    ...(owner
+      ? [
+          { id: 'transfer', title: 'Move to another team', body: <TransferSite site={site} /> },
+          { id: 'danger', title: 'Delete site', body: <DeleteSite site={site} /> },
+        ]
+      : []),
+  ];
+}
+
+function Sections({ site }: { site: Site }) {
+  const sections = sectionsFor(site);
+  const { hash } = useLocation();
+  // An address with #people opens at that section once it is on the page (it was not at load).
+  useEffect(() => {
+    if (hash) document.getElementById(decodeURIComponent(hash.slice(1)))?.scrollIntoView();
+  }, [hash]);
   return (
-    <section className="card stack" aria-labelledby={id}>
-      <h2 id={id}>{title}</h2>
-      {children}
-    </section>
+    <div className="settings">
+      <nav className="settings-toc" aria-label="Settings sections">
+        <ul>
+          {sections.map((s) => (
+            <li key={s.id}>
+              <a href={`#${s.id}`} aria-current={hash === `#${s.id}` ? 'location' : undefined}>
+                {s.title}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <div className="stack settings-sections">
+        {sections.map((s) => (
+          <section key={s.id} className="card stack" aria-labelledby={s.id}>
+            <h2 id={s.id}>{s.title}</h2>
+            {s.body}
+          </section>
+        ))}
+      </div>
+    </div>
   );
 }
 
 export default function SiteSettings() {
-  return (
-    <SiteFrame title="Settings">
-      {(site) => (
-        <div className="stack">
-          <Section id="tracking" title="Tracking snippet">
-            <Snippet />
-          </Section>
-          <Section id="general" title="General">
-            <General site={site} />
-          </Section>
-          <Section id="goals" title="Goals">
-            <GoalsPanel siteId={site.id} canEdit={site.role !== 'viewer'} />
-          </Section>
-          <Section id="funnels" title="Funnels">
-            <FunnelsPanel siteId={site.id} canEdit={site.role !== 'viewer'} />
-          </Section>
-          {(site.role === 'owner' || site.role === 'admin') && (
-            <Section id="share" title="Share links">
-              <ShareLinks siteId={site.id} />
-            </Section>
-          )}
-          {(site.role === 'owner' || site.role === 'admin') && (
-            <Section id="people" title="People">
-              <SiteMembers site={site} />
-            </Section>
-          )}
-          {site.role === 'owner' && (
-            <Section id="transfer" title="Move to another team">
-              <TransferSite site={site} />
-            </Section>
-          )}
-          {site.role === 'owner' && (
-            <Section id="danger" title="Delete site">
-              <DeleteSite site={site} />
-            </Section>
-          )}
-        </div>
-      )}
-    </SiteFrame>
-  );
+  return <SiteFrame title="Settings">{(site) => <Sections site={site} />}</SiteFrame>;
 }

@@ -1,15 +1,18 @@
 // All sites the person can see, each with its last 7 days as a sparkline; adding a site.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Plus } from 'lucide-react';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, type Page, problem, type Site, type Team, type TimeseriesPoint } from '../api.ts';
 import { Loading } from '../App.tsx';
+import { Field, sortFieldErrors, useFocusFirstInvalid } from '../components/Field.tsx';
 import { Favicon } from '../components/SiteFrame.tsx';
+import { TimeZoneField } from '../components/TimeZoneField.tsx';
+import { browserZone } from '../components/time-zones.ts';
 import { formatNumber } from '../dashboard/format.ts';
 import { addDays, todayIn } from '../dashboard/range.ts';
 import { useTitle } from '../title.ts';
-import { submitHandler } from '../forms.ts';
+import { cleanDomain, submitHandler } from '../forms.ts';
 
 function Sparkline({ values, label }: { values: number[]; label: string }) {
   const max = Math.max(1, ...values);
@@ -54,46 +57,88 @@ function SiteCard({ site }: { site: Site }) {
   );
 }
 
-function AddSite({ teams, onDone }: { teams: Team[]; onDone(site: Site): void }) {
+/** Where a server field error of POST /api/sites shows: under its field, or (null) for the form. */
+const addSiteField = (field: string) => (field === 'domain' || field === 'timezone' ? field : field === 'team_id' ? 'team' : null);
+
+/** The problems the form can see before asking the server, each under its field, all at once. */
+function checkSite(domain: string, timezone: string): Record<string, string> {
+  const problems: Record<string, string> = {};
+  if (domain === '') problems.domain = 'Enter the domain of the site, e.g. example.com';
+  else if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(domain)) problems.domain = `“${domain}” is not a domain; enter one like example.com`;
+  if (timezone === '') problems.timezone = 'Choose a time zone from the list, e.g. Europe/Berlin';
+  return problems;
+}
+
+function AddSite({ teams, onDone, onCancel }: { teams: Team[]; onDone(site: Site): void; onCancel(): void }) {
+  const form = useRef<HTMLFormElement>(null);
   const [domain, setDomain] = useState('');
   const [teamId, setTeamId] = useState(teams[0]?.id ?? '');
-  const [timezone, setTimezone] = useState(() => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+  const [timezone, setTimezone] = useState(browserZone);
+  const [checked, setChecked] = useState<Record<string, string> | null>(null);
   const create = useMutation({
-    mutationFn: () => api<{ site: Site }>('/api/sites', { method: 'POST', body: { domain: domain.trim(), team_id: teamId, timezone } }),
+    mutationFn: (body: { domain: string; team_id: string; timezone: string }) => api<{ site: Site }>('/api/sites', { method: 'POST', body }),
     onSuccess: (r) => onDone(r.site),
   });
-  const submit = submitHandler(() => create.mutate());
+  const server = sortFieldErrors(create.error, addSiteField);
+  // The form's own findings while they stand; the server's once it has answered.
+  const errors = checked && Object.keys(checked).length > 0 ? checked : server.byField;
+  useFocusFirstInvalid(form, checked ?? create.error);
+  const submit = submitHandler(() => {
+    const cleaned = cleanDomain(domain);
+    setDomain(cleaned);
+    const problems = checkSite(cleaned, timezone);
+    setChecked(problems);
+    if (Object.keys(problems).length === 0) create.mutate({ domain: cleaned, team_id: teamId, timezone });
+  });
+  const formProblem = create.isError && Object.keys(errors).length === 0 ? (server.rest.length > 0 ? server.rest.join('; ') : problem(create.error)) : null;
   return (
-    <form className="card stack" onSubmit={submit} aria-labelledby="add-site-title">
+    <form className="card stack" onSubmit={submit} aria-labelledby="add-site-title" ref={form} noValidate>
       <h2 id="add-site-title">Add a site</h2>
-      <label className="field">
-        <span>Domain</span>
-        <input name="domain" value={domain} onChange={(e) => setDomain(e.target.value)} placeholder="example.com" required />
-      </label>
-      {teams.length > 1 && (
-        <label className="field">
-          <span>Team</span>
-          <select value={teamId} onChange={(e) => setTeamId(e.target.value)}>
-            {teams.map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.name}
-              </option>
-            ))}
-          </select>
-        </label>
-      )}
-      <label className="field">
-        <span>Time zone (days and hours follow it)</span>
-        <input name="timezone" value={timezone} onChange={(e) => setTimezone(e.target.value)} required />
-      </label>
-      {create.isError && (
+      <div className="form-grid">
+        <Field label="Domain" inline={false} error={errors.domain}>
+          {(a11y) => (
+            <input
+              {...a11y}
+              name="domain"
+              value={domain}
+              onChange={(e) => setDomain(e.target.value)}
+              // A pasted address becomes its domain as soon as the person moves on.
+              onBlur={() => setDomain(cleanDomain(domain))}
+              placeholder="example.com"
+              autoComplete="off"
+              spellCheck={false}
+              inputMode="url"
+            />
+          )}
+        </Field>
+        {teams.length > 1 && (
+          <Field label="Team" inline={false} error={errors.team}>
+            {(a11y) => (
+              <select {...a11y} value={teamId} onChange={(e) => setTeamId(e.target.value)}>
+                {teams.map((t) => (
+                  <option key={t.id} value={t.id}>
+                    {t.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+        )}
+        <TimeZoneField label="Time zone" hint="Reports count days and hours in this zone." value={timezone} onChange={setTimezone} error={errors.timezone} />
+      </div>
+      {formProblem && (
         <p className="error" role="alert">
-          {problem(create.error)}
+          {formProblem}
         </p>
       )}
-      <button type="submit" className="button primary" disabled={create.isPending}>
-        Add site
-      </button>
+      <div className="form-actions">
+        <button type="submit" className="button primary" disabled={create.isPending}>
+          Add site
+        </button>
+        <button type="button" className="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
     </form>
   );
 }
@@ -122,6 +167,7 @@ export default function Sites() {
       {adding && (
         <AddSite
           teams={adminTeams}
+          onCancel={() => setAdding(false)}
           onDone={(site) => {
             void queries.invalidateQueries({ queryKey: ['sites'] });
             navigate(`/sites/${site.id}/settings`);

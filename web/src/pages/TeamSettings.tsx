@@ -3,8 +3,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { NavLink, useNavigate, useParams } from 'react-router';
-import { api, type AuditEntry, type OpenInvitation, type Page, problem, type Team, type TeamMember } from '../api.ts';
+import { api, type OpenInvitation, type Page, problem, type Team, type TeamMember } from '../api.ts';
 import { Loading } from '../App.tsx';
+import { AuditLog } from '../components/AuditLog.tsx';
+import { CopyButton } from '../components/CopyButton.tsx';
 import { ListTable } from '../components/ListTable.tsx';
 import { RoleField, RoleSelect } from '../components/RoleSelect.tsx';
 import { useSession } from '../session.tsx';
@@ -101,7 +103,10 @@ function Members({ team }: { team: Team }) {
       {inviteUrl && (
         <div className="notice" role="status">
           <p>No account has this email yet, so an invitation was created. Send this link (valid 7 days):</p>
-          <input className="code-input" readOnly value={inviteUrl} aria-label="Invitation link" onFocus={(e) => e.target.select()} />
+          <div className="copy-row">
+            <input className="code-input" readOnly value={inviteUrl} aria-label="Invitation link" onFocus={(e) => e.target.select()} />
+            <CopyButton text={inviteUrl} label="Copy link" />
+          </div>
         </div>
       )}
       {invitations.data && invitations.data.items.length > 0 && (
@@ -188,47 +193,6 @@ function TeamActions({ team }: { team: Team }) {
   );
 }
 
-function Audit({ teamId }: { teamId: string }) {
-  const [offset, setOffset] = useState(0);
-  const limit = 25;
-  const audit = useQuery({
-    queryKey: ['audit', teamId, offset],
-    queryFn: () => api<{ entries: AuditEntry[]; total: number; has_more: boolean }>(`/api/user/teams/${teamId}/audit`, { query: { limit, offset } }),
-  });
-  if (audit.isError) return <p className="error">{audit.error.message}</p>;
-  if (!audit.data) return <p className="muted">Loading…</p>;
-  return (
-    <div className="stack">
-      <ListTable columns={['When', 'Action', 'By', 'Details']} testId="audit">
-        {audit.data.entries.map((e) => (
-          <tr key={e.id}>
-            <td>{when.format(new Date(e.created_at))}</td>
-            <td>
-              <code>{e.action}</code>
-            </td>
-            <td>{e.actor_email ?? '–'}</td>
-            <td>
-              {e.details}
-              {e.target_email ? ` (${e.target_email})` : ''}
-            </td>
-          </tr>
-        ))}
-      </ListTable>
-      <div className="inline-form">
-        <button type="button" className="button small" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - limit))}>
-          Newer
-        </button>
-        <span className="muted small">
-          {audit.data.total === 0 ? 'No entries' : `${offset + 1}–${offset + audit.data.entries.length} of ${audit.data.total}`}
-        </span>
-        <button type="button" className="button small" disabled={!audit.data.has_more} onClick={() => setOffset(offset + limit)}>
-          Older
-        </button>
-      </div>
-    </div>
-  );
-}
-
 export default function TeamSettings() {
   const { teamId = '' } = useParams();
   const teams = useQuery({ queryKey: ['teams'], queryFn: () => api<Page<Team>>('/api/user/teams') });
@@ -273,7 +237,7 @@ export default function TeamSettings() {
         {admin && (
           <section className="card stack" aria-labelledby="audit-log">
             <h2 id="audit-log">Audit log</h2>
-            <Audit teamId={team.id} />
+            <AuditLog teamId={team.id} />
           </section>
         )}
       </div>
