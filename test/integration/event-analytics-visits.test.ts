@@ -4,6 +4,7 @@
 // device and country are the visit's too, and `path` stays the page the event was sent on.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createSite, type Site } from '../../lib/sites/sites.ts';
+import { as, person } from '../support/accounts.ts';
 import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
@@ -100,6 +101,14 @@ describe('GET /api/sites/:id/events/audience', () => {
   it('agrees with the dashboard’s Sources panel for the same visits', async () => {
     const sources = await get('stats/breakdown', { dimension: 'sources' });
     expect((sources.rows as { value: string; visits: number }[]).map((row) => [row.value, row.visits])).toEqual([['Google', 3]]);
+  });
+
+  it('reads the same through a share link', async () => {
+    const created = await as(t, await person(t, 'owner'), 'POST', `/api/sites/${site.id}/share`, {});
+    expect(created.status).toBe(201);
+    const res = await fetch(`${t.url}/api/share/${created.body.token}/events/audience?${new URLSearchParams({ ...range(), event_name: EVENT })}`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { referrer: unknown }).referrer).toEqual([{ value: 'Google', unique_sessions: 3 }]);
   });
 });
 
