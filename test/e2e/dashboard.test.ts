@@ -102,7 +102,7 @@ describe('the dashboard, from first run to sign-out', () => {
     await page.getByRole('button', { name: 'Create owner account' }).click();
     await page.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
     expect(new URL(page.url()).pathname).toBe('/');
-    await expect(page.getByTestId('session-remaining').textContent()).resolves.toMatch(/^Session time left: 1[45]:\d\d$/);
+    await expect(page.getByTestId('session-remaining').textContent()).resolves.toMatch(/^Signed out in 1[45]:\d\d$/);
   }, 60_000);
 
   it('creates a site and shows its tracking snippet', async () => {
@@ -410,7 +410,7 @@ describe('the dashboard, from first run to sign-out', () => {
   it('shows the team with its audit log, instance users, site roles, a second team the site moves to, and the account', async () => {
     await page.getByRole('link', { name: 'Team' }).click();
     await page.getByRole('heading', { name: 'Audit log' }).waitFor(WAIT);
-    await page.getByTestId('audit').getByText('site.created').waitFor(WAIT);
+    await page.getByTestId('audit').getByText('Site added').waitFor(WAIT);
     await reviewPage(page, 'team', findings);
 
     // Instance users: the owner creates an account, which then gets a role on the site alone.

@@ -51,7 +51,7 @@ describe('the session warning', () => {
     expect(before).toMatchObject({ duration_seconds: 60, warning_seconds: 30 });
     const signedInAt = Date.now();
     // The countdown is on screen from the start, the warning is not.
-    await expect(page.getByTestId('session-remaining').textContent()).resolves.toMatch(/^Session time left: (0:[3-5]\d|1:00)$/);
+    await expect(page.getByTestId('session-remaining').textContent()).resolves.toMatch(/^Signed out in (0:[3-5]\d|1:00)$/);
     await expect(page.getByRole('alert').count()).resolves.toBe(0);
 
     const alert = page.getByRole('alert');
@@ -75,7 +75,7 @@ describe('the session warning', () => {
     expect(Date.parse(after.expires_at)).toBeGreaterThan(Date.parse(before.expires_at));
     expect(left).toBeGreaterThan(50);
     expect(left).toBeLessThanOrEqual(61);
-    await expect(page.getByTestId('session-remaining').textContent()).resolves.toMatch(/^Session time left: (0:5\d|1:00)$/);
+    await expect(page.getByTestId('session-remaining').textContent()).resolves.toMatch(/^Signed out in (0:5\d|1:00)$/);
   }, 90_000);
 
   it('ends at expiry when nobody stays: the login screen says the session ended', async () => {

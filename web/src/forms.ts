@@ -37,5 +37,7 @@ export function cleanDomain(input: string): string {
     return text;
   }
   host = host.replace(/\.$/, '').toLowerCase();
+  // Browsers take spaces and the like into a host, escaped; no domain has them.
+  if (!/^[a-z0-9.-]+$/.test(host)) return text;
   return host.startsWith('www.') ? host.slice(4) : host;
 }

@@ -67,7 +67,7 @@ export function AuditLog({ teamId }: { teamId: string }) {
   if (!audit.data) return <p className="muted">Loading…</p>;
   return (
     <div className="stack">
-      <ListTable columns={['When', 'Action', 'By', 'Details']} testId="audit">
+      <ListTable columns={['When', 'Action', 'By', 'Details']} testId="audit" label="Audit log entries">
         {audit.data.entries.map((e) => (
           <tr key={e.id}>
             <td className="nowrap">{when.format(new Date(e.created_at))}</td>

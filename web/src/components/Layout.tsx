@@ -32,7 +32,10 @@ export function ThemeToggle() {
   );
 }
 
-const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+const thisYear = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+const anyYear = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+/** A day short enough for the header: "Dec 24", with its year when it is not this one. */
+const shortDay = (at: Date) => (at.getFullYear() === new Date().getFullYear() ? thisYear : anyYear).format(at);
 
 /**
  * How long until the session ends, in words: "Signed out in 14:58". A remembered sign-in renews
@@ -44,10 +47,10 @@ function SessionCountdown({ email }: { email: string }) {
   const { remaining } = useSessionClock();
   if (remaining === null || !session) return null;
   if (session.remembered) {
-    const until = session.remember_expires_at ? day.format(new Date(session.remember_expires_at)) : null;
+    const until = session.remember_expires_at ? new Date(session.remember_expires_at) : null;
     return (
-      <span className="session-time" title={`Signed in as ${email}`} data-testid="session-remaining">
-        {until ? `Kept signed in until ${until}` : 'Kept signed in'}
+      <span className="session-time" title={`Signed in as ${email}${until ? ` on this device until ${anyYear.format(until)}` : ''}`} data-testid="session-remaining">
+        {until ? `Signed in until ${shortDay(until)}` : 'Kept signed in'}
       </span>
     );
   }

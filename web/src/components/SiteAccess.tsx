@@ -46,8 +46,8 @@ export function SiteMembers({ site }: { site: Site }) {
       {alone && (
         <div className="notice" data-testid="people-alone">
           <p>
-            <strong>Only you have access to this site.</strong> To add someone, invite them by email on the <Link to={`/teams/${site.team_id}`}>team page</Link>: as a
-            team member they see every site of the team. Once they have an account, you can also give them a role on this site alone, here.
+            <strong>Only you have access to this site.</strong> To add someone, <Link to={`/teams/${site.team_id}`}>invite them by email</Link> to the site's team: as
+            a team member they see every site of the team. Once they have an account, you can also give them a role on this site alone, here.
           </p>
         </div>
       )}
@@ -106,7 +106,7 @@ export function TransferSite({ site }: { site: Site }) {
       navigate(`/sites/${site.id}`);
     },
   });
-  if (targets.length === 0) return <p className="muted">There is no other team you administer to move this site to.</p>;
+  if (targets.length === 0) return <p className="muted">The site can move, with its analytics, to another team you administer; you administer no other team yet.</p>;
   const submit = submitHandler(() => transfer.mutate());
   return (
     <form className="inline-form" onSubmit={submit}>

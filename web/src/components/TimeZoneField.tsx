@@ -29,11 +29,16 @@ export function TimeZoneField({
   const [open, setOpen] = useState(false);
   const [active, setActive] = useState(0);
   const list = useRef<HTMLDivElement>(null);
+  // The last zone picked, which Escape goes back to (value is '' while the text names no zone).
+  const picked = useRef(value);
   const matches = useMemo(() => matchZones(filter ?? ''), [filter]);
 
   // A zone set from outside (a saved site, a reset form) shows in the field.
   useEffect(() => {
-    if (value) setText(value);
+    if (value) {
+      picked.current = value;
+      setText(value);
+    }
   }, [value]);
 
   useEffect(() => {
@@ -45,6 +50,7 @@ export function TimeZoneField({
     setActive(Math.max(0, from));
   };
   const pick = (zone: string) => {
+    picked.current = zone;
     setText(zone);
     setFilter(null);
     setOpen(false);
@@ -75,7 +81,7 @@ export function TimeZoneField({
       e.preventDefault();
       setOpen(false);
       setFilter(null);
-      if (value) setText(value);
+      if (picked.current) pick(picked.current);
     }
   };
 

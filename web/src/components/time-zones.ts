@@ -57,7 +57,8 @@ export function zoneOffset(zone: string, at = new Date()): string {
     offsetFormats.set(zone, format);
   }
   const name = format.formatToParts(at).find((part) => part.type === 'timeZoneName')?.value ?? 'GMT';
-  return name.replace('GMT', 'UTC').replace('-', '−');
+  // ICU writes UTC itself as "GMT" or "GMT+0".
+  return name === 'GMT' || name === 'GMT+0' ? 'UTC' : name.replace('GMT', 'UTC').replace('-', '−');
 }
 
 /** The browser's own zone, when it is one Plumb knows; else UTC. */

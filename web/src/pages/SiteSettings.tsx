@@ -156,7 +156,7 @@ function sectionsFor(site: Site): SectionSpec[] {
       : []),
     ...(owner
       ? [
-          { id: 'transfer', title: 'Move to another team', body: <TransferSite site={site} /> },
+          { id: 'transfer', title: 'Move site', body: <TransferSite site={site} /> },
           { id: 'danger', title: 'Delete site', body: <DeleteSite site={site} /> },
         ]
       : []),
