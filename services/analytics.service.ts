@@ -3,9 +3,11 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from '../lib/analytics/query/plan.ts';
 import { INTERVALS, type Interval } from '../lib/analytics/query/interval.ts';
+import * as S from '../lib/analytics/query/responses.ts';
 import { COMPARISONS, siteBreakdown, siteKpis, siteStats, siteTimeseries, type StatsRequest, type StatsSite } from '../lib/analytics/query/stats.ts';
 import type { AccessRule } from '../lib/auth/access.ts';
 import { notFound } from '../lib/errors.ts';
+import { action } from '../lib/openapi/action.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -43,43 +45,43 @@ function statsActions(runtime: Runtime): ServiceSchema['actions'] {
   const interval = (value: StatsParams['interval']) => (value === 'auto' ? undefined : value);
 
   return {
-    stats: {
+    stats: action({
       rest: 'GET /api/sites/:id/stats',
       auth: 'any',
       access: readStats,
       params: { ...statsQuery, interval: intervalParam },
-      openapi: { summary: 'KPIs (with comparison) and the zero-filled timeseries of a range, in the site’s time zone', tags: statsTags },
+      openapi: { summary: 'KPIs (with comparison) and the zero-filled timeseries of a range, in the site’s time zone', tags: statsTags, response: S.Stats },
       async handler(ctx: Ctx<StatsParams>) {
         const { id, ...request } = ctx.params;
         return siteStats(runtime.analytics(), await siteOf(id), { ...request, interval: interval(request.interval) });
       },
-    },
+    }),
 
-    kpis: {
+    kpis: action({
       rest: 'GET /api/sites/:id/stats/kpis',
       auth: 'any',
       access: readStats,
       params: statsQuery,
-      openapi: { summary: 'The KPIs of a range (with comparison) without the timeseries and live visitors: what the cards compare against', tags: statsTags },
+      openapi: { summary: 'The KPIs of a range (with comparison) without the timeseries and live visitors: what the cards compare against', tags: statsTags, response: S.KpisOnly },
       async handler(ctx: Ctx<StatsParams>) {
         const { id, ...request } = ctx.params;
         return siteKpis(runtime.analytics(), await siteOf(id), request);
       },
-    },
+    }),
 
-    timeseries: {
+    timeseries: action({
       rest: 'GET /api/sites/:id/stats/timeseries',
       auth: 'any',
       access: readStats,
       params: { ...statsQuery, interval: intervalParam },
-      openapi: { summary: 'Visitors, visits and pageviews per hour, day, week or month of a range (every bucket, zero-filled)', tags: statsTags },
+      openapi: { summary: 'Visitors, visits and pageviews per hour, day, week or month of a range (every bucket, zero-filled)', tags: statsTags, response: S.Timeseries },
       async handler(ctx: Ctx<StatsParams>) {
         const { id, ...request } = ctx.params;
         return siteTimeseries(runtime.analytics(), await siteOf(id), { ...request, interval: interval(request.interval) });
       },
-    },
+    }),
 
-    breakdown: {
+    breakdown: action({
       rest: 'GET /api/sites/:id/stats/breakdown',
       auth: 'any',
       access: readStats,
@@ -89,12 +91,12 @@ function statsActions(runtime: Runtime): ServiceSchema['actions'] {
         limit: { type: 'number', integer: true, min: 1, max: 1000, optional: true, default: 10, convert: true },
         offset: { type: 'number', integer: true, min: 0, max: 1_000_000, optional: true, default: 0, convert: true },
       },
-      openapi: { summary: 'Visitors, visits, pageviews, bounce rate and visit duration per value of a dimension, most visitors first', tags: statsTags },
+      openapi: { summary: 'Visitors, visits, pageviews, bounce rate and visit duration per value of a dimension, most visitors first', tags: statsTags, response: S.Breakdown },
       async handler(ctx: Ctx<BreakdownParams>) {
         const { id, ...request } = ctx.params;
         return siteBreakdown(runtime.analytics(), await siteOf(id), request);
       },
-    },
+    }),
   };
 }
 

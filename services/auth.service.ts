@@ -2,10 +2,12 @@
 // factor is enrolled), logout, and the session API the dashboard uses to warn and extend.
 import type { Context, ServiceSchema } from 'moleculer';
 import { verifyPassword } from '../lib/auth/passwords.ts';
+import * as A from '../lib/auth/responses.ts';
 import { sessionView, signedInView } from '../lib/auth/session-view.ts';
 import type { Authenticated } from '../lib/auth/sessions.ts';
 import { writeAudit } from '../lib/audit/audit.ts';
 import { conflict, PlumbError } from '../lib/errors.ts';
+import { action } from '../lib/openapi/action.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import { createTeam } from '../lib/sites/sites.ts';
 import { createUser, findUserByEmail, userCount } from '../lib/users/users.ts';
@@ -33,12 +35,12 @@ export default function createAuthService(runtime: Runtime): ServiceSchema {
     name: 'auth',
     settings: { rest: '/' },
     actions: {
-      initialUser: {
+      initialUser: action({
         rest: 'POST /api/initial-user',
         auth: 'none',
         rateLimit: 'login',
         params: { ...credentials, ...rememberMe },
-        openapi: { summary: 'First run: create the instance owner (only while no account exists); signs them in', tags: ['auth'], successStatus: 201 },
+        openapi: { summary: 'First run: create the instance owner (only while no account exists); signs them in', tags: ['auth'], successStatus: 201, response: A.SignedIn, errors: [409] },
         async handler(ctx: Ctx<{ email: string; password: string; remember_me: boolean }>) {
           const user = await runtime.metadata().transaction(async (tx) => {
             // The lock makes "no account yet" and the insert one step, even with two racing requests.
@@ -53,14 +55,14 @@ export default function createAuthService(runtime: Runtime): ServiceSchema {
           ctx.meta.$statusCode = 201;
           return signedInView(config, signedIn(ctx, await runtime.sessions.start(user.id, { remember: ctx.params.remember_me })));
         },
-      },
+      }),
 
-      login: {
+      login: action({
         rest: 'POST /api/login',
         auth: 'none',
         rateLimit: 'login',
         params: { ...credentials, ...rememberMe },
-        openapi: { summary: 'Sign in with email and password; answers mfa_required with a challenge when a second factor is enrolled', tags: ['auth'] },
+        openapi: { summary: 'Sign in with email and password; answers mfa_required with a challenge when a second factor is enrolled', tags: ['auth'], response: A.LoginResult },
         async handler(ctx: Ctx<{ email: string; password: string; remember_me: boolean }>) {
           const user = await findUserByEmail(runtime.metadata(), ctx.params.email);
           // verifyPassword spends the same time for an unknown email (dummy hash).
@@ -68,40 +70,40 @@ export default function createAuthService(runtime: Runtime): ServiceSchema {
           if (!user || !valid) throw new PlumbError(401, 'unauthorized', 'Invalid email or password');
           if (user.totp_enabled) {
             const challenge = await runtime.sessions.signChallenge('mfa', user.id, { remember: ctx.params.remember_me }, MFA_CHALLENGE_SECONDS);
-            return { status: 'mfa_required', challenge_token: challenge, factors: ['totp', 'recovery_code'] };
+            return { status: 'mfa_required' as const, challenge_token: challenge, factors: ['totp' as const, 'recovery_code' as const] };
           }
           return signedInView(config, signedIn(ctx, await runtime.sessions.start(user.id, { remember: ctx.params.remember_me })));
         },
-      },
+      }),
 
-      logout: {
+      logout: action({
         rest: 'POST /api/logout',
         auth: 'none',
-        openapi: { summary: 'Sign out: ends the session and forgets the remember-me token', tags: ['auth'] },
+        openapi: { summary: 'Sign out: ends the session and forgets the remember-me token', tags: ['auth'], response: A.Ok },
         async handler(ctx: Ctx) {
           ctx.meta.$responseHeaders = { 'Set-Cookie': await runtime.sessions.logout(ctx.meta.session), 'Cache-Control': 'no-store' };
-          return { status: 'ok' };
+          return { status: 'ok' as const };
         },
-      },
+      }),
 
-      session: {
+      session: action({
         rest: 'GET /api/auth/session',
         auth: 'user',
-        openapi: { summary: 'The current session: expiry, warning lead time, remember-me state', tags: ['auth'] },
+        openapi: { summary: 'The current session: expiry, warning lead time, remember-me state', tags: ['auth'], response: A.CurrentSession },
         handler(ctx: Ctx) {
-          return { user: ctx.meta.user, ...sessionView(config, ctx.meta.session!) };
+          return { user: ctx.meta.user!, ...sessionView(config, ctx.meta.session!) };
         },
-      },
+      }),
 
-      extend: {
+      extend: action({
         rest: 'POST /api/auth/session/extend',
         auth: 'user',
-        openapi: { summary: 'Extend the session: a fresh session cookie with a full lifetime', tags: ['auth'] },
+        openapi: { summary: 'Extend the session: a fresh session cookie with a full lifetime', tags: ['auth'], response: A.CurrentSession },
         async handler(ctx: Ctx) {
           const result = signedIn(ctx, await runtime.sessions.extend(ctx.meta.user!, ctx.meta.session!));
           return { user: result.user, ...sessionView(config, result.session) };
         },
-      },
+      }),
     },
   };
 }

@@ -2,6 +2,8 @@
 // server ingest (cluster.receive, called node to node, never over HTTP).
 import type { Context, ServiceSchema } from 'moleculer';
 import type { ForwardedBatch } from '../cluster/forwarding.ts';
+import { ClusterView } from '../cluster/responses.ts';
+import { action } from '../lib/openapi/action.ts';
 import type { Runtime } from '../lib/runtime.ts';
 
 export default function createClusterService(runtime: Runtime): ServiceSchema {
@@ -9,18 +11,19 @@ export default function createClusterService(runtime: Runtime): ServiceSchema {
     name: 'cluster',
     settings: { rest: '/' },
     actions: {
-      view: {
+      view: action({
         rest: 'GET /api/admin/cluster',
         auth: 'user',
         access: { instance: 'admin' },
         openapi: {
+          response: ClusterView,
           summary: 'Cluster state as this node sees it: nodes, leader, fencing epoch, lease expiry, ingest buffer depth, forwarding counters (instance owners and admins)',
           tags: ['admin'],
         },
         handler(this: { broker: Context['broker'] }) {
           return runtime.cluster.view(this.broker, runtime.metadata());
         },
-      },
+      }),
       receive: {
         // Node to node only: no rest alias, so the gateway never publishes it.
         visibility: 'public',

@@ -10,6 +10,10 @@ import { createConversionDetector, goalStats } from '../lib/goals/conversions.ts
 import { createGoal, deleteGoal, GOAL_FIELDS, type Goal, type GoalChanges, type GoalInput, getGoal, listGoals, siteGoals, updateGoal } from '../lib/goals/goals.ts';
 import type { StoredRow } from '../lib/goals/matcher.ts';
 import { notFound } from '../lib/errors.ts';
+import * as F from '../lib/funnels/responses.ts';
+import * as G from '../lib/goals/responses.ts';
+import { action } from '../lib/openapi/action.ts';
+import { NoContent } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Site } from '../lib/sites/sites.ts';
 import { queueOperationalEvent } from '../lib/webhooks/outbox.ts';
@@ -55,20 +59,21 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
     name: 'goals',
     settings: { rest: '/' },
     actions: {
-      listGoals: {
+      listGoals: action({
         rest: 'GET /api/sites/:id/goals',
         ...read,
         params: { id: 'uuid', ...paging },
-        openapi: { summary: 'Goals of the site, oldest first', tags: goalTags },
+        openapi: { summary: 'Goals of the site, oldest first', tags: goalTags, response: G.GoalPage },
         handler: (ctx: Ctx<SiteParam & Paging>) => listGoals(runtime.metadata(), ctx.params.id, ctx.params),
-      },
+      }),
 
       // Declared before `getGoal` so "stats" is never taken for a goal id.
-      goalStats: {
+      goalStats: action({
         rest: 'GET /api/sites/:id/goals/stats',
         ...read,
         params: { id: 'uuid', ...range },
         openapi: {
+          response: G.GoalStats,
           summary: 'Conversions per goal in a date range: unique converting visitors, matching hits/events, rate of the range’s visitors, revenue',
           tags: goalTags,
         },
@@ -78,13 +83,13 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
           const goals = await siteGoals(runtime.metadata(), site.id);
           return { rows: await goalStats(runtime.analytics(), site, goals, period) };
         },
-      },
+      }),
 
-      createGoal: {
+      createGoal: action({
         rest: 'POST /api/sites/:id/goals',
         ...manage,
         params: { $$strict: true, id: 'uuid', ...GOAL_FIELDS },
-        openapi: { summary: 'Create an event goal (name, property conditions) or a path goal (exact or wildcard path)', tags: goalTags, successStatus: 201 },
+        openapi: { summary: 'Create an event goal (name, property conditions) or a path goal (exact or wildcard path)', tags: goalTags, successStatus: 201, response: G.GoalEnvelope, errors: [409] },
         async handler(ctx: Ctx<SiteParam & GoalInput>) {
           const { id, ...input } = ctx.params;
           const goal = await createGoal(runtime.metadata(), ctx.meta.user!, id, input);
@@ -93,23 +98,23 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
           ctx.meta.$statusCode = 201;
           return { goal };
         },
-      },
+      }),
 
-      getGoal: {
+      getGoal: action({
         rest: 'GET /api/sites/:id/goals/:goalId',
         ...read,
         params: { id: 'uuid', goalId: 'uuid' },
-        openapi: { summary: 'One goal of the site', tags: goalTags },
+        openapi: { summary: 'One goal of the site', tags: goalTags, response: G.GoalEnvelope },
         async handler(ctx: Ctx<SiteParam & { goalId: string }>) {
           return { goal: await getGoal(runtime.metadata(), ctx.params.id, ctx.params.goalId) };
         },
-      },
+      }),
 
-      updateGoal: {
+      updateGoal: action({
         rest: 'PATCH /api/sites/:id/goals/:goalId',
         ...manage,
         params: { $$strict: true, id: 'uuid', goalId: 'uuid', ...optional(GOAL_FIELDS) },
-        openapi: { summary: 'Change a goal; a new type needs its own matcher; null clears revenue or property conditions', tags: goalTags },
+        openapi: { summary: 'Change a goal; a new type needs its own matcher; null clears revenue or property conditions', tags: goalTags, response: G.GoalEnvelope, errors: [409] },
         async handler(ctx: Ctx<SiteParam & { goalId: string } & GoalChanges>) {
           const { id, goalId, ...changes } = ctx.params;
           const { goal, changed } = await updateGoal(runtime.metadata(), ctx.meta.user!, id, goalId, changes);
@@ -119,13 +124,13 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
           }
           return { goal };
         },
-      },
+      }),
 
-      deleteGoal: {
+      deleteGoal: action({
         rest: 'DELETE /api/sites/:id/goals/:goalId',
         ...manage,
         params: { id: 'uuid', goalId: 'uuid' },
-        openapi: { summary: 'Delete a goal (its past conversions stay in the analytics rows)', tags: goalTags, successStatus: 204 },
+        openapi: { summary: 'Delete a goal (its past conversions stay in the analytics rows)', tags: goalTags, successStatus: 204, response: NoContent },
         async handler(ctx: Ctx<SiteParam & { goalId: string }>) {
           const goal = await deleteGoal(runtime.metadata(), ctx.meta.user!, ctx.params.id, ctx.params.goalId);
           goalsChanged(ctx, goal.site_id);
@@ -133,73 +138,73 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
           ctx.meta.$statusCode = 204;
           return null;
         },
-      },
+      }),
 
-      listFunnels: {
+      listFunnels: action({
         rest: 'GET /api/sites/:id/funnels',
         ...read,
         params: { id: 'uuid', ...paging },
-        openapi: { summary: 'Funnels of the site, oldest first', tags: funnelTags },
+        openapi: { summary: 'Funnels of the site, oldest first', tags: funnelTags, response: F.FunnelPage },
         handler: (ctx: Ctx<SiteParam & Paging>) => listFunnels(runtime.metadata(), ctx.params.id, ctx.params),
-      },
+      }),
 
-      createFunnel: {
+      createFunnel: action({
         rest: 'POST /api/sites/:id/funnels',
         ...manage,
         params: { $$strict: true, id: 'uuid', ...FUNNEL_FIELDS },
-        openapi: { summary: 'Create a funnel: 2–8 ordered event or path steps and a conversion window (default one day)', tags: funnelTags, successStatus: 201 },
+        openapi: { summary: 'Create a funnel: 2–8 ordered event or path steps and a conversion window (default one day)', tags: funnelTags, successStatus: 201, response: F.FunnelEnvelope, errors: [409] },
         async handler(ctx: Ctx<SiteParam & FunnelInput>) {
           const { id, ...input } = ctx.params;
           const funnel = await createFunnel(runtime.metadata(), ctx.meta.user!, id, input);
           ctx.meta.$statusCode = 201;
           return { funnel };
         },
-      },
+      }),
 
-      getFunnel: {
+      getFunnel: action({
         rest: 'GET /api/sites/:id/funnels/:funnelId',
         ...read,
         params: { id: 'uuid', funnelId: 'uuid' },
-        openapi: { summary: 'One funnel of the site', tags: funnelTags },
+        openapi: { summary: 'One funnel of the site', tags: funnelTags, response: F.FunnelEnvelope },
         async handler(ctx: Ctx<SiteParam & { funnelId: string }>) {
           return { funnel: await getFunnel(runtime.metadata(), ctx.params.id, ctx.params.funnelId) };
         },
-      },
+      }),
 
-      funnelStats: {
+      funnelStats: action({
         rest: 'GET /api/sites/:id/funnels/:funnelId/stats',
         ...read,
         params: { id: 'uuid', funnelId: 'uuid', ...range },
-        openapi: { summary: 'Visitors per funnel step (in order, within the window), drop-off and conversion rates', tags: funnelTags },
+        openapi: { summary: 'Visitors per funnel step (in order, within the window), drop-off and conversion rates', tags: funnelTags, response: F.FunnelStats },
         async handler(ctx: Ctx<SiteParam & { funnelId: string } & Range>) {
           const site = await liveSite(ctx.params.id);
           const funnel = await getFunnel(runtime.metadata(), site.id, ctx.params.funnelId);
           return funnelStats(runtime.analytics(), site, funnel, parseRange(ctx.params, site.timezone));
         },
-      },
+      }),
 
-      updateFunnel: {
+      updateFunnel: action({
         rest: 'PATCH /api/sites/:id/funnels/:funnelId',
         ...manage,
         params: { $$strict: true, id: 'uuid', funnelId: 'uuid', ...optional(FUNNEL_FIELDS) },
-        openapi: { summary: 'Change a funnel’s name, steps (the list replaces the old one) or window', tags: funnelTags },
+        openapi: { summary: 'Change a funnel’s name, steps (the list replaces the old one) or window', tags: funnelTags, response: F.FunnelEnvelope, errors: [409] },
         async handler(ctx: Ctx<SiteParam & { funnelId: string } & Partial<FunnelInput>>) {
           const { id, funnelId, ...changes } = ctx.params;
           return { funnel: await updateFunnel(runtime.metadata(), ctx.meta.user!, id, funnelId, changes) };
         },
-      },
+      }),
 
-      deleteFunnel: {
+      deleteFunnel: action({
         rest: 'DELETE /api/sites/:id/funnels/:funnelId',
         ...manage,
         params: { id: 'uuid', funnelId: 'uuid' },
-        openapi: { summary: 'Delete a funnel', tags: funnelTags, successStatus: 204 },
+        openapi: { summary: 'Delete a funnel', tags: funnelTags, successStatus: 204, response: NoContent },
         async handler(ctx: Ctx<SiteParam & { funnelId: string }>) {
           await deleteFunnel(runtime.metadata(), ctx.meta.user!, ctx.params.id, ctx.params.funnelId);
           ctx.meta.$statusCode = 204;
           return null;
         },
-      },
+      }),
     },
 
     events: {

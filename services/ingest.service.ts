@@ -24,6 +24,9 @@ import {
 } from '../lib/ingest/schemas.ts';
 import { createSessionTracker } from '../lib/ingest/sessions.ts';
 import type { IngestSink } from '../lib/ingest/sink.ts';
+import * as I from '../lib/ingest/responses.ts';
+import { action } from '../lib/openapi/action.ts';
+import { NoContent } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -46,7 +49,7 @@ interface IngestState {
 
 type Ctx<P> = Context<P, RequestMeta>;
 
-const accepted = (ctx: Ctx<unknown>, body: unknown = null) => {
+const accepted = <T = null>(ctx: Ctx<unknown>, body: T = null as T): T => {
   ctx.meta.$statusCode = 202;
   return body;
 };
@@ -67,73 +70,74 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
     name: 'ingest',
     settings: { rest: '/' },
     actions: {
-      pageview: {
+      pageview: action({
         rest: 'POST /ingest',
         ...tracker,
         params: TRACKER_PAGEVIEW,
-        openapi: { summary: 'Tracker pageview (cross-origin; site resolved from Origin)', tags: ['ingest'], successStatus: 202 },
+        openapi: { summary: 'Tracker pageview (cross-origin; site resolved from Origin)', tags: ['ingest'], successStatus: 202, response: NoContent, errors: [403] },
         async handler(ctx: Ctx<TrackerPageview>) {
           await ingest.trackerPageview(deps(), ctx.params, ctx.meta.request);
           return accepted(ctx);
         },
-      },
-      event: {
+      }),
+      event: action({
         rest: 'POST /ingest/event',
         ...tracker,
         params: TRACKER_EVENT,
-        openapi: { summary: 'Tracker custom or automatic event', tags: ['ingest'], successStatus: 202 },
+        openapi: { summary: 'Tracker custom or automatic event', tags: ['ingest'], successStatus: 202, response: NoContent, errors: [403] },
         async handler(ctx: Ctx<TrackerEvent>) {
           await ingest.trackerEvent(deps(), ctx.params, ctx.meta.request);
           return accepted(ctx);
         },
-      },
-      webVital: {
+      }),
+      webVital: action({
         rest: 'POST /ingest/web-vitals',
         ...tracker,
         params: TRACKER_WEB_VITAL,
-        openapi: { summary: 'Web vitals add-on measurement', tags: ['ingest'], successStatus: 202 },
+        openapi: { summary: 'Web vitals add-on measurement', tags: ['ingest'], successStatus: 202, response: NoContent, errors: [403] },
         async handler(ctx: Ctx<TrackerWebVital>) {
           await ingest.trackerWebVital(deps(), ctx.params, ctx.meta.request);
           return accepted(ctx);
         },
-      },
-      serverPageview: {
+      }),
+      serverPageview: action({
         rest: 'POST /api/ingest/server/pageview',
         ...server,
         params: SERVER_PAGEVIEW,
-        openapi: { summary: 'Server-side pageview (API client with ingest:write on the site)', tags: ['ingest'], successStatus: 202 },
+        openapi: { summary: 'Server-side pageview (API client with ingest:write on the site)', tags: ['ingest'], successStatus: 202, response: I.ServerAccepted },
         async handler(ctx: Ctx<ServerPageview>) {
           return accepted(ctx, { status: await ingest.serverPageview(serverDeps(), ctx.params, ctx.meta.apiClient) });
         },
-      },
-      serverEvent: {
+      }),
+      serverEvent: action({
         rest: 'POST /api/ingest/server/event',
         ...server,
         params: SERVER_EVENT,
-        openapi: { summary: 'Server-side custom event', tags: ['ingest'], successStatus: 202 },
+        openapi: { summary: 'Server-side custom event', tags: ['ingest'], successStatus: 202, response: I.ServerAccepted },
         async handler(ctx: Ctx<ServerEvent>) {
           return accepted(ctx, { status: await ingest.serverEvent(serverDeps(), ctx.params, ctx.meta.apiClient) });
         },
-      },
-      serverBatch: {
+      }),
+      serverBatch: action({
         rest: 'POST /api/ingest/server/batch',
         hotPath: true,
         auth: 'client',
         bodyLimit: BATCH_BODY_LIMIT,
         rateLimit: 'ingest',
         params: { items: { type: 'array', min: 1, max: MAX_BATCH_ITEMS, items: 'object' } },
-        openapi: { summary: `Up to ${MAX_BATCH_ITEMS} server-side pageviews/events; per-item results`, tags: ['ingest'], successStatus: 202 },
+        openapi: { summary: `Up to ${MAX_BATCH_ITEMS} server-side pageviews/events; per-item results`, tags: ['ingest'], successStatus: 202, response: I.BatchAccepted },
         async handler(ctx: Ctx<{ items: ServerBatchItem[] }>) {
           return accepted(ctx, await ingest.serverBatch(serverDeps(), ctx.params.items, ctx.meta.apiClient));
         },
-      },
-      aiFetch: {
+      }),
+      aiFetch: action({
         rest: 'POST /api/sites/:id/ingest/ai-fetch',
         auth: 'client',
         bodyLimit: BATCH_BODY_LIMIT,
         rateLimit: 'ingest',
         params: { id: 'uuid', items: { type: 'array', min: 1, max: MAX_BATCH_ITEMS, items: 'object', optional: true } },
         openapi: {
+          response: I.AiFetchesAccepted,
           summary: 'AI crawler fetches forwarded from server logs: one fetch as the body, or {items: [...]}',
           description:
             'Fields of a fetch: path (starting with /) or url (absolute, on the site’s domain or hostnames), status_code, content_type, response_time_ms, bytes, user_agent (a known AI agent), timestamp (RFC 3339). A 400 names every bad field, as items[i].field in a batch; nothing of a batch with a bad fetch is stored.',
@@ -144,7 +148,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
           const { id, items, ...single } = ctx.params;
           return accepted(ctx, { accepted: await ingest.aiFetches(deps(), id, items ?? [single as AiFetch], items !== undefined, ctx.meta.apiClient) });
         },
-      },
+      }),
     },
 
     async started() {

@@ -14,10 +14,14 @@ import {
   securityOverview,
 } from '../lib/auth/passkeys.ts';
 import { consumeRecoveryCode, replaceRecoveryCodes } from '../lib/auth/recovery-codes.ts';
+import * as A from '../lib/auth/responses.ts';
 import { createSecretBox } from '../lib/auth/secret-box.ts';
+import * as X from '../lib/auth/security-responses.ts';
 import { signedInView } from '../lib/auth/session-view.ts';
 import { completeTotpSetup, disableTotp, startTotpSetup, totpEnabled, verifyTotp } from '../lib/auth/totp.ts';
 import { badRequest, conflict, PlumbError } from '../lib/errors.ts';
+import { action } from '../lib/openapi/action.ts';
+import { NoContent } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
 import { MFA_CHALLENGE_SECONDS } from './auth.service.ts';
@@ -26,7 +30,7 @@ type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
 
 /** WebAuthn ceremonies must finish within this many seconds of their start. */
 const CEREMONY_SECONDS = 300;
-const MFA_FACTORS = ['totp', 'recovery_code'];
+const MFA_FACTORS: ('totp' | 'recovery_code')[] = ['totp', 'recovery_code'];
 
 const code = 'string|min:1|max:64|trim';
 const challengeToken = 'string|min:1|max:4096';
@@ -103,32 +107,32 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
     name: 'security',
     settings: { rest: '/' },
     actions: {
-      overview: {
+      overview: action({
         rest: 'GET /api/user/security',
         auth: 'user',
         params: {},
-        openapi: { summary: 'Security settings at a glance: TOTP, recovery codes left, passkeys, password', tags: ['security'] },
+        openapi: { summary: 'Security settings at a glance: TOTP, recovery codes left, passkeys, password', tags: ['security'], response: X.SecurityOverview },
         handler: (ctx: Ctx) => securityOverview(db(), ctx.meta.user!.id),
-      },
+      }),
 
-      totpSetupStart: {
+      totpSetupStart: action({
         rest: 'POST /api/user/security/totp/setup/start',
         auth: 'user',
         params: {},
-        openapi: { summary: 'Start TOTP enrolment: a new secret with its otpauth URL and QR code (SVG), shown only here', tags: ['security'] },
+        openapi: { summary: 'Start TOTP enrolment: a new secret with its otpauth URL and QR code (SVG), shown only here', tags: ['security'], response: X.TotpEnrolment, errors: [409] },
         handler(ctx: Ctx) {
           noStore(ctx);
           return startTotpSetup(db(), totpBox, ctx.meta.user!);
         },
-      },
+      }),
 
-      totpSetupVerify: {
+      totpSetupVerify: action({
         rest: 'POST /api/user/security/totp/setup/verify',
         auth: 'user',
         // A code is a secret worth guessing: the strict bucket, even behind a session.
         rateLimit: 'login',
         params: { code },
-        openapi: { summary: 'Finish TOTP enrolment with a code from the app; returns ten one-time recovery codes and ends other sessions', tags: ['security'] },
+        openapi: { summary: 'Finish TOTP enrolment with a code from the app; returns ten one-time recovery codes and ends other sessions', tags: ['security'], response: X.RecoveryCodes, errors: [409] },
         async handler(ctx: Ctx<{ code: string }>) {
           const user = ctx.meta.user!;
           const recoveryCodes = await completeTotpSetup(db(), totpBox, user.id, ctx.params.code);
@@ -139,14 +143,14 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
           announceUpdate(ctx);
           return { recovery_codes: recoveryCodes };
         },
-      },
+      }),
 
-      totpDisable: {
+      totpDisable: action({
         rest: 'POST /api/user/security/totp/disable',
         auth: 'user',
         rateLimit: 'login',
         params: { code },
-        openapi: { summary: 'Turn TOTP off (needs a current code or a recovery code); deletes the recovery codes', tags: ['security'] },
+        openapi: { summary: 'Turn TOTP off (needs a current code or a recovery code); deletes the recovery codes', tags: ['security'], response: X.SecurityOverview, errors: [409] },
         async handler(ctx: Ctx<{ code: string }>) {
           const userId = ctx.meta.user!.id;
           if (!(await totpEnabled(db(), userId))) throw conflict('Two-factor authentication is not enabled');
@@ -156,14 +160,14 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
           announceUpdate(ctx);
           return securityOverview(db(), userId);
         },
-      },
+      }),
 
-      recoveryCodesRegenerate: {
+      recoveryCodesRegenerate: action({
         rest: 'POST /api/user/security/recovery-codes/regenerate',
         auth: 'user',
         rateLimit: 'login',
         params: { code },
-        openapi: { summary: 'Replace the recovery codes with ten new ones (needs a current TOTP code); the old ones stop working', tags: ['security'] },
+        openapi: { summary: 'Replace the recovery codes with ten new ones (needs a current TOTP code); the old ones stop working', tags: ['security'], response: X.RecoveryCodes, errors: [409] },
         async handler(ctx: Ctx<{ code: string }>) {
           const userId = ctx.meta.user!.id;
           if (!(await totpEnabled(db(), userId))) throw conflict('Two-factor authentication is not enabled');
@@ -171,41 +175,41 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
           noStore(ctx);
           return { recovery_codes: await db().transaction((tx) => replaceRecoveryCodes(tx, userId)) };
         },
-      },
+      }),
 
-      mfaTotpVerify: {
+      mfaTotpVerify: action({
         rest: 'POST /api/auth/mfa/totp/verify',
         auth: 'none',
         rateLimit: 'login',
         params: { challenge_token: challengeToken, code },
-        openapi: { summary: 'Second sign-in step: the challenge from /api/login and a TOTP code; starts the session', tags: ['security'] },
+        openapi: { summary: 'Second sign-in step: the challenge from /api/login and a TOTP code; starts the session', tags: ['security'], response: A.SignedIn },
         async handler(ctx: Ctx<{ challenge_token: string; code: string }>) {
           const { userId, remember, spend } = await mfaChallenge(ctx.params.challenge_token);
           if (!(await verifyTotp(db(), totpBox, userId, ctx.params.code))) throw badCode();
           await spend();
           return signIn(ctx, userId, remember);
         },
-      },
+      }),
 
-      mfaRecoveryCodeVerify: {
+      mfaRecoveryCodeVerify: action({
         rest: 'POST /api/auth/mfa/recovery-code/verify',
         auth: 'none',
         rateLimit: 'login',
         params: { challenge_token: challengeToken, code },
-        openapi: { summary: 'Second sign-in step with a one-time recovery code instead of TOTP; the code is used up', tags: ['security'] },
+        openapi: { summary: 'Second sign-in step with a one-time recovery code instead of TOTP; the code is used up', tags: ['security'], response: A.SignedIn },
         async handler(ctx: Ctx<{ challenge_token: string; code: string }>) {
           const { userId, remember, spend } = await mfaChallenge(ctx.params.challenge_token);
           if (!(await consumeRecoveryCode(db(), userId, ctx.params.code))) throw badCode();
           await spend();
           return signIn(ctx, userId, remember);
         },
-      },
+      }),
 
-      passkeyRegisterStart: {
+      passkeyRegisterStart: action({
         rest: 'POST /api/user/security/passkeys/register/start',
         auth: 'user',
         params: {},
-        openapi: { summary: 'Start adding a passkey: WebAuthn creation options and the signed challenge token', tags: ['security'] },
+        openapi: { summary: 'Start adding a passkey: WebAuthn creation options and the signed challenge token', tags: ['security'], response: X.RegistrationStart, errors: [409] },
         async handler(ctx: Ctx) {
           const user = ctx.meta.user!;
           const options = await registrationOptions(db(), rp, user);
@@ -213,13 +217,13 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
           noStore(ctx);
           return { options, challenge_token: token };
         },
-      },
+      }),
 
-      passkeyRegisterFinish: {
+      passkeyRegisterFinish: action({
         rest: 'POST /api/user/security/passkeys/register/finish',
         auth: 'user',
         params: { challenge_token: challengeToken, response: registrationResponse, name: { type: 'string', min: 1, max: 64, trim: true, optional: true } },
-        openapi: { summary: "Finish adding a passkey with the authenticator's attestation", tags: ['security'], successStatus: 201 },
+        openapi: { summary: "Finish adding a passkey with the authenticator's attestation", tags: ['security'], successStatus: 201, response: X.PasskeyEnvelope, errors: [409] },
         async handler(ctx: Ctx<{ challenge_token: string; response: RegistrationResponseJSON; name?: string }>) {
           const user = ctx.meta.user!;
           const challenge = await sessions.verifyChallenge('passkey-register', ctx.params.challenge_token);
@@ -233,47 +237,47 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
           ctx.meta.$responseHeaders = { Location: `/api/user/security/passkeys/${passkey.id}` };
           return { passkey };
         },
-      },
+      }),
 
-      passkeyList: {
+      passkeyList: action({
         rest: 'GET /api/user/security/passkeys',
         auth: 'user',
         params: {
           limit: { type: 'number', integer: true, min: 1, max: 100, optional: true, default: 25, convert: true },
           offset: { type: 'number', integer: true, min: 0, optional: true, default: 0, convert: true },
         },
-        openapi: { summary: "The signed-in person's passkeys, oldest first", tags: ['security'] },
+        openapi: { summary: "The signed-in person's passkeys, oldest first", tags: ['security'], response: X.PasskeyPage },
         handler: (ctx: Ctx<{ limit: number; offset: number }>) => listPasskeys(db(), ctx.meta.user!.id, ctx.params),
-      },
+      }),
 
-      passkeyRename: {
+      passkeyRename: action({
         rest: 'PATCH /api/user/security/passkeys/:id',
         auth: 'user',
         params: { id: 'uuid', name: passkeyName },
-        openapi: { summary: 'Rename a passkey', tags: ['security'] },
+        openapi: { summary: 'Rename a passkey', tags: ['security'], response: X.PasskeyEnvelope },
         async handler(ctx: Ctx<{ id: string; name: string }>) {
           return { passkey: await renamePasskey(db(), ctx.meta.user!.id, ctx.params.id, ctx.params.name) };
         },
-      },
+      }),
 
-      passkeyDelete: {
+      passkeyDelete: action({
         rest: 'DELETE /api/user/security/passkeys/:id',
         auth: 'user',
         params: { id: 'uuid' },
-        openapi: { summary: 'Remove a passkey; refused (409) when it is the last way to sign in', tags: ['security'], successStatus: 204 },
+        openapi: { summary: 'Remove a passkey; refused (409) when it is the last way to sign in', tags: ['security'], successStatus: 204, response: NoContent, errors: [409] },
         async handler(ctx: Ctx<{ id: string }>) {
           await deletePasskey(db(), ctx.meta.user!.id, ctx.params.id);
           ctx.meta.$statusCode = 204;
           return null;
         },
-      },
+      }),
 
-      passkeyLoginStart: {
+      passkeyLoginStart: action({
         rest: 'POST /api/auth/passkey/login/start',
         auth: 'none',
         rateLimit: 'login',
         params: {},
-        openapi: { summary: 'Start a passkey sign-in (discoverable: no email needed): request options and the signed challenge token', tags: ['security'] },
+        openapi: { summary: 'Start a passkey sign-in (discoverable: no email needed): request options and the signed challenge token', tags: ['security'], response: X.LoginStart },
         async handler(ctx: Ctx) {
           const options = await authenticationOptions(rp);
           // No account is known yet; the subject only has to be present.
@@ -281,14 +285,14 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
           noStore(ctx);
           return { options, challenge_token: token };
         },
-      },
+      }),
 
-      passkeyLoginFinish: {
+      passkeyLoginFinish: action({
         rest: 'POST /api/auth/passkey/login/finish',
         auth: 'none',
         rateLimit: 'login',
         params: { challenge_token: challengeToken, response: authenticationResponse, remember_me: { type: 'boolean', optional: true, default: false, convert: true } },
-        openapi: { summary: "Finish a passkey sign-in with the authenticator's assertion; starts the session or asks for the second factor", tags: ['security'] },
+        openapi: { summary: "Finish a passkey sign-in with the authenticator's assertion; starts the session or asks for the second factor", tags: ['security'], response: A.LoginResult },
         async handler(ctx: Ctx<{ challenge_token: string; response: AuthenticationResponseJSON; remember_me: boolean }>) {
           const challenge = await sessions.verifyChallenge('passkey-login', ctx.params.challenge_token);
           if (!challenge || typeof challenge.data.challenge !== 'string') throw badChallenge();
@@ -300,11 +304,11 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
           // saw a touch is like a password: TOTP, when enrolled, still has to follow.
           if (!userVerified && (await totpEnabled(db(), userId))) {
             const token = await sessions.signChallenge('mfa', userId, { remember: ctx.params.remember_me }, MFA_CHALLENGE_SECONDS);
-            return { status: 'mfa_required', challenge_token: token, factors: MFA_FACTORS };
+            return { status: 'mfa_required' as const, challenge_token: token, factors: MFA_FACTORS };
           }
           return signIn(ctx, userId, ctx.params.remember_me);
         },
-      },
+      }),
     },
   };
 }

@@ -3,7 +3,14 @@
 // to the site's own read actions as a viewer of that site and nothing more (lib/auth/access.ts).
 import type { Context, ServiceSchema } from 'moleculer';
 import type { AuthMeta } from '../lib/auth/access.ts';
+import * as E from '../lib/analytics/events/responses.ts';
+import * as S from '../lib/analytics/query/responses.ts';
+import { Ok } from '../lib/auth/responses.ts';
+import * as G from '../lib/goals/responses.ts';
+import { action } from '../lib/openapi/action.ts';
+import { NoContent, type TSchema } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import * as H from '../lib/share/responses.ts';
 import { createShareLink, listShareLinks, type ResolvedShare, resolveShareToken, revokeShareLink, type ShareInput } from '../lib/share/links.ts';
 import { assertUnlocked, unlockCookie, unlockShare } from '../lib/share/unlock.ts';
 import type { RequestMeta } from '../types/meta.ts';
@@ -23,17 +30,17 @@ const token = { type: 'string', min: 1, max: 128 };
  * The read endpoints a share link opens: its path under /api/share/{token} → the action that
  * answers the same question under /api/sites/{id}. Nothing else of the site is reachable.
  */
-const READS: Record<string, { path: string; action: string; summary: string }> = {
-  stats: { path: '/stats', action: 'analytics.stats', summary: 'KPIs (with comparison) and timeseries of the shared site' },
-  kpis: { path: '/stats/kpis', action: 'analytics.kpis', summary: 'KPIs (with comparison) of the shared site, without the timeseries' },
-  timeseries: { path: '/stats/timeseries', action: 'analytics.timeseries', summary: 'Visitors, visits and pageviews over time on the shared site' },
-  breakdown: { path: '/stats/breakdown', action: 'analytics.breakdown', summary: 'A breakdown (pages, sources, countries …) of the shared site' },
-  eventNames: { path: '/events/names', action: 'events.names', summary: 'Custom event names of the shared site' },
-  eventProperties: { path: '/events/properties', action: 'events.properties', summary: 'Property keys of one custom event of the shared site' },
-  eventBreakdown: { path: '/events/breakdown', action: 'events.breakdown', summary: 'Values of one event property of the shared site' },
-  eventTimeseries: { path: '/events/timeseries', action: 'events.timeseries', summary: 'One custom event over time on the shared site' },
-  eventAudience: { path: '/events/audience', action: 'events.audience', summary: 'Who triggered one custom event on the shared site' },
-  goalStats: { path: '/goals/stats', action: 'goals.goalStats', summary: 'Goal conversions of the shared site' },
+const READS: Record<string, { path: string; action: string; summary: string; response: TSchema }> = {
+  stats: { path: '/stats', action: 'analytics.stats', summary: 'KPIs (with comparison) and timeseries of the shared site', response: S.Stats },
+  kpis: { path: '/stats/kpis', action: 'analytics.kpis', summary: 'KPIs (with comparison) of the shared site, without the timeseries', response: S.KpisOnly },
+  timeseries: { path: '/stats/timeseries', action: 'analytics.timeseries', summary: 'Visitors, visits and pageviews over time on the shared site', response: S.Timeseries },
+  breakdown: { path: '/stats/breakdown', action: 'analytics.breakdown', summary: 'A breakdown (pages, sources, countries …) of the shared site', response: S.Breakdown },
+  eventNames: { path: '/events/names', action: 'events.names', summary: 'Custom event names of the shared site', response: E.EventNames },
+  eventProperties: { path: '/events/properties', action: 'events.properties', summary: 'Property keys of one custom event of the shared site', response: E.EventProperties },
+  eventBreakdown: { path: '/events/breakdown', action: 'events.breakdown', summary: 'Values of one event property of the shared site', response: E.EventBreakdown },
+  eventTimeseries: { path: '/events/timeseries', action: 'events.timeseries', summary: 'One custom event over time on the shared site', response: E.EventTimeseries },
+  eventAudience: { path: '/events/audience', action: 'events.audience', summary: 'Who triggered one custom event on the shared site', response: E.EventAudience },
+  goalStats: { path: '/goals/stats', action: 'goals.goalStats', summary: 'Goal conversions of the shared site', response: G.GoalStats },
 };
 
 export default function createShareService(runtime: Runtime): ServiceSchema {
@@ -48,30 +55,33 @@ export default function createShareService(runtime: Runtime): ServiceSchema {
     return share;
   }
 
-  const readAction = (read: { path: string; action: string; summary: string }) => ({
-    rest: `GET /api/share/:token${read.path}`,
-    auth: 'none' as const,
-    params: { token },
-    openapi: {
-      summary: read.summary,
-      description: `Public, read-only: the query parameters of the site's own endpoint (${read.action}); the site is always the link's own.`,
-      tags,
-    },
-    async handler(ctx: Ctx<TokenParams>) {
-      const share = await openShare(ctx);
-      // Path and query arrive merged: drop the token, and whatever site id the query names.
-      const { token: _token, id: _id, ...query } = ctx.params;
-      // The link's visitor acts as the share principal alone: whoever else the request may be
-      // signed in as must not widen (or narrow) what the link shows.
-      return ctx.call(read.action, { ...query, id: share.site.id }, { meta: { user: undefined, session: undefined, apiClient: undefined, share: { siteId: share.site.id } } });
-    },
-  });
+  const readAction = (read: (typeof READS)[string]) =>
+    action({
+      rest: `GET /api/share/:token${read.path}`,
+      auth: 'none' as const,
+      params: { token },
+      openapi: {
+        summary: read.summary,
+        description: `Public, read-only: the query parameters of the site's own endpoint (${read.action}); the site is always the link's own.`,
+        tags,
+        // The site endpoint answers, so its schema is the answer's.
+        response: read.response,
+      },
+      async handler(ctx: Ctx<TokenParams>) {
+        const share = await openShare(ctx);
+        // Path and query arrive merged: drop the token, and whatever site id the query names.
+        const { token: _token, id: _id, ...query } = ctx.params;
+        // The link's visitor acts as the share principal alone: whoever else the request may be
+        // signed in as must not widen (or narrow) what the link shows.
+        return ctx.call(read.action, { ...query, id: share.site.id }, { meta: { user: undefined, session: undefined, apiClient: undefined, share: { siteId: share.site.id } } });
+      },
+    });
 
   return {
     name: 'share',
     settings: { rest: '/' },
     actions: {
-      create: {
+      create: action({
         rest: 'POST /api/sites/:id/share',
         auth: 'user',
         access: { site: { param: 'id', role: 'admin' } },
@@ -81,7 +91,7 @@ export default function createShareService(runtime: Runtime): ServiceSchema {
           expires_at: { type: 'string', max: 64, optional: true, nullable: true },
           password: { type: 'string', max: 256, optional: true, nullable: true },
         },
-        openapi: { summary: 'Create a read-only share link of the site (optional expiry and password); the token is shown only here', tags, successStatus: 201 },
+        openapi: { summary: 'Create a read-only share link of the site (optional expiry and password); the token is shown only here', tags, successStatus: 201, response: H.CreatedShare },
         async handler(ctx: Ctx<ShareInput & { id: string }>) {
           const { id, ...input } = ctx.params;
           const created = await createShareLink(runtime.metadata(), ctx.meta.user!, id, input, config.publicUrl);
@@ -89,56 +99,56 @@ export default function createShareService(runtime: Runtime): ServiceSchema {
           ctx.meta.$responseHeaders = { 'Cache-Control': 'no-store' };
           return created;
         },
-      },
+      }),
 
-      list: {
+      list: action({
         rest: 'GET /api/sites/:id/share',
         auth: 'user',
         access: { site: { param: 'id', role: 'admin' } },
         params: { id: 'uuid', ...paging },
-        openapi: { summary: 'The site’s share links that were not revoked, newest first (tokens are never shown again)', tags },
+        openapi: { summary: 'The site’s share links that were not revoked, newest first (tokens are never shown again)', tags, response: H.SharePage },
         handler: (ctx: Ctx<Paging & { id: string }>) => listShareLinks(runtime.metadata(), ctx.params.id, ctx.params),
-      },
+      }),
 
-      revoke: {
+      revoke: action({
         rest: 'DELETE /api/sites/:id/share/:shareId',
         auth: 'user',
         access: { site: { param: 'id', role: 'admin' } },
         params: { id: 'uuid', shareId: 'uuid' },
-        openapi: { summary: 'Revoke a share link: its URL answers 404 from now on', tags, successStatus: 204 },
+        openapi: { summary: 'Revoke a share link: its URL answers 404 from now on', tags, successStatus: 204, response: NoContent },
         async handler(ctx: Ctx<{ id: string; shareId: string }>) {
           await revokeShareLink(runtime.metadata(), ctx.meta.user!, ctx.params.id, ctx.params.shareId);
           ctx.meta.$statusCode = 204;
           return null;
         },
-      },
+      }),
 
-      view: {
+      view: action({
         rest: 'GET /api/share/:token',
         auth: 'none',
         params: { token },
-        openapi: { summary: 'What a share link shows: the site and the link’s name (401 password_required until unlocked)', tags },
+        openapi: { summary: 'What a share link shows: the site and the link’s name (401 password_required until unlocked)', tags, response: H.SharedSite },
         async handler(ctx: Ctx<TokenParams>) {
           const share = await openShare(ctx);
           return { site: share.site, name: share.name, has_password: share.passwordHash !== null };
         },
-      },
+      }),
 
-      unlock: {
+      unlock: action({
         rest: 'POST /api/share/:token/unlock',
         auth: 'none',
         rateLimit: 'login',
         params: { token, password: { type: 'string', min: 1, max: 256 } },
-        openapi: { summary: 'Unlock a password-protected share link for a day (sets an HttpOnly cookie for this link only)', tags },
+        openapi: { summary: 'Unlock a password-protected share link for a day (sets an HttpOnly cookie for this link only)', tags, response: Ok },
         async handler(ctx: Ctx<TokenParams & { password: string }>) {
           const share = await resolveShareToken(runtime.metadata(), ctx.params.token);
           await unlockShare(share, ctx.params.password);
           const headers: Record<string, string | string[]> = { 'Cache-Control': 'no-store' };
           if (share.passwordHash) headers['Set-Cookie'] = [await unlockCookie(runtime.sessions, share, ctx.params.token, secureCookies)];
           ctx.meta.$responseHeaders = headers;
-          return { status: 'ok' };
+          return { status: 'ok' as const };
         },
-      },
+      }),
 
       ...Object.fromEntries(Object.entries(READS).map(([name, read]) => [name, readAction(read)])),
     },

@@ -2,7 +2,10 @@
 // team with its analytics. Thin actions over lib/sites/; who may call what is declared on each.
 import type { Context, ServiceSchema } from 'moleculer';
 import type { SiteRole } from '../lib/auth/api-clients.ts';
+import { action } from '../lib/openapi/action.ts';
+import { NoContent } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import * as S from '../lib/sites/responses.ts';
 import { listSiteMembers, removeSiteMember, setSiteMember } from '../lib/sites/members.ts';
 import { createTeamSite, getSite, listSites, type SiteChanges, softDeleteSite, updateSite } from '../lib/sites/sites-admin.ts';
 import { deleteSiteRows, sweepMovedSite, type TransferResult, transferSite } from '../lib/sites/transfer.ts';
@@ -62,20 +65,20 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
     name: 'sites',
     settings: { rest: '/' },
     actions: {
-      list: {
+      list: action({
         rest: 'GET /api/sites',
         auth: 'any',
         params: paging,
-        openapi: { summary: 'Sites the caller can see, with the caller’s effective role on each', tags },
+        openapi: { summary: 'Sites the caller can see, with the caller’s effective role on each', tags, response: S.SitePage },
         handler: (ctx: Ctx<Paging>) => listSites(runtime.metadata(), ctx.meta, ctx.params),
-      },
+      }),
 
-      create: {
+      create: action({
         rest: 'POST /api/sites',
         auth: 'user',
         access: { team: { param: 'team_id', role: 'admin' } },
         params: { domain: 'string|min:1|max:253|trim', team_id: 'uuid', ...siteFields },
-        openapi: { summary: 'Create a site in a team you administer; you become its owner', tags, successStatus: 201 },
+        openapi: { summary: 'Create a site in a team you administer; you become its owner', tags, successStatus: 201, response: S.SiteEnvelope, errors: [409] },
         async handler(ctx: Ctx<{ domain: string; team_id: string; timezone?: string; hostnames?: string[] }>) {
           // The tenant database first: a site never exists without a place for its analytics.
           await runtime.analytics().ensureTenant(ctx.params.team_id);
@@ -85,25 +88,25 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
           ctx.meta.$statusCode = 201;
           return { site };
         },
-      },
+      }),
 
-      get: {
+      get: action({
         rest: 'GET /api/sites/:id',
         auth: 'any',
         access: { site: { param: 'id', role: 'viewer', scope: 'stats:read' } },
         params: { id: 'uuid' },
-        openapi: { summary: 'A site, with the caller’s effective role on it', tags },
+        openapi: { summary: 'A site, with the caller’s effective role on it', tags, response: S.SiteEnvelope },
         async handler(ctx: Ctx<{ id: string }>) {
           return { site: await getSite(runtime.metadata(), ctx.meta, ctx.params.id) };
         },
-      },
+      }),
 
-      update: {
+      update: action({
         rest: 'PATCH /api/sites/:id',
         auth: 'user',
         access: { site: { param: 'id', role: 'admin' } },
         params: { id: 'uuid', domain: 'string|min:1|max:253|trim|optional', ...siteFields },
-        openapi: { summary: 'Change a site’s domain, time zone or extra hostnames (the list replaces the old one)', tags },
+        openapi: { summary: 'Change a site’s domain, time zone or extra hostnames (the list replaces the old one)', tags, response: S.SiteEnvelope, errors: [409] },
         async handler(ctx: Ctx<SiteChanges & { id: string }>) {
           const { id, ...changes } = ctx.params;
           const { site, changed } = await updateSite(runtime.metadata(), ctx.meta.user!, id, changes);
@@ -113,14 +116,14 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
           }
           return { site };
         },
-      },
+      }),
 
-      remove: {
+      remove: action({
         rest: 'DELETE /api/sites/:id',
         auth: 'user',
         access: { site: { param: 'id', role: 'owner' } },
         params: { id: 'uuid' },
-        openapi: { summary: 'Delete a site and its analytics; its domain can be used again', tags, successStatus: 204 },
+        openapi: { summary: 'Delete a site and its analytics; its domain can be used again', tags, successStatus: 204, response: NoContent, errors: [409] },
         async handler(ctx: Ctx<{ id: string }>) {
           const site = await softDeleteSite(runtime.metadata(), ctx.meta.user!, ctx.params.id);
           sitesChanged(ctx, site.id);
@@ -134,48 +137,48 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
           ctx.meta.$statusCode = 204;
           return null;
         },
-      },
+      }),
 
-      members: {
+      members: action({
         rest: 'GET /api/sites/:id/members',
         auth: 'user',
         access: { site: { param: 'id', role: 'admin' } },
         params: { id: 'uuid', ...paging },
-        openapi: { summary: 'People with a role on this site itself (team roles are listed with the team)', tags },
+        openapi: { summary: 'People with a role on this site itself (team roles are listed with the team)', tags, response: S.SiteMemberPage },
         handler: (ctx: Ctx<Paging & { id: string }>) => listSiteMembers(runtime.metadata(), ctx.params.id, ctx.params),
-      },
+      }),
 
-      setMember: {
+      setMember: action({
         rest: 'PUT /api/sites/:id/members/:userId',
         auth: 'user',
         access: { site: { param: 'id', role: 'admin' } },
         params: { id: 'uuid', userId: 'uuid', role: { type: 'enum', values: SITE_ROLES } },
-        openapi: { summary: 'Give a user a role on the site, or change it (only an owner grants owner)', tags },
+        openapi: { summary: 'Give a user a role on the site, or change it (only an owner grants owner)', tags, response: S.SiteMemberEnvelope },
         async handler(ctx: Ctx<{ id: string; userId: string; role: SiteRole }>) {
           return { member: await setSiteMember(runtime.metadata(), ctx.meta.user!, ctx.params.id, ctx.params.userId, ctx.params.role) };
         },
-      },
+      }),
 
-      removeMember: {
+      removeMember: action({
         rest: 'DELETE /api/sites/:id/members/:userId',
         auth: 'user',
         access: { site: { param: 'id', role: 'admin' } },
         params: { id: 'uuid', userId: 'uuid' },
-        openapi: { summary: 'Take a user’s role on the site away', tags, successStatus: 204 },
+        openapi: { summary: 'Take a user’s role on the site away', tags, successStatus: 204, response: NoContent },
         async handler(ctx: Ctx<{ id: string; userId: string }>) {
           await removeSiteMember(runtime.metadata(), ctx.meta.user!, ctx.params.id, ctx.params.userId);
           ctx.meta.$statusCode = 204;
           return null;
         },
-      },
+      }),
 
-      transfer: {
+      transfer: action({
         rest: 'POST /api/sites/:id/transfer-team',
         auth: 'user',
         access: { site: { param: 'id', role: 'admin' } },
         params: { id: 'uuid', team_id: 'uuid' },
         ...NO_CALL_TIMEOUT,
-        openapi: { summary: 'Move the site into another team you administer, with its analytics', tags },
+        openapi: { summary: 'Move the site into another team you administer, with its analytics', tags, response: S.Transfer, errors: [409] },
         async handler(ctx: Ctx<{ id: string; team_id: string }>) {
           const deps = { metadata: runtime.metadata(), analytics: runtime.analytics(), log, sitesChanged: () => sitesChanged(ctx, ctx.params.id) };
           const result = await transferSite(deps, { siteId: ctx.params.id, destinationTeamId: ctx.params.team_id, actor: ctx.meta.user! });
@@ -184,7 +187,7 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
           if (site) announce(ctx, 'updated', site);
           return result;
         },
-      },
+      }),
     },
 
     events: {

@@ -5,7 +5,10 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { TeamRole } from '../lib/auth/access.ts';
 import { auditPage } from '../lib/audit/audit.ts';
+import { Ok } from '../lib/auth/responses.ts';
+import { action } from '../lib/openapi/action.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import * as T from '../lib/teams/responses.ts';
 import { acceptInvitation, type IssuedInvitation, listInvitations, resendInvitation, revokeInvitation } from '../lib/teams/invitations.ts';
 import { addMember, changeRole, listMembers, removeMember } from '../lib/teams/members.ts';
 import type { PageQuery } from '../lib/pagination.ts';
@@ -35,68 +38,68 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
     name: 'teams',
     settings: { rest: '/' },
     actions: {
-      list: {
+      list: action({
         rest: 'GET /api/user/teams',
         auth: 'user',
         params: pageParams(50),
-        openapi: { summary: 'Teams you belong to, with your role (instance owners and admins see every team)', tags },
+        openapi: { summary: 'Teams you belong to, with your role (instance owners and admins see every team)', tags, response: T.TeamPage },
         handler: (ctx: Ctx<PageQuery>) => listTeams(db(), ctx.meta.user!, ctx.params),
-      },
+      }),
 
-      create: {
+      create: action({
         rest: 'POST /api/user/teams',
         auth: 'user',
         params: { name },
-        openapi: { summary: 'Create a team; you become its owner', tags, successStatus: 201 },
+        openapi: { summary: 'Create a team; you become its owner', tags, successStatus: 201, response: T.Team },
         async handler(ctx: Ctx<{ name: string }>) {
           const team = await createTeamWithOwner(db(), ctx.meta.user!, ctx.params.name);
           ctx.meta.$statusCode = 201;
           ctx.emit('ops.team.created', { team_id: team.id, name: team.name, user_id: ctx.meta.user!.id, email: ctx.meta.user!.email, role: 'owner' });
           return team;
         },
-      },
+      }),
 
-      update: {
+      update: action({
         rest: 'PATCH /api/user/teams/:id',
         auth: 'user',
         access: { team: { param: 'id', role: 'admin' } },
         params: { ...teamId, name },
-        openapi: { summary: 'Rename a team (team admin or owner)', tags },
+        openapi: { summary: 'Rename a team (team admin or owner)', tags, response: T.Team },
         async handler(ctx: Ctx<{ id: string; name: string }>) {
           const { team, changed } = await renameTeam(db(), ctx.meta.user!, ctx.params.id, ctx.params.name);
           if (changed) ctx.emit('ops.team.updated', { team_id: team.id, name: team.name });
           return team;
         },
-      },
+      }),
 
-      archive: {
+      archive: action({
         rest: 'POST /api/user/teams/:id/archive',
         auth: 'user',
         access: { team: { param: 'id', role: 'owner' } },
         params: teamId,
-        openapi: { summary: 'Archive a team (team owner): it keeps its history but takes no new sites or members', tags },
+        openapi: { summary: 'Archive a team (team owner): it keeps its history but takes no new sites or members', tags, response: T.Team, errors: [409] },
         async handler(ctx: Ctx<{ id: string }>) {
           const team = await archiveTeam(db(), ctx.meta.user!, ctx.params.id);
           ctx.emit('ops.team.archived', { team_id: team.id, name: team.name, archived_at: team.archived_at });
           return team;
         },
-      },
+      }),
 
-      members: {
+      members: action({
         rest: 'GET /api/user/teams/:id/members',
         auth: 'user',
         access: { team: { param: 'id', role: 'member' } },
         params: { ...teamId, ...pageParams(100) },
-        openapi: { summary: 'Members of a team with their roles (any team member)', tags },
+        openapi: { summary: 'Members of a team with their roles (any team member)', tags, response: T.MemberPage },
         handler: (ctx: Ctx<{ id: string } & PageQuery>) => listMembers(db(), ctx.params.id, ctx.params),
-      },
+      }),
 
-      addMember: {
+      addMember: action({
         rest: 'POST /api/user/teams/:id/members',
         auth: 'user',
         access: { team: { param: 'id', role: 'admin' } },
         params: { ...teamId, email: { type: 'email', max: 254 }, role },
-        openapi: { summary: 'Add a member by email (team admin; owners only by an owner); without an account, an invitation is created', tags, successStatus: 201 },
+        openapi: { summary: 'Add a member by email (team admin; owners only by an owner); without an account, an invitation is created', tags, successStatus: 201, response: T.Added, errors: [409] },
         async handler(ctx: Ctx<{ id: string; email: string; role: TeamRole }>) {
           const added = await addMember(db(), ctx.meta.user!, ctx.params.id, ctx.params);
           ctx.meta.$statusCode = 201;
@@ -105,94 +108,94 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
           ctx.emit('ops.team.member.added', { team_id: ctx.params.id, user_id: member.user_id, email: member.email, role: member.role });
           return { member };
         },
-      },
+      }),
 
-      changeRole: {
+      changeRole: action({
         rest: 'PATCH /api/user/teams/:id/members/:userId',
         auth: 'user',
         access: { team: { param: 'id', role: 'admin' } },
         params: { ...teamId, userId: 'uuid', role },
-        openapi: { summary: "Change a member's role (team admin; the owner role only by an owner; never the last owner)", tags },
+        openapi: { summary: "Change a member's role (team admin; the owner role only by an owner; never the last owner)", tags, response: T.MemberEnvelope, errors: [409] },
         async handler(ctx: Ctx<{ id: string; userId: string; role: TeamRole }>) {
           const { member } = await changeRole(db(), ctx.meta.user!, ctx.params.id, ctx.params.userId, ctx.params.role);
           return { member };
         },
-      },
+      }),
 
-      removeMember: {
+      removeMember: action({
         rest: 'DELETE /api/user/teams/:id/members/:userId',
         auth: 'user',
         // Any member may leave; removing someone else needs admin, checked by the use case.
         access: { team: { param: 'id', role: 'member' } },
         params: { ...teamId, userId: 'uuid' },
-        openapi: { summary: 'Remove a member (team admin; an owner only by an owner) or leave the team yourself; never the last owner', tags },
+        openapi: { summary: 'Remove a member (team admin; an owner only by an owner) or leave the team yourself; never the last owner', tags, response: Ok, errors: [409] },
         async handler(ctx: Ctx<{ id: string; userId: string }>) {
           const removed = await removeMember(db(), ctx.meta.user!, ctx.params.id, ctx.params.userId);
           ctx.emit('ops.team.member.removed', { team_id: ctx.params.id, user_id: removed.user_id, email: removed.email, role: removed.role });
-          return { status: 'ok' };
+          return { status: 'ok' as const };
         },
-      },
+      }),
 
-      invitations: {
+      invitations: action({
         rest: 'GET /api/user/teams/:id/invitations',
         auth: 'user',
         access: { team: { param: 'id', role: 'admin' } },
         params: { ...teamId, ...pageParams(100) },
-        openapi: { summary: 'Open invitations of a team, pending or expired (team admin)', tags },
+        openapi: { summary: 'Open invitations of a team, pending or expired (team admin)', tags, response: T.InvitationPage },
         handler: (ctx: Ctx<{ id: string } & PageQuery>) => listInvitations(db(), ctx.params.id, ctx.params),
-      },
+      }),
 
-      resendInvitation: {
+      resendInvitation: action({
         rest: 'POST /api/user/teams/:id/invitations/:invitationId/resend',
         auth: 'user',
         access: { team: { param: 'id', role: 'admin' } },
         params: { ...teamId, invitationId: 'uuid' },
-        openapi: { summary: 'Resend an invitation: a new link valid 7 days; the old link stops working (team admin)', tags },
+        openapi: { summary: 'Resend an invitation: a new link valid 7 days; the old link stops working (team admin)', tags, response: T.IssuedInvitation, errors: [409] },
         async handler(ctx: Ctx<{ id: string; invitationId: string }>) {
           return issued(await resendInvitation(db(), ctx.meta.user!, ctx.params.id, ctx.params.invitationId));
         },
-      },
+      }),
 
-      revokeInvitation: {
+      revokeInvitation: action({
         rest: 'DELETE /api/user/teams/:id/invitations/:invitationId',
         auth: 'user',
         access: { team: { param: 'id', role: 'admin' } },
         params: { ...teamId, invitationId: 'uuid' },
-        openapi: { summary: 'Revoke an invitation; its link stops working (team admin)', tags },
+        openapi: { summary: 'Revoke an invitation; its link stops working (team admin)', tags, response: Ok },
         async handler(ctx: Ctx<{ id: string; invitationId: string }>) {
           await revokeInvitation(db(), ctx.meta.user!, ctx.params.id, ctx.params.invitationId);
-          return { status: 'ok' };
+          return { status: 'ok' as const };
         },
-      },
+      }),
 
-      acceptInvite: {
+      acceptInvite: action({
         rest: 'POST /api/auth/accept-invite',
         auth: 'none',
         rateLimit: 'login',
         params: { token: 'string|min:1|max:200', password: 'string|min:1|max:256' },
-        openapi: { summary: 'Accept an invitation: creates your account with the invited email, joins the team and signs you in', tags, successStatus: 201 },
+        openapi: { summary: 'Accept an invitation: creates your account with the invited email, joins the team and signs you in', tags, successStatus: 201, response: T.Accepted, errors: [409] },
         async handler(ctx: Ctx<{ token: string; password: string }>) {
           const { user, teamId: joined, role: joinedAs } = await acceptInvitation(db(), ctx.params.token, ctx.params.password);
           ctx.emit('ops.team.member.added', { team_id: joined, user_id: user.id, email: user.email, role: joinedAs });
           const session = await runtime.sessions.start(user.id, { remember: false });
           ctx.meta.$statusCode = 201;
           ctx.meta.$responseHeaders = { 'Set-Cookie': session.setCookies, 'Cache-Control': 'no-store' };
-          return { status: 'ok', user: session.user, team_id: joined };
+          return { status: 'ok' as const, user: session.user, team_id: joined };
         },
-      },
+      }),
 
-      audit: {
+      audit: action({
         rest: 'GET /api/user/teams/:id/audit',
         auth: 'user',
         access: { team: { param: 'id', role: 'admin' } },
         params: { ...teamId, action: { type: 'string', optional: true, max: 100 }, ...pageParams(25) },
-        openapi: { summary: 'Team audit page: recent team-management actions, newest first (team admin)', tags },
+        openapi: { summary: 'Team audit page: recent team-management actions, newest first (team admin)', tags, response: T.AuditPage },
         handler(ctx: Ctx<{ id: string; action?: string } & PageQuery>) {
           const { id, action, limit, offset } = ctx.params;
           // An empty `action=` (as a form sends it) means no filter, as the page's own `action: ""` does.
           return auditPage(db(), id, { action: action === '' ? undefined : action, limit, offset });
         },
-      },
+      }),
     },
   };
 }

@@ -4,7 +4,11 @@ import type { Context, ServiceSchema } from 'moleculer';
 import { API_SCOPES, listApiClients } from '../lib/auth/api-clients.ts';
 import type { InstanceRole, UserPrincipal } from '../lib/auth/sessions.ts';
 import { unauthorized } from '../lib/errors.ts';
+import { Ok } from '../lib/auth/responses.ts';
+import { action } from '../lib/openapi/action.ts';
+import { NoContent } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import * as U from '../lib/users/responses.ts';
 import { type ApiClientRequest, changePassword, deleteOwnApiClient, issueApiClient, ownApiClient, rotateOwnApiClient } from '../lib/users/account.ts';
 import { adminCreateUser, changeRole, deleteUser, disableMfa, listUsers, type UserView } from '../lib/users/admin.ts';
 import type { RequestMeta } from '../types/meta.ts';
@@ -65,32 +69,32 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
     name: 'users',
     settings: { rest: '/' },
     actions: {
-      listUsers: {
+      listUsers: action({
         rest: 'GET /api/admin/users',
         ...admin,
         params: page,
-        openapi: { summary: 'Instance users, oldest first (instance owners and admins)', tags: ['admin'] },
+        openapi: { summary: 'Instance users, oldest first (instance owners and admins)', tags: ['admin'], response: U.UserPage },
         handler: (ctx: Ctx<Page>) => listUsers(db(), ctx.params),
-      },
+      }),
 
-      createUser: {
+      createUser: action({
         rest: 'POST /api/admin/users',
         ...admin,
         params: { email: 'string|min:3|max:254|trim', password: 'string|min:1|max:1024', role: { type: 'enum', values: ROLES } },
-        openapi: { summary: 'Create an account directly; only an instance owner may create owners and admins', tags: ['admin'], successStatus: 201 },
+        openapi: { summary: 'Create an account directly; only an instance owner may create owners and admins', tags: ['admin'], successStatus: 201, response: U.UserEnvelope, errors: [409] },
         async handler(ctx: Ctx<{ email: string; password: string; role: InstanceRole }>) {
           const user = await adminCreateUser(db(), caller(ctx), ctx.params);
           announceUpdate(ctx, user);
           ctx.meta.$statusCode = 201;
           return { user };
         },
-      },
+      }),
 
-      updateUser: {
+      updateUser: action({
         rest: 'PATCH /api/admin/users/:id',
         ...admin,
         params: { ...byId, role: { type: 'enum', values: ROLES } },
-        openapi: { summary: "Change a user's instance role (owners only for owner and admin); ends that user's sessions", tags: ['admin'] },
+        openapi: { summary: "Change a user's instance role (owners only for owner and admin); ends that user's sessions", tags: ['admin'], response: U.UserEnvelope, errors: [409] },
         async handler(ctx: Ctx<ById & { role: InstanceRole }>) {
           const actor = caller(ctx);
           const { user, changed } = await changeRole(db(), actor, ctx.params.id, ctx.params.role);
@@ -103,13 +107,13 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
           }
           return { user };
         },
-      },
+      }),
 
-      disableMfa: {
+      disableMfa: action({
         rest: 'POST /api/admin/users/:id/disable-mfa',
         ...admin,
         params: byId,
-        openapi: { summary: "Reset a user's second factor (TOTP and recovery codes); ends that user's sessions", tags: ['admin'] },
+        openapi: { summary: "Reset a user's second factor (TOTP and recovery codes); ends that user's sessions", tags: ['admin'], response: U.UserEnvelope },
         async handler(ctx: Ctx<ById>) {
           const actor = caller(ctx);
           const user = await disableMfa(db(), actor, ctx.params.id);
@@ -119,13 +123,13 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
           announceUpdate(ctx, user);
           return { user };
         },
-      },
+      }),
 
-      deleteUser: {
+      deleteUser: action({
         rest: 'DELETE /api/admin/users/:id',
         ...admin,
         params: byId,
-        openapi: { summary: 'Delete an account with its memberships and API clients (not yourself, not the last owner)', tags: ['admin'], successStatus: 204 },
+        openapi: { summary: 'Delete an account with its memberships and API clients (not yourself, not the last owner)', tags: ['admin'], successStatus: 204, response: NoContent, errors: [409] },
         async handler(ctx: Ctx<ById>) {
           const user = await deleteUser(db(), caller(ctx), ctx.params.id);
           forget(ctx, { user_id: user.id });
@@ -133,44 +137,44 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
           ctx.meta.$statusCode = 204;
           return null;
         },
-      },
+      }),
 
-      me: {
+      me: action({
         rest: 'GET /api/user/me',
         auth: 'user',
-        openapi: { summary: 'The signed-in user', tags: ['account'] },
+        openapi: { summary: 'The signed-in user', tags: ['account'], response: U.Me },
         handler(ctx: Ctx) {
           const { id, email, role } = caller(ctx);
           return { id, email, role };
         },
-      },
+      }),
 
-      changePassword: {
+      changePassword: action({
         rest: 'POST /api/user/password',
         auth: 'user',
         // It checks a password, so it gets the sign-in attempt limit.
         rateLimit: 'login',
         params: { current_password: 'string|min:1|max:1024', new_password: 'string|min:1|max:1024' },
-        openapi: { summary: 'Change your password; your other sessions end and this one continues with a fresh cookie', tags: ['account'] },
+        openapi: { summary: 'Change your password; your other sessions end and this one continues with a fresh cookie', tags: ['account'], response: Ok },
         async handler(ctx: Ctx<{ current_password: string; new_password: string }>) {
           const user = caller(ctx);
           await changePassword(db(), user, ctx.params);
           await runtime.sessions.revokeAll(user.id);
           forget(ctx, { user_id: user.id });
           await restartSession(ctx, user);
-          return { status: 'ok' };
+          return { status: 'ok' as const };
         },
-      },
+      }),
 
-      listApiClients: {
+      listApiClients: action({
         rest: 'GET /api/user/api-clients',
         auth: 'user',
         params: page,
-        openapi: { summary: 'Your API clients (never their tokens)', tags: ['api-clients'] },
+        openapi: { summary: 'Your API clients (never their tokens)', tags: ['api-clients'], response: U.ApiClientPage },
         handler: (ctx: Ctx<Page>) => listApiClients(db(), caller(ctx).id, ctx.params),
-      },
+      }),
 
-      createApiClient: {
+      createApiClient: action({
         rest: 'POST /api/user/api-clients',
         auth: 'user',
         params: {
@@ -185,40 +189,40 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
           },
           expires_at: { type: 'string', optional: true, max: 64 },
         },
-        openapi: { summary: 'Issue an API client token (shown once) with scopes and site roles no higher than your own', tags: ['api-clients'], successStatus: 201 },
+        openapi: { summary: 'Issue an API client token (shown once) with scopes and site roles no higher than your own', tags: ['api-clients'], successStatus: 201, response: U.IssuedApiClient },
         async handler(ctx: Ctx<ApiClientRequest>) {
           const owner = caller(ctx);
           const { id, token } = await issueApiClient(db(), owner, ctx.params);
           ctx.meta.$statusCode = 201;
           return { api_client: await ownApiClient(db(), owner, id), token };
         },
-      },
+      }),
 
-      rotateApiClient: {
+      rotateApiClient: action({
         rest: 'POST /api/user/api-clients/:id/rotate',
         auth: 'user',
         params: byId,
-        openapi: { summary: 'Replace the token of one of your API clients; the old token stops working', tags: ['api-clients'] },
+        openapi: { summary: 'Replace the token of one of your API clients; the old token stops working', tags: ['api-clients'], response: U.IssuedApiClient },
         async handler(ctx: Ctx<ById>) {
           const owner = caller(ctx);
           const token = await rotateOwnApiClient(db(), owner, ctx.params.id);
           forget(ctx, { api_client_id: ctx.params.id });
           return { api_client: await ownApiClient(db(), owner, ctx.params.id), token };
         },
-      },
+      }),
 
-      deleteApiClient: {
+      deleteApiClient: action({
         rest: 'DELETE /api/user/api-clients/:id',
         auth: 'user',
         params: byId,
-        openapi: { summary: 'Delete one of your API clients; its token stops working', tags: ['api-clients'], successStatus: 204 },
+        openapi: { summary: 'Delete one of your API clients; its token stops working', tags: ['api-clients'], successStatus: 204, response: NoContent },
         async handler(ctx: Ctx<ById>) {
           await deleteOwnApiClient(db(), caller(ctx), ctx.params.id);
           forget(ctx, { api_client_id: ctx.params.id });
           ctx.meta.$statusCode = 204;
           return null;
         },
-      },
+      }),
     },
 
     events: {

@@ -6,7 +6,10 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import type { AccessRule } from '../lib/auth/access.ts';
 import type { LeaderJobs } from '../cluster/leader-jobs.ts';
+import { action } from '../lib/openapi/action.ts';
+import { NoContent } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import * as K from '../lib/webhooks/responses.ts';
 import { catalogFor, isKnownType } from '../lib/webhooks/catalog.ts';
 import { createDispatcher, type Dispatcher } from '../lib/webhooks/dispatcher.ts';
 import { type QueuedEvent, queueTestEvent } from '../lib/webhooks/events.ts';
@@ -113,25 +116,25 @@ export default function createWebhooksService(runtime: Runtime, options: Webhook
     const manage = { auth: 'user' as const, access };
     const one = { ...ownerParams, webhookId: 'uuid' };
     return {
-      [`${kind}Events`]: {
+      [`${kind}Events`]: action({
         rest: `GET ${path}/events`,
         ...manage,
         params: { ...ownerParams },
-        openapi: { summary: `Event types a ${label} webhook may subscribe to, with the fields of each type's data`, tags },
+        openapi: { summary: `Event types a ${label} webhook may subscribe to, with the fields of each type's data`, tags, response: K.Catalog },
         handler: () => ({ scope: kind, events: catalogFor(kind) }),
-      },
-      [`${kind}List`]: {
+      }),
+      [`${kind}List`]: action({
         rest: `GET ${path}`,
         ...manage,
         params: { ...ownerParams, ...paging },
-        openapi: { summary: `The ${label}'s webhooks, oldest first (secrets are never shown again)`, tags },
+        openapi: { summary: `The ${label}'s webhooks, oldest first (secrets are never shown again)`, tags, response: K.WebhookPage },
         handler: (ctx: Ctx<OwnerParams & Paging>) => listWebhooks(runtime.metadata(), owner(ctx.params), ctx.params),
-      },
-      [`${kind}Create`]: {
+      }),
+      [`${kind}Create`]: action({
         rest: `POST ${path}`,
         ...manage,
         params: { $$strict: true, ...ownerParams, ...WEBHOOK_FIELDS },
-        openapi: { summary: `Create a ${label} webhook; the signing secret is in this answer only`, tags, successStatus: 201 },
+        openapi: { summary: `Create a ${label} webhook; the signing secret is in this answer only`, tags, successStatus: 201, response: K.WebhookWithSecret, errors: [409] },
         async handler(ctx: Ctx<OwnerParams & WebhookInput>) {
           const { id: _id, ...input } = ctx.params;
           const created = await createWebhook(deps(), ctx.meta.user!, owner(ctx.params), input);
@@ -139,66 +142,66 @@ export default function createWebhooksService(runtime: Runtime, options: Webhook
           ctx.meta.$responseHeaders = NO_STORE;
           return created;
         },
-      },
-      [`${kind}Get`]: {
+      }),
+      [`${kind}Get`]: action({
         rest: `GET ${path}/:webhookId`,
         ...manage,
         params: one,
-        openapi: { summary: `One ${label} webhook`, tags },
+        openapi: { summary: `One ${label} webhook`, tags, response: K.WebhookEnvelope },
         async handler(ctx: Ctx<WebhookParams>) {
           return { webhook: await getWebhook(runtime.metadata(), owner(ctx.params), ctx.params.webhookId) };
         },
-      },
-      [`${kind}Replace`]: {
+      }),
+      [`${kind}Replace`]: action({
         rest: `PUT ${path}/:webhookId`,
         ...manage,
         params: { $$strict: true, ...one, ...WEBHOOK_FIELDS },
-        openapi: { summary: 'Replace a webhook’s name, description, URL, events and enabled state (omitted: empty description, enabled)', tags },
+        openapi: { summary: 'Replace a webhook’s name, description, URL, events and enabled state (omitted: empty description, enabled)', tags, response: K.WebhookEnvelope },
         async handler(ctx: Ctx<WebhookParams & WebhookInput>) {
           const { id: _id, webhookId, ...input } = ctx.params;
           return { webhook: await replaceWebhook(deps(), ctx.meta.user!, owner(ctx.params), webhookId, input) };
         },
-      },
-      [`${kind}Delete`]: {
+      }),
+      [`${kind}Delete`]: action({
         rest: `DELETE ${path}/:webhookId`,
         ...manage,
         params: one,
-        openapi: { summary: 'Delete a webhook: deliveries not yet made are cancelled; the records are kept until retention', tags, successStatus: 204 },
+        openapi: { summary: 'Delete a webhook: deliveries not yet made are cancelled; the records are kept until retention', tags, successStatus: 204, response: NoContent },
         async handler(ctx: Ctx<WebhookParams>) {
           await deleteWebhook(deps(), ctx.meta.user!, owner(ctx.params), ctx.params.webhookId);
           ctx.meta.$statusCode = 204;
           return null;
         },
-      },
-      [`${kind}Rotate`]: {
+      }),
+      [`${kind}Rotate`]: action({
         rest: `POST ${path}/:webhookId/rotate`,
         ...manage,
         params: one,
-        openapi: { summary: 'Replace the signing secret (shown in this answer only); waiting deliveries are signed with the new one', tags },
+        openapi: { summary: 'Replace the signing secret (shown in this answer only); waiting deliveries are signed with the new one', tags, response: K.WebhookWithSecret },
         async handler(ctx: Ctx<WebhookParams>) {
           ctx.meta.$responseHeaders = NO_STORE;
           return rotateSecret(deps(), ctx.meta.user!, owner(ctx.params), ctx.params.webhookId);
         },
-      },
-      [`${kind}Test`]: {
+      }),
+      [`${kind}Test`]: action({
         rest: `POST ${path}/:webhookId/test`,
         ...manage,
         params: one,
-        openapi: { summary: 'Queue a webhook.test delivery to this webhook (409 when it is disabled)', tags, successStatus: 202 },
+        openapi: { summary: 'Queue a webhook.test delivery to this webhook (409 when it is disabled)', tags, successStatus: 202, response: K.TestQueued, errors: [409] },
         async handler(ctx: Ctx<WebhookParams>) {
           const result = await queueTestEvent(runtime.metadata(), owner(ctx.params), ctx.params.webhookId);
           queued(ctx, result);
           ctx.meta.$statusCode = 202;
           return { event_id: result.eventId, delivery_ids: result.deliveryIds };
         },
-      },
-      [`${kind}Deliveries`]: {
+      }),
+      [`${kind}Deliveries`]: action({
         rest: `GET ${path}/:webhookId/deliveries`,
         ...manage,
         params: { ...one, ...paging },
-        openapi: { summary: 'Delivery history of a webhook, newest first: status, attempts, response status (never bodies or secrets)', tags },
+        openapi: { summary: 'Delivery history of a webhook, newest first: status, attempts, response status (never bodies or secrets)', tags, response: K.DeliveryPage },
         handler: (ctx: Ctx<WebhookParams & Paging>) => listDeliveries(runtime.metadata(), owner(ctx.params), ctx.params.webhookId, ctx.params),
-      },
+      }),
     };
   }
 

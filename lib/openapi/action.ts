@@ -42,7 +42,9 @@ type MemberProp<S, K extends PropertyKey> = S extends unknown ? (K extends keyof
  */
 export type Excess<T, S, P extends string = ''> = 0 extends 1 & T
   ? never
-  : Same<T, S> extends true
+  : unknown extends S
+    ? never
+    : Same<T, S> extends true
     ? never
     : T extends Opaque
     ? never

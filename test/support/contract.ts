@@ -36,14 +36,16 @@ export class ContractViolation extends Error {
   }
 }
 
-const nativeFetch = globalThis.fetch;
+/** fetch() as it was before contract-setup.ts replaced it: for the harness's own probes (readiness). */
+export const nativeFetch = globalThis.fetch;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
 /** Per origin: the contract, or null for a server that publishes none (a webhook receiver, ClickHouse). */
 const contracts = new Map<string, Promise<Contract | null>>();
 
 async function loadContract(origin: string): Promise<Contract | null> {
-  const res = await nativeFetch(`${origin}${DOC_PATH}`).catch(() => undefined);
+  // Bounded: an instance that is stopping may hold the connection without answering.
+  const res = await nativeFetch(`${origin}${DOC_PATH}`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
   if (res?.status !== 200) return null;
   const doc = (await res.json().catch(() => undefined)) as Document | undefined;
   if (!doc?.openapi || !doc.paths) return null;
@@ -55,7 +57,7 @@ async function loadContract(origin: string): Promise<Contract | null> {
   return { doc, routes, validators: new Map() };
 }
 
-function contractOf(origin: string): Promise<Contract | null> {
+export function contractOf(origin: string): Promise<Contract | null> {
   let found = contracts.get(origin);
   if (!found) {
     found = loadContract(origin);
@@ -71,6 +73,13 @@ function templateOf(contract: Contract, path: string): string | undefined {
   let best: Contract['routes'][number] | undefined;
   for (const route of contract.routes) if (route.pattern.test(path) && (!best || route.literals > best.literals)) best = route;
   return best?.template;
+}
+
+function operationOf(contract: Contract, verb: string, path: string): { template?: string; operation?: Operation } {
+  const template = templateOf(contract, path);
+  if (!template) return {};
+  const methods = contract.doc.paths[template];
+  return { template, operation: methods[verb] ?? (verb === 'head' ? methods.get : undefined) };
 }
 
 function resolve(contract: Contract, response: ResponseObject): ResponseObject {
@@ -98,11 +107,17 @@ const mediaMatches = (declared: string, actual: string) =>
 export async function checkResponse(method: string, url: string, res: Response): Promise<void> {
   const { origin, pathname } = new URL(url);
   if (pathname === DOC_PATH || !res.headers.has('x-request-id')) return;
-  const contract = await contractOf(origin);
+  let contract = await contractOf(origin);
   if (!contract) return;
   const verb = method.toLowerCase();
-  const template = templateOf(contract, pathname);
-  const operation = template ? (contract.doc.paths[template][verb] ?? (verb === 'head' ? contract.doc.paths[template].get : undefined)) : undefined;
+  let { template, operation } = operationOf(contract, verb, pathname);
+  if (!operation) {
+    // Routes appear as services start (the gateway answers first) and as cluster nodes join.
+    contracts.delete(origin);
+    contract = await contractOf(origin);
+    if (!contract) return;
+    ({ template, operation } = operationOf(contract, verb, pathname));
+  }
   const route = `${method.toUpperCase()} ${template ?? pathname}`;
   const contentType = (res.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
   if (!operation) {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { contractFetch } from './contract.ts';
+import { contractFetch, contractOf, nativeFetch } from './contract.ts';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 export const NODE_BIN = process.execPath;
@@ -61,12 +61,15 @@ export async function startInstance(options: StartOptions = {}): Promise<Instanc
   await waitFor(
     async () => {
       if (child.exitCode !== null) throw new Error(`plumb exited with ${child.exitCode} during start:\n${output}`);
-      const res = await fetch(`${url}/readyz`).catch(() => undefined);
+      // Unchecked: while starting, routes appear one service at a time.
+      const res = await nativeFetch(`${url}/readyz`).catch(() => undefined);
       return res?.status === 200;
     },
     options.timeoutMs ?? 20_000,
     () => `plumb did not become ready:\n${output}`,
   );
+  // Read while the instance surely answers, so an answer during its shutdown can still be checked.
+  await contractOf(url);
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     const started = performance.now();
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
