@@ -1,10 +1,7 @@
 // Plumb's own action properties, declared once; the gateway (services/api.service.ts) reads them.
 import 'moleculer';
 import type { AccessRule, AuthMode } from '../lib/auth/access.ts';
-import type { ActionDoc } from '../lib/openapi/action.ts';
-
-/** While services move to typed responses, `response` may still be missing. */
-type OpenApiDoc = Omit<ActionDoc, 'response'> & Partial<Pick<ActionDoc, 'response'>>;
+import type { CheckedDoc } from '../lib/openapi/action.ts';
 
 declare module 'moleculer' {
   interface ActionSchema {
@@ -29,9 +26,9 @@ declare module 'moleculer' {
     /** Per-IP bucket this route spends from; /api routes default to 'api'. */
     rateLimit?: 'ingest' | 'api' | 'login';
     /**
-     * Documentation for /api/docs/v1/openapi.json, with the response schema. Declare HTTP actions
-     * with `action()` (lib/openapi/action.ts) so the handler's return type is checked against it.
+     * Documentation for /api/docs/v1/openapi.json, with the response schema. Only `action()`
+     * (lib/openapi/action.ts) gives it, after checking the handler's return type against it.
      */
-    openapi?: OpenApiDoc;
+    openapi?: CheckedDoc;
   }
 }

@@ -26,6 +26,13 @@ export interface ActionDoc<R extends TSchema = TSchema> {
   errors?: number[];
 }
 
+declare const checked: unique symbol;
+/**
+ * An `openapi` block as ActionSchema takes it (types/moleculer.d.ts): only action() makes one, so
+ * an action cannot declare a response without its handler being checked against it.
+ */
+export type CheckedDoc = ActionDoc & { readonly [checked]: true };
+
 type MaybePromise<T> = T | Promise<T>;
 /** Bodies that are not JSON (bytes, streams): their own fields are not the response's. */
 type Opaque = Uint8Array | Readable;
@@ -74,5 +81,5 @@ type AnyHandler<S> = (this: any, ctx: Context<any, any>) => MaybePromise<S>;
 export function action<R extends TSchema, H extends AnyHandler<NoInfer<Static<R>>>>(
   schema: Omit<ActionSchema, 'handler' | 'openapi'> & { openapi: ActionDoc<R>; handler: H } & ExactReturn<H, NoInfer<Static<R>>>,
 ): ActionSchema {
-  return schema as ActionSchema;
+  return schema as unknown as ActionSchema;
 }

@@ -66,6 +66,7 @@ export function ruleToJsonSchema(input: Rule): JsonSchema {
       schema.format = 'date-time';
       break;
     case 'enum':
+      if (Array.isArray(rule.values) && rule.values.every((value) => typeof value === 'string')) schema.type = 'string';
       schema.enum = rule.values;
       break;
     case 'equal':

@@ -67,7 +67,11 @@ export async function startInstance(options: StartOptions = {}): Promise<Instanc
     },
     options.timeoutMs ?? 20_000,
     () => `plumb did not become ready:\n${output}`,
-  );
+  ).catch((err: unknown) => {
+    // No test holds it yet, so nothing else would ever stop it.
+    child.kill('SIGKILL');
+    throw err;
+  });
   // Read while the instance surely answers, so an answer during its shutdown can still be checked.
   await contractOf(url);
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {

@@ -18,9 +18,9 @@ interface StoredGoal { id: string; name: string; revenue: { currency: string } |
 declare const stored: StoredGoal;
 `;
 
-/** Type-checks one handler declared with action(); resolves with tsc's output (empty when it passed). */
-async function typecheck(name: string, body: string): Promise<string> {
-  writeFileSync(join(DIR, `${name}.ts`), `${HEADER}\nexport const a = action(${body});\n`);
+/** Type-checks a file of the given code; resolves with tsc's output (empty when it passed). */
+async function typecheckSource(name: string, code: string): Promise<string> {
+  writeFileSync(join(DIR, `${name}.ts`), `${HEADER}\n${code}\n`);
   writeFileSync(
     join(DIR, `${name}.json`),
     JSON.stringify({ extends: '../../tsconfig.json', compilerOptions: { types: ['node'] }, include: [], files: [`${name}.ts`, '../../types/moleculer.d.ts'] }),
@@ -31,6 +31,9 @@ async function typecheck(name: string, body: string): Promise<string> {
     );
   });
 }
+
+/** Type-checks one action declared with action(). */
+const typecheck = (name: string, declaration: string) => typecheckSource(name, `export const a = action(${declaration});`);
 
 beforeAll(() => {
   mkdirSync(DIR, { recursive: true });
@@ -59,6 +62,15 @@ describe('action(): handler return types against the response schema', () => {
   it('refuses a handler that leaves out a required field', async () => {
     const output = await typecheck('missing', `{ rest: 'GET /api/goals/:id', openapi: { summary: 'x', response: object({ goal: Goal }) }, handler: () => ({ goal: { id: 'a', revenue: null } }) }`);
     expect(output).toMatch(/Property 'name' is missing/);
+  });
+
+  it('refuses a response declared on an action that does not go through action()', async () => {
+    const output = await typecheckSource(
+      'unchecked',
+      `import type { ActionSchema } from 'moleculer';
+       export const bare: ActionSchema = { rest: 'GET /api/goals/:id', openapi: { summary: 'x', response: object({ goal: Goal }) }, handler: () => ({ goal: 1 }) };`,
+    );
+    expect(output).toMatch(/is not assignable to type 'CheckedDoc'/);
   });
 
   it('refuses a field of another type', async () => {

@@ -15,7 +15,8 @@ describe('ruleToJsonSchema', () => {
   });
 
   it('converts enums, arrays, nested objects and records', () => {
-    expect(ruleToJsonSchema({ type: 'enum', values: ['event', 'path'] })).toEqual({ enum: ['event', 'path'] });
+    expect(ruleToJsonSchema({ type: 'enum', values: ['event', 'path'] })).toEqual({ type: 'string', enum: ['event', 'path'] });
+    expect(ruleToJsonSchema({ type: 'enum', values: [1, 2] })).toEqual({ enum: [1, 2] });
     expect(ruleToJsonSchema({ type: 'array', items: 'string', min: 1, max: 8 })).toEqual({ type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 8 });
     expect(ruleToJsonSchema({ type: 'object', strict: true, props: { a: 'string', b: 'number|optional' } })).toEqual({
       type: 'object',
