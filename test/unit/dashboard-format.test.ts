@@ -1,7 +1,7 @@
 // How the dashboard words its figures: counts with the right plural, one "(none)", one day format
 // in the reader's locale for ranges, axes, legends and tables, and times on the site's clock.
 import { describe, expect, it } from '@jest/globals';
-import { bucketLabel, formatDate, formatDateRange, tickLabel, timeOfDay, zoneNote } from '../../web/src/dashboard/dates.ts';
+import { bucketLabel, eventTime, formatDate, formatDateRange, tickLabel, timeOfDay, zoneNote } from '../../web/src/dashboard/dates.ts';
 import { formatCount, NONE, NOUNS, valueLabel } from '../../web/src/dashboard/format.ts';
 import { previousRange } from '../../web/src/dashboard/range.ts';
 
@@ -52,6 +52,14 @@ describe('dates in the reader’s locale', () => {
     expect(tickLabel(twoPmInTokyo, 'hour', 'Asia/Tokyo', false, 'de-DE')).toBe('14:00');
     expect(plain(bucketLabel(twoPmInTokyo, 'hour', 'Asia/Tokyo', 'en-US'))).toBe('Wed, Nov 25, 2026, 2:00 PM');
     expect(timeOfDay('2026-11-25T05:00:07Z', 'Asia/Tokyo', 'en-GB')).toBe('14:00:07');
+  });
+
+  it('give an event of an earlier day on the site’s clock its day as well', () => {
+    // 00:30 on 26 November in Tokyo (still the 25th in UTC): 23:00 the day before is another day there.
+    const now = '2026-11-25T15:30:00Z';
+    expect(eventTime('2026-11-25T15:10:00Z', now, 'Asia/Tokyo', 'en-GB')).toBe('00:10:00');
+    expect(plain(eventTime('2026-11-25T14:00:00Z', now, 'Asia/Tokyo', 'en-GB'))).toBe('25 Nov, 23:00:00');
+    expect(eventTime('2026-11-25T14:00:00Z', now, 'UTC', 'en-GB')).toBe('14:00:00');
   });
 });
 

@@ -3,7 +3,7 @@
 // other figure of the site is.
 import { useEffect, useState } from 'react';
 import type { RealtimeSnapshot } from '../api.ts';
-import { timeOfDay } from './dates.ts';
+import { eventTime, timeOfDay } from './dates.ts';
 import { formatCount, formatNumber, NOUNS, nounFor, valueLabel } from './format.ts';
 import { SourceIcon } from './SourceIcon.tsx';
 
@@ -90,7 +90,7 @@ export function Realtime({ base, timezone }: { base: string; timezone: string })
                   </span>
                 </span>
                 <span className="row-value">
-                  <time dateTime={e.ts}>{timeOfDay(e.ts, timezone)}</time>
+                  <time dateTime={e.ts}>{eventTime(e.ts, snapshot.at, timezone)}</time>
                 </span>
               </li>
             ))}

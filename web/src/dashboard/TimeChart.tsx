@@ -95,7 +95,8 @@ export function TimeChart({ title, buckets, series, interval, timezone, totalsLa
             stroke: colors[i % colors.length],
             width: 2,
             fill: i === 0 ? `${colors[0]}22` : undefined,
-            points: { show: xs.length <= 31 },
+            // Dots only where they stand apart: a month on a phone is a line.
+            points: { show: (u: uPlot) => plotWidth(u) / Math.max(1, xs.length) >= 16 },
           })),
           ...(before ? [{ label: previousLabel, stroke: `${colors[0]}80`, width: 1.5, dash: [5, 4], points: { show: false } }] : []),
         ],

@@ -18,6 +18,11 @@ function format(timeZone: string, options: Intl.DateTimeFormatOptions, locale = 
   return f;
 }
 
+/** Hours as the locale writes them: "2 PM" where it counts twelve, "00:10" (two digits) where it counts 24. */
+function hourStyle(locale: string | undefined): Intl.DateTimeFormatOptions['hour'] {
+  return format('UTC', { hour: 'numeric' }, locale).resolvedOptions().hour12 ? 'numeric' : '2-digit';
+}
+
 const DAY: Intl.DateTimeFormatOptions = { day: 'numeric', month: 'short', year: 'numeric' };
 const DAY_IN_YEAR: Intl.DateTimeFormatOptions = { day: 'numeric', month: 'short' };
 const MONTH: Intl.DateTimeFormatOptions = { month: 'short', year: 'numeric' };
@@ -55,7 +60,7 @@ export function bucketLabel(ms: number, interval: Interval, timeZone: string, lo
   const date = new Date(ms);
   switch (interval) {
     case 'hour':
-      return format(timeZone, { weekday: 'short', ...DAY, hour: 'numeric', minute: '2-digit' }, locale).format(date);
+      return format(timeZone, { weekday: 'short', ...DAY, hour: hourStyle(locale), minute: '2-digit' }, locale).format(date);
     case 'day':
       return format(timeZone, { weekday: 'short', ...DAY }, locale).format(date);
     case 'week':
@@ -74,15 +79,23 @@ export function tickLabel(ms: number, interval: Interval, timeZone: string, seve
   if (interval === 'hour') {
     if (severalDays && localParts(ms, timeZone).hour === 0) return format(timeZone, DAY_IN_YEAR, locale).format(date);
     // "6 AM" where the locale counts twelve hours, "06:00" where it counts 24 ("06" alone reads as a day).
-    const twelve = format(timeZone, { hour: 'numeric' }, locale).resolvedOptions().hour12;
-    return format(timeZone, twelve ? { hour: 'numeric' } : { hour: '2-digit', minute: '2-digit' }, locale).format(date);
+    const hour = hourStyle(locale);
+    return format(timeZone, hour === 'numeric' ? { hour } : { hour, minute: '2-digit' }, locale).format(date);
   }
   if (interval === 'month') return format(timeZone, MONTH, locale).format(date);
   return format(timeZone, DAY_IN_YEAR, locale).format(date);
 }
 
 /** A time of day on the site's clock, to the second (realtime's events). */
-export const timeOfDay = (iso: string, timeZone: string, locale = LOCALE) => format(timeZone, { hour: 'numeric', minute: '2-digit', second: '2-digit' }, locale).format(new Date(iso));
+export const timeOfDay = (iso: string, timeZone: string, locale = LOCALE) => format(timeZone, { hour: hourStyle(locale), minute: '2-digit', second: '2-digit' }, locale).format(new Date(iso));
+
+/** An event's time on the site's clock, with its day when that is not the day of `now` there ("Nov 24, 2:27:23 AM"). */
+export function eventTime(iso: string, now: string, timeZone: string, locale = LOCALE): string {
+  const at = localParts(Date.parse(iso), timeZone);
+  const today = localParts(Date.parse(now), timeZone);
+  if (at.year === today.year && at.month === today.month && at.day === today.day) return timeOfDay(iso, timeZone, locale);
+  return format(timeZone, { ...DAY_IN_YEAR, hour: hourStyle(locale), minute: '2-digit', second: '2-digit' }, locale).format(new Date(iso));
+}
 
 /** Which clock the figures follow: "Times in Asia/Tokyo (GMT+9)". */
 export function zoneNote(timeZone: string, at = new Date()): string {

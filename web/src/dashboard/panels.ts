@@ -30,7 +30,7 @@ export const PANELS: { title: string; tabs: Tab[] }[] = [
   {
     title: 'Campaigns',
     tabs: [
-      { label: 'UTM source', dimension: 'utm_source', filter: 'utm_source' },
+      { label: 'Source', dimension: 'utm_source', filter: 'utm_source' },
       { label: 'Medium', dimension: 'utm_medium', filter: 'utm_medium' },
       { label: 'Campaign', dimension: 'utm_campaign', filter: 'utm_campaign' },
       { label: 'Term', dimension: 'utm_term', filter: 'utm_term' },
