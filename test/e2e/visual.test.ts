@@ -38,7 +38,7 @@ describe('the layout check', () => {
   });
   afterAll(() => page.close());
 
-  it('names a box wider than the window, two buttons on top of each other, a button over a field’s text, and text cut off by its box', async () => {
+  it('names a box wider than the window, two buttons on top of each other, a button over a field’s text, text cut off by its box, a cell out of line with its row, and a button name on two lines', async () => {
     await page.setContent(`<!doctype html><html><body style="margin:0;font:16px sans-serif">
       <div class="banner" style="width:900px;height:40px">Too wide</div>
       <div style="position:relative;height:60px">
@@ -47,6 +47,8 @@ describe('the layout check', () => {
       </div>
       <span class="name" style="display:block;width:80px;overflow:hidden;white-space:nowrap">A name far too long for its box</span>
       <div style="position:relative;width:200px;height:30px"><input id="zone" value="Europe/Berlin" style="width:200px;height:30px;padding:0 4px;border:0;box-sizing:border-box"><button id="toggle" style="position:absolute;right:0;top:0;width:30px;height:30px;border:0"></button></div>
+      <table style="border-collapse:collapse"><tr><th style="height:40px;padding:0">Goal</th><td class="actions" style="display:flex"><button>Edit</button></td></tr></table>
+      <button class="narrow" style="width:60px">Add a member</button>
     </body></html>`);
     const messages = describeProblems('sample · light · 800px', await layoutProblems(page));
     expect(messages).toEqual([
@@ -55,10 +57,12 @@ describe('the layout check', () => {
       'sample · light · 800px: overlap: button#save "Save" [10,50 120×30] ⟷ button#delete "Delete" [60,60 120×30] — these two share pixels',
       'sample · light · 800px: overlap: input#zone "Europe/Berlin" [4,118 192×30] ⟷ button#toggle [170,118 30×30] — these two share pixels',
       expect.stringMatching(/^sample · light · 800px: clipped-text: span\.name "A name far too long for its box" \[0,100 80×\d+\] — its text needs (1\d\d|2\d\d)px and gets 80px$/),
+      expect.stringMatching(/^sample · light · 800px: misaligned-cell: table > tbody > tr > td\.actions "Edit" \[\d+,\d+ \d+×\d+\] — the cell is display: flex, not a table cell, so its border is out of line$/),
+      expect.stringMatching(/^sample · light · 800px: wrapped-label: button\.narrow "Add a member" \[0,\d+ 60×\d+\] — its text takes [23] lines$/),
     ]);
   });
 
-  it('lets pass what is meant: a table that scrolls sideways, a tooltip over a button, an ellipsis, a label around its input, a button in a field’s padding', async () => {
+  it('lets pass what is meant: a table that scrolls sideways, a tooltip over a button, an ellipsis, a label around its input, a button in a field’s padding, an icon button named for screen readers', async () => {
     await page.setContent(`<!doctype html><html><body style="margin:0;font:16px sans-serif">
       <div style="overflow-x:auto"><table style="width:1200px;border-collapse:collapse"><tr><th style="border:1px solid">Page</th><td style="border:1px solid">1,204</td></tr></table></div>
       <div style="position:relative;height:60px">
@@ -69,6 +73,8 @@ describe('the layout check', () => {
       <label>Email <input value="someone@example.com"></label>
       <div style="position:relative;width:240px"><input value="Europe/Berlin" style="width:240px;padding-right:36px;box-sizing:border-box"><button aria-label="Show the list" style="position:absolute;right:2px;top:2px;width:30px;height:20px"></button></div>
       <span style="position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap">Read by screen readers only</span>
+      <table style="border-collapse:collapse"><tr><th style="height:40px">Goal</th><td><button>Edit</button> <button>Delete</button></td></tr></table>
+      <button style="width:40px;height:40px"><svg width="16" height="16"></svg><span style="position:absolute;width:1px;height:1px;overflow:hidden">Remove the filter Source is Google</span></button>
     </body></html>`);
     expect(await layoutProblems(page)).toEqual([]);
   });

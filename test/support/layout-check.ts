@@ -1,6 +1,7 @@
 // A layout check for dashboard screens, run inside the page: horizontal overflow, text-bearing
-// elements that overlap, and text cut off by its own box. Each problem names the elements by a
-// short CSS path with their rectangles, so a failure says what to fix without opening a screenshot.
+// elements that overlap, text cut off by its own box, table cells out of line with their row, and
+// one-line labels broken onto two lines. Each problem names the elements by a short CSS path with
+// their rectangles, so a failure says what to fix without opening a screenshot.
 import type { Page } from 'playwright-core';
 
 export interface LayoutElement {
@@ -13,7 +14,7 @@ export interface LayoutElement {
 }
 
 export interface LayoutProblem {
-  kind: 'page-overflow' | 'beyond-edge' | 'overlap' | 'clipped-text';
+  kind: 'page-overflow' | 'beyond-edge' | 'overlap' | 'clipped-text' | 'misaligned-cell' | 'wrapped-label';
   detail: string;
   elements: LayoutElement[];
 }
@@ -49,9 +50,19 @@ export const TEXT_BEARING = [
   '.chip',
 ] as const;
 
+/**
+ * Short names that read as one unit: a control's or tab's name, a column or field label, a chip,
+ * a figure with its unit. Broken onto a second line they read as two things (and rows of them
+ * stop lining up). Only names of a few words are held to one line: a sentence may wrap.
+ */
+export const ONE_LINE_LABELS = ['button', '[role="tab"]', 'nav a', '.chip', 'thead th', 'legend', 'label.field > span:first-child', '.kpi-label', '.site-figures > span'] as const;
+const ONE_LINE_MAX_WORDS = 5;
+
 interface CheckOptions {
   overlays: string;
   textBearing: string;
+  oneLine: string;
+  oneLineMaxWords: number;
   /** Overlaps and overflows up to this many pixels are rounding (collapsed table borders). */
   tolerance: number;
   /** At most this many problems of each kind, so a broken screen still gives a readable message. */
@@ -224,6 +235,53 @@ function findProblems(options: CheckOptions): LayoutProblem[] {
     }
   }
 
+  // A cell that is not a table cell (display: flex on a td) is a box of its own: it leaves the
+  // collapsed borders of the table and takes its own height, so its border is a step off its
+  // neighbours'.
+  for (const row of document.body.querySelectorAll('tr')) {
+    if (!visible(row)) continue;
+    const r = row.getBoundingClientRect();
+    for (const cell of row.cells) {
+      if (!visible(cell)) continue;
+      const b = cell.getBoundingClientRect();
+      const display = style(cell).display;
+      // Half a pixel: a collapsed border one pixel off is already a visible step.
+      const short = cell.rowSpan === 1 && (Math.abs(b.top - r.top) > 0.5 || Math.abs(b.bottom - r.bottom) > 0.5);
+      if (display === 'table-cell' && !short) continue;
+      const detail = display === 'table-cell' ? `the cell is ${Math.round(b.height)}px tall in a ${Math.round(r.height)}px row` : `the cell is display: ${display}, not a table cell`;
+      report({ kind: 'misaligned-cell', detail: `${detail}, so its border is out of line`, elements: [described(cell, b)] });
+      break;
+    }
+  }
+
+  // A one-line label on two lines: its shown text fragments sit at more than one height (text for
+  // screen readers only, in a 1 px box, does not count).
+  const linesOf = (el: Element) => {
+    const tops: number[] = [];
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.textContent?.trim()) continue;
+      let hidden = false;
+      for (let up = node.parentElement; up && up !== el.parentElement; up = up.parentElement) {
+        const b = up.getBoundingClientRect();
+        if (b.width <= 1 || b.height <= 1) hidden = true;
+      }
+      if (hidden) continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      for (const r of range.getClientRects()) {
+        if (r.width > 1 && !tops.some((top) => Math.abs(top - r.top) < r.height / 2)) tops.push(r.top);
+      }
+    }
+    return tops.length;
+  };
+  for (const el of document.body.querySelectorAll(options.oneLine)) {
+    if (!visible(el) || el.closest(options.overlays)) continue;
+    if ((el.textContent ?? '').trim().split(/\s+/).length > options.oneLineMaxWords) continue;
+    const lines = linesOf(el);
+    if (lines > 1) report({ kind: 'wrapped-label', detail: `its text takes ${lines} lines`, elements: [described(el, el.getBoundingClientRect())] });
+  }
+
   for (const [kind, n] of counts) {
     if (n > limit) problems.push({ kind: kind as LayoutProblem['kind'], detail: `and ${n - limit} more of this kind`, elements: [] });
   }
@@ -233,7 +291,7 @@ function findProblems(options: CheckOptions): LayoutProblem[] {
 /** The layout problems of the page as it is now (scrolled to the top). */
 export async function layoutProblems(page: Page, options: Partial<Pick<CheckOptions, 'tolerance' | 'limit'>> = {}): Promise<LayoutProblem[]> {
   await page.evaluate(() => window.scrollTo(0, 0));
-  return page.evaluate(findProblems, { overlays: OVERLAY_SELECTORS.join(', '), textBearing: TEXT_BEARING.join(', '), tolerance: 1.5, limit: 8, ...options });
+  return page.evaluate(findProblems, { overlays: OVERLAY_SELECTORS.join(', '), textBearing: TEXT_BEARING.join(', '), oneLine: ONE_LINE_LABELS.join(', '), oneLineMaxWords: ONE_LINE_MAX_WORDS, tolerance: 1.5, limit: 8, ...options });
 }
 
 const shown = (e: LayoutElement) => `${e.path}${e.text ? ` "${e.text}"` : ''} [${e.rect[0]},${e.rect[1]} ${e.rect[2]}×${e.rect[3]}]`;
