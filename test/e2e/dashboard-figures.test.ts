@@ -319,6 +319,16 @@ describe('the layout', () => {
     );
     expect(new Set(numbers.map((n) => n.gap)).size).toBe(1);
     for (const n of numbers) expect(n.digits).toBe('tabular-nums');
+    // The column names stand right over the labels and the counts.
+    const columns = await page.locator('[data-panel]').evaluateAll((sections) =>
+      sections.map((section) => {
+        const [name, count] = [...section.querySelector('.panel-columns')!.children].map((c) => c.getBoundingClientRect());
+        const label = section.querySelector('.rows li .row-label')!.getBoundingClientRect();
+        const value = section.querySelector('.rows li .row-value')!.getBoundingClientRect();
+        return [Math.round(name.left - label.left), Math.round(count.right - value.right)];
+      }),
+    );
+    expect(columns).toEqual(Array(5).fill([0, 0]));
 
     const goals = page.getByTestId('goal-conversions');
     await goals.waitFor(WAIT);
