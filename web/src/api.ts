@@ -89,10 +89,16 @@ export async function api<T>(path: string, options: CallOptions = {}): Promise<T
   return json as T;
 }
 
+/** A field's message as said apart from its field: with the field's name, which the server may already have put first. */
+export const namedMessage = (field: string, message: string) => (message.startsWith(`${field} `) ? message : `${field} ${message}`);
+
+/** A field's message as said under that field: without the field's name in front. */
+export const fieldMessage = (field: string, message: string) => (message.startsWith(`${field} `) ? message.slice(field.length + 1) : message);
+
 /** The message to show for a failed call, with the fields the server named. */
 export function problem(err: unknown): string {
   if (err instanceof ApiError) {
-    const fields = err.fields.map((f) => `${f.field} ${f.message}`).join('; ');
+    const fields = err.fields.map((f) => namedMessage(f.field, f.message)).join('; ');
     return fields ? `${err.message}: ${fields}` : err.message;
   }
   return err instanceof Error ? err.message : String(err);

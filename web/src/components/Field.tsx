@@ -2,7 +2,7 @@
 // under it: the input is marked invalid and described by the message, which sits outside the
 // label so the field's name stays just its name.
 import { type ReactElement, type ReactNode, useEffect, useId, type RefObject } from 'react';
-import { ApiError } from '../api.ts';
+import { ApiError, fieldMessage, namedMessage } from '../api.ts';
 
 export interface FieldA11y {
   id: string;
@@ -38,8 +38,11 @@ export function sortFieldErrors(err: unknown, place: (field: string) => string |
   if (!(err instanceof ApiError)) return { byField, rest };
   for (const { field, message } of err.fields) {
     const target = place(field);
-    if (target === null) rest.push(`${field} ${message}`);
-    else byField[target] = byField[target] ? `${byField[target]}; ${message}` : message;
+    if (target === null) rest.push(namedMessage(field, message));
+    else {
+      const said = fieldMessage(field, message);
+      byField[target] = byField[target] ? `${byField[target]}; ${said}` : said;
+    }
   }
   return { byField, rest };
 }

@@ -178,7 +178,7 @@ export function GoalsPanel({ siteId, canEdit, range }: { siteId: string; canEdit
       {canEdit && <GoalForm siteId={siteId} />}
       {goals.isSuccess && list.length === 0 && <p className="muted">No goals yet.</p>}
       {list.length > 0 && (
-        <ListTable columns={['Goal', 'Matches', range && 'Conversions', range && 'Rate']} actions={canEdit} className={canEdit ? 'table editable' : 'table'} testId="goals">
+        <ListTable columns={['Goal', 'Matches', range && 'Conversions', range && 'Rate']} actions={canEdit} testId="goals">
           {list.map((g) => {
             const row = byId.get(g.id);
             if (canEdit && editing === g.id)

@@ -22,7 +22,8 @@ function General({ site }: { site: Site }) {
   const form = useRef<HTMLFormElement>(null);
   const [timezone, setTimezone] = useState(site.timezone);
   const [hostnames, setHostnames] = useState(site.hostnames.join('\n'));
-  const [zoneMissing, setZoneMissing] = useState(false);
+  // Set on each save without a zone, so the focus returns to the field every time.
+  const [zoneMissing, setZoneMissing] = useState<object | null>(null);
   const save = useMutation({
     mutationFn: () =>
       api<{ site: Site }>(`/api/sites/${site.id}`, {
@@ -39,9 +40,10 @@ function General({ site }: { site: Site }) {
   });
   const { byField, rest } = sortFieldErrors(save.error, siteField);
   const zoneError = zoneMissing && !timezone ? 'Choose a time zone from the list, e.g. Europe/Berlin' : byField.timezone;
-  useFocusFirstInvalid(form, save.error ?? (zoneMissing || null));
+  useFocusFirstInvalid(form, zoneMissing);
+  useFocusFirstInvalid(form, save.error);
   const submit = submitHandler(() => {
-    setZoneMissing(!timezone);
+    setZoneMissing(timezone ? null : {});
     if (timezone) save.mutate();
   });
   return (

@@ -82,7 +82,9 @@ function AddSite({ teams, onDone, onCancel }: { teams: Team[]; onDone(site: Site
   const server = sortFieldErrors(create.error, addSiteField);
   // The form's own findings while they stand; the server's once it has answered.
   const errors = checked && Object.keys(checked).length > 0 ? checked : server.byField;
-  useFocusFirstInvalid(form, checked ?? create.error);
+  // Focus goes to the first field to correct, after the form's own check and after the server's.
+  useFocusFirstInvalid(form, checked);
+  useFocusFirstInvalid(form, create.error);
   const submit = submitHandler(() => {
     const cleaned = cleanDomain(domain);
     setDomain(cleaned);
