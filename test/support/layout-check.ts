@@ -52,10 +52,11 @@ export const TEXT_BEARING = [
 
 /**
  * Short names that read as one unit: a control's or tab's name, a column or field label, a chip,
- * a figure with its unit. Broken onto a second line they read as two things (and rows of them
- * stop lining up). Only names of a few words are held to one line: a sentence may wrap.
+ * a figure with its unit, a table cell's value (a date, an email, an action). Broken onto a second
+ * line they read as two things (and rows of them stop lining up). Only names of a few words are
+ * held to one line: a sentence may wrap.
  */
-export const ONE_LINE_LABELS = ['button', '[role="tab"]', 'nav a', '.chip', 'thead th', 'legend', 'label.field > span:first-child', '.kpi-label', '.site-figures > span'] as const;
+export const ONE_LINE_LABELS = ['button', '[role="tab"]', 'nav a', '.chip', 'th', 'td', 'legend', 'label.field > span:first-child', '.kpi-label', '.site-figures > span'] as const;
 const ONE_LINE_MAX_WORDS = 5;
 
 interface CheckOptions {
