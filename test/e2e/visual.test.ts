@@ -38,7 +38,7 @@ describe('the layout check', () => {
   });
   afterAll(() => page.close());
 
-  it('names a box wider than the window, two buttons on top of each other, a button over a field’s text, text cut off by its box, a cell out of line with its row, and a button name on two lines', async () => {
+  it('names a box wider than the window, two buttons on top of each other, a button over a field’s text, text cut off by its box, a cell out of line with its row, a button name on two lines, and a separator left at the start of a line', async () => {
     await page.setContent(`<!doctype html><html><body style="margin:0;font:16px sans-serif">
       <div class="banner" style="width:900px;height:40px">Too wide</div>
       <div style="position:relative;height:60px">
@@ -49,6 +49,8 @@ describe('the layout check', () => {
       <div style="position:relative;width:200px;height:30px"><input id="zone" value="Europe/Berlin" style="width:200px;height:30px;padding:0 4px;border:0;box-sizing:border-box"><button id="toggle" style="position:absolute;right:0;top:0;width:30px;height:30px;border:0"></button></div>
       <table style="border-collapse:collapse"><tr><th style="height:40px;padding:0">Goal</th><td class="actions" style="display:flex"><button>Edit</button></td></tr></table>
       <button class="narrow" style="width:60px">Add a member</button>
+      <style>.meta > span + span::before { content: "·"; margin-right: 4px; }</style>
+      <p class="meta" style="display:flex;flex-wrap:wrap;gap:0 4px;width:200px;margin:0"><span>Oct 26 – Nov 24, 2026</span><span class="zone">Times in Europe/Berlin</span></p>
     </body></html>`);
     const messages = describeProblems('sample · light · 800px', await layoutProblems(page));
     expect(messages).toEqual([
@@ -59,10 +61,11 @@ describe('the layout check', () => {
       expect.stringMatching(/^sample · light · 800px: clipped-text: span\.name "A name far too long for its box" \[0,100 80×\d+\] — its text needs (1\d\d|2\d\d)px and gets 80px$/),
       expect.stringMatching(/^sample · light · 800px: misaligned-cell: table > tbody > tr > td\.actions "Edit" \[\d+,\d+ \d+×\d+\] — the cell is display: flex, not a table cell, so its border is out of line$/),
       expect.stringMatching(/^sample · light · 800px: wrapped-label: button\.narrow "Add a member" \[0,\d+ 60×\d+\] — its text takes [23] lines$/),
+      expect.stringMatching(/^sample · light · 800px: dangling-separator: p\.meta > span\.zone "Times in Europe\/Berlin" \[0,\d+ \d+×\d+\] — the "·" before it starts a line$/),
     ]);
   });
 
-  it('lets pass what is meant: a table that scrolls sideways, a tooltip over a button, an ellipsis, a label around its input, a button in a field’s padding, an icon button named for screen readers', async () => {
+  it('lets pass what is meant: a table that scrolls sideways, a tooltip over a button, an ellipsis, a label around its input, a button in a field’s padding, an icon button named for screen readers, a separator within a line', async () => {
     await page.setContent(`<!doctype html><html><body style="margin:0;font:16px sans-serif">
       <div style="overflow-x:auto"><table style="width:1200px;border-collapse:collapse"><tr><th style="border:1px solid">Page</th><td style="border:1px solid">1,204</td></tr></table></div>
       <div style="position:relative;height:60px">
@@ -75,6 +78,8 @@ describe('the layout check', () => {
       <span style="position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap">Read by screen readers only</span>
       <table style="border-collapse:collapse"><tr><th style="height:40px">Goal</th><td><button>Edit</button> <button>Delete</button></td></tr></table>
       <button style="width:40px;height:40px"><svg width="16" height="16"></svg><span style="position:absolute;width:1px;height:1px;overflow:hidden">Remove the filter Source is Google</span></button>
+      <style>.meta > span + span::before { content: "·"; margin-right: 4px; }</style>
+      <p class="meta" style="display:flex;gap:0 4px;margin:0"><span>Oct 26 – Nov 24, 2026</span><span>Times in Europe/Berlin</span></p>
     </body></html>`);
     expect(await layoutProblems(page)).toEqual([]);
   });

@@ -1,6 +1,6 @@
 // A layout check for dashboard screens, run inside the page: horizontal overflow, text-bearing
-// elements that overlap, text cut off by its own box, table cells out of line with their row, and
-// one-line labels broken onto two lines. Each problem names the elements by a short CSS path with
+// elements that overlap, text cut off by its own box, table cells out of line with their row,
+// one-line labels broken onto two lines, and separators left at the start of a line. Each problem names the elements by a short CSS path with
 // their rectangles, so a failure says what to fix without opening a screenshot.
 import type { Page } from 'playwright-core';
 
@@ -14,7 +14,7 @@ export interface LayoutElement {
 }
 
 export interface LayoutProblem {
-  kind: 'page-overflow' | 'beyond-edge' | 'overlap' | 'clipped-text' | 'misaligned-cell' | 'wrapped-label';
+  kind: 'page-overflow' | 'beyond-edge' | 'overlap' | 'clipped-text' | 'misaligned-cell' | 'wrapped-label' | 'dangling-separator';
   detail: string;
   elements: LayoutElement[];
 }
@@ -281,6 +281,18 @@ function findProblems(options: CheckOptions): LayoutProblem[] {
     if ((el.textContent ?? '').trim().split(/\s+/).length > options.oneLineMaxWords) continue;
     const lines = linesOf(el);
     if (lines > 1) report({ kind: 'wrapped-label', detail: `its text takes ${lines} lines`, elements: [described(el, el.getBoundingClientRect())] });
+  }
+
+  // A separator drawn before an item (`a · b`) that wrapped to a new line now starts that line.
+  for (const el of shown) {
+    const before = getComputedStyle(el, '::before').content;
+    const previous = el.previousElementSibling;
+    if (!previous || !/^"\s*[·•|/–—]\s*"$/.test(before)) continue;
+    const last = [...previous.getClientRects()].pop();
+    const first = el.getClientRects()[0];
+    if (last && first && first.top >= last.bottom - tolerance) {
+      report({ kind: 'dangling-separator', detail: `the ${before} before it starts a line`, elements: [described(el, first)] });
+    }
   }
 
   for (const [kind, n] of counts) {
