@@ -120,15 +120,20 @@ describe('every main screen, light and dark, 1366 and 360 px wide', () => {
     await page.waitForTimeout(150);
   }
 
-  /** Screenshots of the screen as it is in both themes at both widths; answers its layout problems. */
-  async function judge(page: Page, screen: string): Promise<string[]> {
+  /**
+   * Screenshots of the screen as it is in both themes at both widths; answers its layout problems,
+   * and those a screen's own `rule` finds (one message per problem, as the check words them).
+   */
+  async function judge(page: Page, screen: string, rule?: () => Promise<string[]>): Promise<string[]> {
     const messages: string[] = [];
     for (const viewport of VIEWPORTS) {
       await page.setViewportSize(viewport);
       for (const theme of THEMES) {
         await page.emulateMedia({ colorScheme: theme, reducedMotion: 'reduce' });
         await settle(page);
-        messages.push(...describeProblems(`${screen} · ${theme} · ${viewport.width}px`, await layoutProblems(page)));
+        const where = `${screen} · ${theme} · ${viewport.width}px`;
+        messages.push(...describeProblems(where, await layoutProblems(page)));
+        if (rule) messages.push(...(await rule()).map((problem) => `${where}: ${problem}`));
         await page.screenshot({ path: join(SCREENSHOTS, `${screen}-${theme}-${viewport.width}.png`), fullPage: true });
       }
     }
@@ -225,9 +230,18 @@ describe('every main screen, light and dark, 1366 and 360 px wide', () => {
     expect(await judge(signedIn, 'goals')).toEqual([]);
   }, 60_000);
 
-  it('funnels', async () => {
+  it('funnels, each step’s figures at the right end of its bar however its name wraps', async () => {
     await open(signedIn, `/sites/${seeded.siteId}/funnels`, '[data-testid="funnel-chart"]');
-    expect(await judge(signedIn, 'funnels')).toEqual([]);
+    const figuresOffTheEnd = () =>
+      signedIn.evaluate(() =>
+        [...document.querySelectorAll('[data-testid="funnel-chart"] > li')].flatMap((step) => {
+          const figures = step.querySelector('.funnel-label > :last-child')?.getBoundingClientRect();
+          const bar = step.querySelector('.funnel-track')?.getBoundingClientRect();
+          if (!figures || !bar || Math.abs(figures.right - bar.right) <= 1) return [];
+          return [`funnel step "${step.textContent?.trim().slice(0, 30)}": its figures end ${Math.round(bar.right - figures.right)}px before its bar`];
+        }),
+      );
+    expect(await judge(signedIn, 'funnels', figuresOffTheEnd)).toEqual([]);
   }, 60_000);
 
   it('site settings', async () => {
