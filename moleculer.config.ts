@@ -1,8 +1,9 @@
 // Broker options for a Plumb node: transporter (cluster) or none, pino logger, fastest-validator,
 // explicit namespace/nodeID, request timeout and context tracking so shutdown drains in-flight calls.
-import { type BrokerOptions, type Middleware, type ServiceBroker, Validators } from 'moleculer';
+import type { BrokerOptions, Middleware, ServiceBroker } from 'moleculer';
 import type { Config } from './lib/config.ts';
-import { logDestination } from './lib/log.ts';
+import { createLog, moleculerLogger } from './lib/log.ts';
+import { createValidator } from './lib/validation.ts';
 
 /**
  * Moleculer's own validator middleware runs before any user middleware. Plumb validates params
@@ -10,18 +11,19 @@ import { logDestination } from './lib/log.ts';
  * before validation, and a stranger learns nothing about a route's fields.
  */
 function validation(broker: ServiceBroker): Middleware {
-  const validator = new Validators.Fastest({});
+  const validator = createValidator();
   validator.init(broker);
   return validator.middleware(broker) as Middleware;
 }
 
-export function brokerOptions(config: Config, middlewares: Middleware[] = []): BrokerOptions {
+/** `log` is the node's own log (lib/log.ts), which Moleculer's lines join. */
+export function brokerOptions(config: Config, middlewares: Middleware[] = [], log = createLog(config.logLevel)): BrokerOptions {
   return {
     namespace: config.namespace,
     nodeID: config.nodeId,
     // A transporter URL string (nats://…) is resolved by Moleculer at start.
     transporter: (config.transporter ?? null) as BrokerOptions['transporter'],
-    logger: config.logLevel === 'silent' ? false : { type: 'Pino', options: { level: config.logLevel, pino: { options: { base: { pid: process.pid, node: config.nodeId } }, destination: logDestination() } } },
+    logger: config.logLevel === 'silent' ? false : (moleculerLogger(log, config.logLevel) as BrokerOptions['logger']),
     requestTimeout: config.requestTimeoutMs,
     disableBalancer: false,
     validator: false,
@@ -30,7 +32,7 @@ export function brokerOptions(config: Config, middlewares: Middleware[] = []): B
     registry: { strategy: 'RoundRobin', preferLocal: true },
     heartbeatInterval: 5,
     heartbeatTimeout: 15,
-    // Moleculer's own banner and metrics would print on every start; Plumb logs its own line.
+    // Metrics and tracing would print and collect on every start; Plumb logs its own lines.
     metrics: false,
     tracing: false,
     skipProcessEventRegistration: true,

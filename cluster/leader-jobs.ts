@@ -62,7 +62,7 @@ export function createLeaderJobs(elector: LeaderElector, log: Log): LeaderJobs {
     entry.attemptedEpoch = epoch;
     try {
       await entry.job.start(epoch);
-      log.info({ job: entry.name, epoch }, 'leader job started');
+      log.debug({ job: entry.name, epoch }, 'leader job started');
     } catch (err) {
       // Only this job is affected: the others run on their own chains.
       log.error({ err, job: entry.name, epoch }, 'leader job failed to start');
@@ -75,7 +75,7 @@ export function createLeaderJobs(elector: LeaderElector, log: Log): LeaderJobs {
     entry.runningEpoch = null;
     try {
       await entry.job.stop();
-      log.info({ job: entry.name, epoch }, 'leader job stopped');
+      log.debug({ job: entry.name, epoch }, 'leader job stopped');
     } catch (err) {
       log.error({ err, job: entry.name, epoch }, 'leader job failed to stop cleanly');
     }

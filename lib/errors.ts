@@ -1,9 +1,8 @@
 // The one error type of Plumb. Every failure that reaches a client is a PlumbError rendered as
-// JSON `{ message, code }` with its HTTP status (see services/api.service.ts).
+// JSON `{ message, code, fields? }` with its HTTP status (see lib/http/error-response.ts).
 import { Errors } from 'moleculer';
 
 export type ErrorCode =
-  | 'bad_request'
   | 'validation_failed'
   | 'invalid_json'
   | 'unauthorized'
@@ -20,6 +19,11 @@ export type ErrorCode =
   | 'unavailable'
   | 'internal_error';
 
+/**
+ * One bad field of a 400 `validation_failed`: its path as the request names it (`name`,
+ * `steps[1].value`, `revenue.currency`), a plain sentence that starts with that name, and the
+ * rule it broke when it has one (`required`, `stringMax`, `enumValue`, …).
+ */
 export interface FieldError {
   field: string;
   message: string;
@@ -37,9 +41,9 @@ export class PlumbError extends Errors.MoleculerError {
   }
 }
 
-export const badRequest = (message: string, data?: Record<string, unknown>) => new PlumbError(400, 'bad_request', message, data);
+/** Every bad field of a request at once; the message is their sentences, so a client showing only it misses none. */
 export const validationFailed = (fields: FieldError[]) =>
-  new PlumbError(400, 'validation_failed', `Invalid ${fields.map((f) => f.field).join(', ')}: ${fields.map((f) => f.message).join('; ')}`, { fields });
+  new PlumbError(400, 'validation_failed', fields.length > 0 ? fields.map((f) => f.message).join('; ') : 'The request is invalid', { fields });
 export const unauthorized = (message = 'Authentication required') => new PlumbError(401, 'unauthorized', message);
 export const forbidden = (message = 'You do not have access to this resource') => new PlumbError(403, 'forbidden', message);
 export const notFound = (message = 'Not found') => new PlumbError(404, 'not_found', message);

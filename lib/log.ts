@@ -24,3 +24,19 @@ export function createLog(level: Config['logLevel'], name = 'plumb'): pino.Logge
 }
 
 export const silentLog: Log = pino({ level: 'silent' });
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+/**
+ * Moleculer's logger options, writing through Plumb's log. Moleculer's `info` lines (its banner,
+ * every service registered and started, the gateway's own listening line) go out at `debug`: at
+ * `info` the start-up reads as what Plumb itself did. Warnings and errors keep their level.
+ */
+export function moleculerLogger(root: pino.Logger, level: Exclude<Config['logLevel'], 'silent'>) {
+  const createLogger = (moduleLevel: Level, bindings: Record<string, unknown>) => {
+    const child = root.child(bindings, { level: moduleLevel });
+    const write = (to: Level) => (...args: unknown[]) => (child[to] as (...a: unknown[]) => void)(...args);
+    return { fatal: write('fatal'), error: write('error'), warn: write('warn'), info: write('debug'), debug: write('debug'), trace: write('trace') };
+  };
+  return { type: 'Pino', options: { level, createLogger } };
+}

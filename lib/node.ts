@@ -12,6 +12,7 @@ import { resolvePlugins } from '../plugins/index.ts';
 import { gatewayOf } from '../services/api.service.ts';
 import { SERVICE_FACTORIES } from '../services/index.ts';
 import { accessMiddleware } from './auth/access.ts';
+import { BRAND, VERSION } from './brand.ts';
 import { resolveJwtSecret } from './auth/jwt-secret.ts';
 import { type Config, describeConfig } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
@@ -68,7 +69,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   };
   const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, fence, cluster, openIngestSink, rateLimits });
 
-  const broker = new ServiceBroker(brokerOptions(config, [accessMiddleware(runtime.metadata)]));
+  const broker = new ServiceBroker(brokerOptions(config, [accessMiddleware(runtime.metadata)], log));
   for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));
   for (const { manifest, settings } of plugins) {
     for (const schema of manifest.services(runtime, settings)) broker.createService(schema);
@@ -99,7 +100,11 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
     dataDirLock.release();
     throw err;
   }
-  log.info({ ms: Math.round(performance.now() - started), leader: elector.isLeader(), nodeId: config.nodeId }, `Plumb ready at ${config.publicUrl}`);
+  const role = elector.isLeader() ? 'leader' : 'follower';
+  log.info(
+    { version: VERSION, ms: Math.round(performance.now() - started), nodeId: config.nodeId, leader: elector.isLeader(), dataDir: config.dataDir },
+    `${BRAND} ${VERSION} ready at ${config.publicUrl} (node ${config.nodeId}, ${role})`,
+  );
 
   let stopping: Promise<void> | undefined;
   const stop = () => {

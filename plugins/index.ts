@@ -37,8 +37,8 @@ export function resolvePlugins(names: readonly string[], env: NodeJS.ProcessEnv,
     }
     const issues = compileChecker({ $$strict: true, ...manifest.settingsSchema })(settings);
     if (issues.length > 0) {
-      // An unknown key ($$strict) names itself in `actual`, a bad value in `field`.
-      const key = issues[0].field || String(issues[0].actual ?? '').split(',')[0];
+      // An unknown key ($$strict) and a bad value alike are named in `field`.
+      const key = issues[0].field;
       throw new ConfigError(`${prefix}${key.toUpperCase()}`, issues.map((i) => i.message).join('; '));
     }
     return { manifest, settings };

@@ -4,18 +4,21 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { ActionSchema, Context, ServiceBroker, ServiceSchema, ServiceSettingSchema } from 'moleculer';
-import { Errors, Validators } from 'moleculer';
+import { Errors } from 'moleculer';
 import type { ApiSettingsSchema } from 'moleculer-web';
 import ApiGateway from 'moleculer-web';
 import { bearerToken } from '../lib/auth/api-clients.ts';
 import { PlumbError, unauthorized } from '../lib/errors.ts';
 import { readJsonBody } from '../lib/http/body.ts';
 import { judgeCrossOrigin } from '../lib/http/cross-origin.ts';
+import { sendAsHead } from '../lib/http/head.ts';
+import { locateCreated } from '../lib/http/location.ts';
 import { renderError } from '../lib/http/error-response.ts';
 import { type StaticAssets, loadStaticAssets } from '../lib/http/static-assets.ts';
 import { buildOpenApiDocument, type RouteEntry } from '../lib/openapi/document.ts';
 import { gatewayRouteDocs } from '../lib/openapi/gateway-routes.ts';
 import { clientIp } from '../lib/ingest/enrich/client-ip.ts';
+import { createValidator } from '../lib/validation.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -38,6 +41,11 @@ const CORS_HEADERS = {
 const CORS_HEADER_LIST = Object.entries(CORS_HEADERS).flat();
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const OPENAPI_PATH = '/api/docs/v1/openapi.json';
+/** moleculer-web's own methods, which some of the gateway's methods extend. */
+const baseMethods = ApiGateway.methods as unknown as {
+  resolveAlias(this: unknown, url: string, method: string): unknown;
+  sendResponse(this: unknown, req: IncomingMessage, res: ServerResponse, data: unknown, action?: unknown): void;
+};
 
 interface GatewayAlias {
   method: string;
@@ -85,6 +93,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
             [`GET ${vitalsPath}`]: (req: IncomingMessage, res: ServerResponse) => assets.sendVitals(req, res),
           },
           onBeforeCall: prepareRequest(runtime),
+          onAfterCall: locateCreated,
           onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: Error) {
             sendError(this, req, res, err);
           },
@@ -137,6 +146,20 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
       send404(this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
         if (assets.sendDashboard(req, res)) return;
         sendError(this, req, res, new PlumbError(404, 'not_found', `No route for ${req.method} ${(req.url ?? '').split('?')[0]}`));
+      },
+
+      /** HEAD is answered wherever GET is: by the GET route, without its body (see sendResponse). */
+      resolveAlias(this: GatewayThis, url: string, method = 'GET') {
+        const found = baseMethods.resolveAlias.call(this, url, method);
+        if (found || method !== 'HEAD') return found;
+        return baseMethods.resolveAlias.call(this, url, 'GET');
+      },
+
+      /** An action's answer to HEAD: GET's status and headers (Content-Length too), no body. */
+      sendResponse(this: GatewayThis, req: GatewayRequest, res: ServerResponse, data: unknown, action?: unknown) {
+        const send = (answer: unknown) => baseMethods.sendResponse.call(this, req, res, answer, action);
+        if (req.method === 'HEAD') sendAsHead(req, res, data, send);
+        else send(data);
       },
 
       /** A CORS preflight is answered only for routes whose action is declared `crossOrigin`. */
@@ -203,7 +226,10 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
 
     started() {
       const address = (this as unknown as GatewayThis).server.address();
-      if (address && typeof address === 'object') log.info({ port: address.port, host: address.address }, `listening on ${config.publicUrl}`);
+      if (address && typeof address === 'object') {
+        const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+        log.info({ port: address.port, host: address.address, publicUrl: config.publicUrl }, `listening on http://${host}:${address.port} (public URL ${config.publicUrl})`);
+      }
     },
   };
 }
@@ -227,8 +253,8 @@ interface LocalService {
   _trackedContexts?: unknown[];
 }
 
-/** The same fastest-validator, with the same options, as the broker's validation middleware. */
-const paramsValidator = new Validators.Fastest({});
+/** The same fastest-validator, with the same messages, as the broker's validation middleware. */
+const paramsValidator = createValidator();
 
 /**
  * The public tracker actions of this node are run without broker.call: its context and its
@@ -275,7 +301,7 @@ type GatewayThis = {
     call(action: string, params: unknown, opts: object): Promise<unknown>;
   };
   aliases: GatewayAlias[];
-  server: { address(): { port: number; address: string } | string | null };
+  server: { address(): { port: number; address: string; family: string } | string | null };
   routeEntries(): RouteEntry[];
   openApiDocument(): Record<string, unknown>;
 };

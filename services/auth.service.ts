@@ -37,6 +37,7 @@ export default function createAuthService(runtime: Runtime): ServiceSchema {
     actions: {
       initialUser: action({
         rest: 'POST /api/initial-user',
+        location: '/api/user/me',
         auth: 'none',
         rateLimit: 'login',
         params: { ...credentials, ...rememberMe },

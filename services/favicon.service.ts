@@ -3,7 +3,7 @@
 // Public (img tags send no token); on any upstream trouble the placeholder icon, never a 5xx.
 import { join } from 'node:path';
 import type { Context, ServiceSchema } from 'moleculer';
-import { badRequest } from '../lib/errors.ts';
+import { validationFailed } from '../lib/errors.ts';
 import { normaliseFaviconDomain } from '../lib/favicon/domain.ts';
 import { createFaviconProxy, FAVICON_MAX_AGE_SECONDS, type Icon } from '../lib/favicon/proxy.ts';
 import { placeholderIcon } from '../lib/favicon/cache.ts';
@@ -74,7 +74,9 @@ export default function createFaviconService(runtime: Runtime, options: FaviconS
         },
         async handler(ctx: Ctx) {
           const domain = normaliseFaviconDomain(ctx.params.domain);
-          if (!domain) throw badRequest('The domain must be a DNS name with at least two labels: no IP address, port, user or path, at most 253 characters');
+          if (!domain) {
+            throw validationFailed([{ field: 'domain', message: 'domain must be a DNS name with at least two labels: no IP address, port, user or path, at most 253 characters', type: 'faviconDomain' }]);
+          }
           let icon: Icon;
           try {
             icon = await proxy.icon(domain);

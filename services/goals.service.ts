@@ -87,6 +87,7 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
 
       createGoal: action({
         rest: 'POST /api/sites/:id/goals',
+        location: '/api/sites/:id/goals/{goal.id}',
         ...manage,
         params: { $$strict: true, id: 'uuid', ...GOAL_FIELDS },
         openapi: { summary: 'Create an event goal (name, property conditions) or a path goal (exact or wildcard path)', tags: goalTags, successStatus: 201, response: G.GoalEnvelope, errors: [409] },
@@ -150,6 +151,7 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
 
       createFunnel: action({
         rest: 'POST /api/sites/:id/funnels',
+        location: '/api/sites/:id/funnels/{funnel.id}',
         ...manage,
         params: { $$strict: true, id: 'uuid', ...FUNNEL_FIELDS },
         openapi: { summary: 'Create a funnel: 2–8 ordered event or path steps and a conversion window (default one day)', tags: funnelTags, successStatus: 201, response: F.FunnelEnvelope, errors: [409] },

@@ -19,7 +19,7 @@ import { createSecretBox } from '../lib/auth/secret-box.ts';
 import * as X from '../lib/auth/security-responses.ts';
 import { signedInView } from '../lib/auth/session-view.ts';
 import { completeTotpSetup, disableTotp, startTotpSetup, totpEnabled, verifyTotp } from '../lib/auth/totp.ts';
-import { badRequest, conflict, PlumbError } from '../lib/errors.ts';
+import { conflict, PlumbError, validationFailed } from '../lib/errors.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
@@ -35,6 +35,8 @@ const MFA_FACTORS: ('totp' | 'recovery_code')[] = ['totp', 'recovery_code'];
 const code = 'string|min:1|max:64|trim';
 const challengeToken = 'string|min:1|max:4096';
 const passkeyName = 'string|min:1|max:64|trim';
+/** A signed-in person's TOTP or recovery code that does not prove the second factor: a field of their form. */
+const wrongCode = () => validationFailed([{ field: 'code', message: 'code is invalid or already used', type: 'code' }]);
 const b64url = (max: number) => ({ type: 'string', min: 1, max, pattern: /^[A-Za-z0-9_-]+={0,2}$/ });
 /** A credential as navigator.credentials JSON-encodes it: one envelope, the `response` fields differ. */
 const credentialResponse = (response: Record<string, unknown>) => ({
@@ -155,7 +157,7 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
           const userId = ctx.meta.user!.id;
           if (!(await totpEnabled(db(), userId))) throw conflict('Two-factor authentication is not enabled');
           const proven = (await verifyTotp(db(), totpBox, userId, ctx.params.code)) || (await consumeRecoveryCode(db(), userId, ctx.params.code));
-          if (!proven) throw badRequest('Invalid or already used code');
+          if (!proven) throw wrongCode();
           await disableTotp(db(), userId);
           announceUpdate(ctx);
           return securityOverview(db(), userId);
@@ -171,7 +173,7 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
         async handler(ctx: Ctx<{ code: string }>) {
           const userId = ctx.meta.user!.id;
           if (!(await totpEnabled(db(), userId))) throw conflict('Two-factor authentication is not enabled');
-          if (!(await verifyTotp(db(), totpBox, userId, ctx.params.code))) throw badRequest('Invalid or already used code');
+          if (!(await verifyTotp(db(), totpBox, userId, ctx.params.code))) throw wrongCode();
           noStore(ctx);
           return { recovery_codes: await db().transaction((tx) => replaceRecoveryCodes(tx, userId)) };
         },
@@ -221,6 +223,7 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
 
       passkeyRegisterFinish: action({
         rest: 'POST /api/user/security/passkeys/register/finish',
+        location: '/api/user/security/passkeys/{passkey.id}',
         auth: 'user',
         params: { challenge_token: challengeToken, response: registrationResponse, name: { type: 'string', min: 1, max: 64, trim: true, optional: true } },
         openapi: { summary: "Finish adding a passkey with the authenticator's attestation", tags: ['security'], successStatus: 201, response: X.PasskeyEnvelope, errors: [409] },
@@ -229,12 +232,11 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
           const challenge = await sessions.verifyChallenge('passkey-register', ctx.params.challenge_token);
           // The ceremony belongs to the person who started it.
           if (!challenge || challenge.subject !== user.id || typeof challenge.data.challenge !== 'string' || !(await sessions.spendChallenge(challenge))) {
-            throw badRequest('The registration challenge is invalid, used or expired; start again');
+            throw validationFailed([{ field: 'challenge_token', message: 'challenge_token is invalid, used or expired; start again', type: 'challenge' }]);
           }
           const response = { ...ctx.params.response, clientExtensionResults: ctx.params.response.clientExtensionResults ?? {} };
           const passkey = await registerPasskey(db(), rp, { userId: user.id, expectedChallenge: challenge.data.challenge, response, name: ctx.params.name });
           ctx.meta.$statusCode = 201;
-          ctx.meta.$responseHeaders = { Location: `/api/user/security/passkeys/${passkey.id}` };
           return { passkey };
         },
       }),

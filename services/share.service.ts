@@ -83,6 +83,7 @@ export default function createShareService(runtime: Runtime): ServiceSchema {
     actions: {
       create: action({
         rest: 'POST /api/sites/:id/share',
+        location: '/api/sites/:id/share/{share.id}',
         auth: 'user',
         access: { site: { param: 'id', role: 'admin' } },
         params: {

@@ -5,6 +5,7 @@ import type { SiteRole } from '../lib/auth/api-clients.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
+import { extraHostnames, siteDomain, timeZone } from '../lib/sites/fields.ts';
 import * as S from '../lib/sites/responses.ts';
 import { listSiteMembers, removeSiteMember, setSiteMember } from '../lib/sites/members.ts';
 import { createTeamSite, getSite, listSites, type SiteChanges, softDeleteSite, updateSite } from '../lib/sites/sites-admin.ts';
@@ -19,10 +20,7 @@ const paging = {
   limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, default: 25, convert: true },
   offset: { type: 'number', integer: true, min: 0, optional: true, default: 0, convert: true },
 };
-const siteFields = {
-  timezone: { type: 'string', min: 1, max: 64, optional: true },
-  hostnames: { type: 'array', items: 'string|min:1|max:253', max: 50, optional: true },
-};
+const siteFields = { timezone: timeZone(), hostnames: extraHostnames() };
 const tags = ['sites'];
 /**
  * Rows of a moved site can still reach its old tenant for a while: events already in the ingest
@@ -75,9 +73,10 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
 
       create: action({
         rest: 'POST /api/sites',
+        location: '/api/sites/{site.id}',
         auth: 'user',
         access: { team: { param: 'team_id', role: 'admin' } },
-        params: { domain: 'string|min:1|max:253|trim', team_id: 'uuid', ...siteFields },
+        params: { domain: siteDomain(), team_id: 'uuid', ...siteFields },
         openapi: { summary: 'Create a site in a team you administer; you become its owner', tags, successStatus: 201, response: S.SiteEnvelope, errors: [409] },
         async handler(ctx: Ctx<{ domain: string; team_id: string; timezone?: string; hostnames?: string[] }>) {
           // The tenant database first: a site never exists without a place for its analytics.
@@ -105,7 +104,7 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
         rest: 'PATCH /api/sites/:id',
         auth: 'user',
         access: { site: { param: 'id', role: 'admin' } },
-        params: { id: 'uuid', domain: 'string|min:1|max:253|trim|optional', ...siteFields },
+        params: { id: 'uuid', domain: siteDomain({ optional: true }), ...siteFields },
         openapi: { summary: 'Change a site’s domain, time zone or extra hostnames (the list replaces the old one)', tags, response: S.SiteEnvelope, errors: [409] },
         async handler(ctx: Ctx<SiteChanges & { id: string }>) {
           const { id, ...changes } = ctx.params;

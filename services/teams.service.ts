@@ -48,6 +48,7 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
 
       create: action({
         rest: 'POST /api/user/teams',
+        location: '/api/user/teams/{id}',
         auth: 'user',
         params: { name },
         openapi: { summary: 'Create a team; you become its owner', tags, successStatus: 201, response: T.Team },
@@ -96,6 +97,7 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
 
       addMember: action({
         rest: 'POST /api/user/teams/:id/members',
+        location: ['/api/user/teams/:id/members/{member.user_id}', '/api/user/teams/:id/invitations/{invitation.id}'],
         auth: 'user',
         access: { team: { param: 'id', role: 'admin' } },
         params: { ...teamId, email: { type: 'email', max: 254 }, role },
@@ -170,6 +172,7 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
 
       acceptInvite: action({
         rest: 'POST /api/auth/accept-invite',
+        location: '/api/user/me',
         auth: 'none',
         rateLimit: 'login',
         params: { token: 'string|min:1|max:200', password: 'string|min:1|max:256' },

@@ -79,6 +79,7 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
 
       createUser: action({
         rest: 'POST /api/admin/users',
+        location: '/api/admin/users/{user.id}',
         ...admin,
         params: { email: 'string|min:3|max:254|trim', password: 'string|min:1|max:1024', role: { type: 'enum', values: ROLES } },
         openapi: { summary: 'Create an account directly; only an instance owner may create owners and admins', tags: ['admin'], successStatus: 201, response: U.UserEnvelope, errors: [409] },
@@ -176,6 +177,7 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
 
       createApiClient: action({
         rest: 'POST /api/user/api-clients',
+        location: '/api/user/api-clients/{api_client.id}',
         auth: 'user',
         params: {
           name: 'string|min:1|max:120|trim',

@@ -132,6 +132,7 @@ export default function createWebhooksService(runtime: Runtime, options: Webhook
       }),
       [`${kind}Create`]: action({
         rest: `POST ${path}`,
+        location: `${path}/{webhook.id}`,
         ...manage,
         params: { $$strict: true, ...ownerParams, ...WEBHOOK_FIELDS },
         openapi: { summary: `Create a ${label} webhook; the signing secret is in this answer only`, tags, successStatus: 201, response: K.WebhookWithSecret, errors: [409] },

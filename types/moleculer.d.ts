@@ -1,6 +1,7 @@
 // Plumb's own action properties, declared once; the gateway (services/api.service.ts) reads them.
 import 'moleculer';
 import type { AccessRule, AuthMode } from '../lib/auth/access.ts';
+import type { LocationTemplate } from '../lib/http/location.ts';
 import type { CheckedDoc } from '../lib/openapi/action.ts';
 
 declare module 'moleculer' {
@@ -23,6 +24,12 @@ declare module 'moleculer' {
      * without moleculer-web's general routing. For the ingest routes, where every microsecond counts.
      */
     hotPath?: boolean;
+    /**
+     * Where a resource this action creates (201) lives, sent as its Location header: a path
+     * template, `:name` a request parameter and `{a.b}` a field of the answer, e.g.
+     * '/api/sites/:id/goals/{goal.id}'; several are tried in order (lib/http/location.ts).
+     */
+    location?: LocationTemplate;
     /** Per-IP bucket this route spends from; /api routes default to 'api'. */
     rateLimit?: 'ingest' | 'api' | 'login';
     /**

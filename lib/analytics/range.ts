@@ -2,7 +2,7 @@
 // (YYYY-MM-DD, `to` inclusive) meaning whole local days, or RFC 3339 instants; the result is a
 // half-open UTC interval [from, to) that the SQL binds as DateTime64(3). Local midnights are found
 // with Intl, so days across a DST change have their true 23 or 25 hours.
-import { badRequest } from '../errors.ts';
+import { type FieldError, validationFailed } from '../errors.ts';
 
 export interface TimeRange {
   /** Inclusive UTC start. */
@@ -51,29 +51,63 @@ function validDate(value: string): boolean {
   return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === value;
 }
 
+/** The names a request gives the two ends of a range (`from`/`to`, or `compare_from`/`compare_to`). */
+export interface RangeFields {
+  from: string;
+  to: string;
+}
+
 /**
- * Parses `from`/`to` query values. Defaults: the last 30 local days including today. Refuses
- * malformed values, an end before the start, and ranges longer than ten years (400).
+ * Checks `from`/`to` query values, adding each problem to `problems` (both ends at once), and
+ * gives the range when there is none. Defaults: the last 30 local days including today. Refuses
+ * malformed values, an end before the start, and ranges longer than ten years.
  */
-export function parseRange(input: { from?: string; to?: string }, timezone: string, now: Date = new Date()): TimeRange {
+export function checkRange(
+  input: { from?: string; to?: string },
+  timezone: string,
+  problems: FieldError[],
+  now: Date = new Date(),
+  names: RangeFields = { from: 'from', to: 'to' },
+): TimeRange | undefined {
   const today = localDate(now, timezone);
-  const start = (value: string, field: string): Date => {
+  // The end is read first (the default start depends on it), its problem listed after the start's.
+  const endProblems: FieldError[] = [];
+  const start = (value: string, field: string, into = problems): Date | undefined => {
     if (DATE.test(value) && validDate(value)) return startOfLocalDay(value, timezone);
     if (INSTANT.test(value) && !Number.isNaN(Date.parse(value))) return new Date(value);
-    throw badRequest(`${field} must be a date (YYYY-MM-DD) or an RFC 3339 date-time`);
+    into.push({ field, message: `${field} must be a date (YYYY-MM-DD) or an RFC 3339 date-time`, type: 'dateOrDateTime' });
+    return undefined;
   };
-  const end = (value: string): Date => {
+  const end = (value: string): Date | undefined => {
     if (DATE.test(value) && validDate(value)) {
       const next = new Date(Date.parse(`${value}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
       return startOfLocalDay(next, timezone);
     }
-    return start(value, 'to');
+    return start(value, names.to, endProblems);
   };
   const toValue = input.to ?? today;
-  const fromValue = input.from ?? new Date(Date.parse(`${toValue.slice(0, 10)}T00:00:00Z`) - 29 * DAY_MS).toISOString().slice(0, 10);
-  const range = { from: start(fromValue, 'from'), to: end(toValue), timezone };
-  if (range.to.getTime() <= range.from.getTime()) throw badRequest('to must be after from');
-  if (range.to.getTime() - range.from.getTime() > MAX_RANGE_DAYS * DAY_MS) throw badRequest(`The range may span at most ${MAX_RANGE_DAYS} days`);
+  const to = end(toValue);
+  // Without a valid end, the default start is a month before today rather than before nothing.
+  const fromValue = input.from ?? new Date(Date.parse(`${(to ? toValue : today).slice(0, 10)}T00:00:00Z`) - 29 * DAY_MS).toISOString().slice(0, 10);
+  const from = start(fromValue, names.from);
+  problems.push(...endProblems);
+  if (!from || !to) return undefined;
+  if (to.getTime() <= from.getTime()) {
+    problems.push({ field: names.to, message: `${names.to} must be after ${names.from}`, type: 'rangeOrder' });
+    return undefined;
+  }
+  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS) {
+    problems.push({ field: names.to, message: `${names.to} may be at most ${MAX_RANGE_DAYS} days after ${names.from}`, type: 'rangeLength' });
+    return undefined;
+  }
+  return { from, to, timezone };
+}
+
+/** checkRange on its own: a 400 naming every bad end. */
+export function parseRange(input: { from?: string; to?: string }, timezone: string, now: Date = new Date(), names?: RangeFields): TimeRange {
+  const problems: FieldError[] = [];
+  const range = checkRange(input, timezone, problems, now, names);
+  if (!range) throw validationFailed(problems);
   return range;
 }
 

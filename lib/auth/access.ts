@@ -6,8 +6,9 @@
 // admin → admin, team member → viewer). An API client acts with the lower of its own role on the
 // site and its owner's (lowered once, when the token is verified) and only within its scopes.
 import type { Context, Middleware } from 'moleculer';
-import { forbidden, notFound, unauthorized, validationFailed } from '../errors.ts';
+import { type FieldError, forbidden, notFound, PlumbError, unauthorized, validationFailed } from '../errors.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
+import { compileChecker } from '../validation.ts';
 import type { ApiClientPrincipal, ApiScope, SiteRole } from './api-clients.ts';
 import type { SessionInfo, UserPrincipal } from './sessions.ts';
 
@@ -83,8 +84,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The id a rule names; access runs before parameter validation, so a malformed one stops here. */
 function idParam(params: Record<string, unknown>, name: string): string {
   const value = params[name];
-  if (typeof value !== 'string' || !UUID.test(value)) throw validationFailed([{ field: name, message: `The '${name}' field must be a valid UUID.`, type: 'uuid' }]);
+  if (typeof value !== 'string' || !UUID.test(value)) throw validationFailed([{ field: name, message: `${name} must be a UUID`, type: 'uuid' }]);
   return value;
+}
+
+/** The schema's problems, and those the access check found that the schema does not name. */
+function withEvery(found: readonly FieldError[], schema: readonly FieldError[]): FieldError[] {
+  const named = new Set(schema.map((f) => f.field));
+  return [...found.filter((f) => !named.has(f.field)), ...schema];
 }
 
 /**
@@ -145,13 +152,23 @@ export function authModeOf(action: { auth?: AuthMode; rest?: unknown }): AuthMod
 export function accessMiddleware(db: () => MetadataQueryable): Middleware {
   return {
     name: 'Access',
-    localAction(handler: (ctx: Context) => unknown, action: { auth?: AuthMode; access?: AccessRule; rest?: unknown }) {
+    localAction(handler: (ctx: Context) => unknown, action: { auth?: AuthMode; access?: AccessRule; rest?: unknown; params?: Record<string, unknown> }) {
       if (!action.rest) return handler;
       const mode = authModeOf(action);
       if (mode === 'none' && !action.access) return handler;
+      let checkParams: ((value: unknown) => FieldError[]) | undefined;
       return async function checked(this: unknown, ctx: Context) {
         const meta = ctx.meta as AuthMeta;
-        if (meta.request !== undefined) await enforce(db(), meta, mode, action.access, ctx.params as Record<string, unknown>);
+        if (meta.request !== undefined) {
+          try {
+            await enforce(db(), meta, mode, action.access, ctx.params as Record<string, unknown>);
+          } catch (err) {
+            // A malformed id names no resource to guard, so the caller hears of every bad field at once.
+            if (!(err instanceof PlumbError) || err.type !== 'validation_failed' || !action.params) throw err;
+            checkParams ??= compileChecker(action.params);
+            throw validationFailed(withEvery((err.data as { fields: FieldError[] }).fields, checkParams(ctx.params)));
+          }
+        }
         return handler.call(this, ctx);
       };
     },

@@ -14,7 +14,7 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import { BRAND } from '../brand.ts';
-import { badRequest, conflict, notFound, PlumbError } from '../errors.ts';
+import { conflict, notFound, PlumbError, validationFailed } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { pageOf } from '../pagination.ts';
 
@@ -85,7 +85,7 @@ export async function registerPasskey(
     if (!result.verified) throw new Error('the attestation did not verify');
     info = result.registrationInfo;
   } catch (err) {
-    throw badRequest(`The passkey could not be registered: ${(err as Error).message}`);
+    throw validationFailed([{ field: 'response', message: `response could not be verified as a passkey: ${(err as Error).message}`, type: 'passkey' }]);
   }
   const { rows: counted } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM passkeys WHERE user_id = $1', [input.userId]);
   if (counted[0].n >= MAX_PASSKEYS_PER_USER) throw conflict(`An account can have at most ${MAX_PASSKEYS_PER_USER} passkeys; remove one first`);

@@ -37,9 +37,9 @@ export async function verifyPassword(password: string, stored: string | null | u
   return stored !== undefined && stored !== null && actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
-/** A reason the password is not acceptable, or null. */
-export function passwordProblem(password: string): string | null {
-  if (password.length < PASSWORD_MIN_LENGTH) return `Password must be at least ${PASSWORD_MIN_LENGTH} characters`;
-  if (password.length > PASSWORD_MAX_LENGTH) return `Password must be at most ${PASSWORD_MAX_LENGTH} characters`;
+/** Why the password given as `field` is not acceptable, in a sentence naming the field, or null. */
+export function passwordProblem(password: string, field = 'password'): string | null {
+  if (password.length < PASSWORD_MIN_LENGTH) return `${field} must be at least ${PASSWORD_MIN_LENGTH} characters`;
+  if (password.length > PASSWORD_MAX_LENGTH) return `${field} must be at most ${PASSWORD_MAX_LENGTH} characters`;
   return null;
 }

@@ -4,7 +4,7 @@
 import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
 import { BRAND } from '../brand.ts';
-import { badRequest, conflict } from '../errors.ts';
+import { conflict, validationFailed } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { queueOperationalEvent } from '../webhooks/outbox.ts';
 import { deleteRecoveryCodes, replaceRecoveryCodes } from './recovery-codes.ts';
@@ -93,7 +93,7 @@ export async function completeTotpSetup(store: MetadataStore, box: SecretBox, us
   const secret = row.totp_pending_secret ? box.open(row.totp_pending_secret, userId) : null;
   if (!row.totp_pending_secret || !secret) throw conflict('No two-factor setup is in progress; start the setup first');
   const step = await matchTotp(secret, code, null);
-  if (step === null) throw badRequest("The code is not valid; check the authenticator app's clock and try again");
+  if (step === null) throw validationFailed([{ field: 'code', message: "code is not valid; check the authenticator app's clock and try again", type: 'totp' }]);
   return store.transaction(async (tx) => {
     // The pending seed must still be the one the code was checked against (a second setup/start may have replaced it).
     const { rows } = await tx.query<AccountRow>(

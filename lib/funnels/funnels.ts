@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { type AuditSite, auditedSite, writeAudit } from '../audit/audit.ts';
-import { badRequest, conflict, type FieldError, notFound, validationFailed } from '../errors.ts';
+import { conflict, type FieldError, notFound, validationFailed } from '../errors.ts';
 import { eventNameProblem, pathPatternProblem } from '../goals/goals.ts';
 import type { MatchType } from '../goals/matcher.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
@@ -60,20 +60,23 @@ export const FUNNEL_FIELDS = {
 export function checkSteps(steps: readonly FunnelStep[]): FunnelStep[] {
   const problems: FieldError[] = [];
   const checked = steps.map((step, index): FunnelStep => {
-    const field = (name: string) => `steps[${index}].${name}`;
+    const problem = (name: string, message: string) => {
+      const field = `steps[${index}].${name}`;
+      problems.push({ field, message: `${field} ${message}` });
+    };
     const label = step.label === undefined ? {} : { label: step.label };
     if (step.type === 'event') {
-      if (step.path_pattern !== undefined) problems.push({ field: field('path_pattern'), message: 'applies to path steps only' });
+      if (step.path_pattern !== undefined) problem('path_pattern', 'applies to path steps only');
       const bad = step.event_name === undefined ? 'is required for event steps' : eventNameProblem(step.event_name);
-      if (bad) problems.push({ field: field('event_name'), message: bad });
+      if (bad) problem('event_name', bad);
       return { type: 'event', event_name: step.event_name, ...label };
     }
-    if (step.event_name !== undefined) problems.push({ field: field('event_name'), message: 'applies to event steps only' });
+    if (step.event_name !== undefined) problem('event_name', 'applies to event steps only');
     const bad = step.path_pattern === undefined ? 'is required for path steps' : pathPatternProblem(step.path_pattern);
-    if (bad) problems.push({ field: field('path_pattern'), message: bad });
+    if (bad) problem('path_pattern', bad);
     return { type: 'path', path_pattern: step.path_pattern, ...label };
   });
-  if (steps.length < MIN_STEPS || steps.length > MAX_STEPS) problems.push({ field: 'steps', message: `must have ${MIN_STEPS} to ${MAX_STEPS} steps` });
+  if (steps.length < MIN_STEPS || steps.length > MAX_STEPS) problems.push({ field: 'steps', message: `steps must hold ${MIN_STEPS} to ${MAX_STEPS} steps` });
   if (problems.length > 0) throw validationFailed(problems);
   return checked;
 }
@@ -145,7 +148,7 @@ export async function createFunnel(store: MetadataStore, actor: UserPrincipal, s
     store.transaction(async (tx) => {
       const { teamId, ...site } = await auditedSite(tx, siteId);
       const counted = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM funnels WHERE site_id = $1', [siteId]);
-      if (counted.rows[0].n >= MAX_FUNNELS_PER_SITE) throw badRequest(`A site has at most ${MAX_FUNNELS_PER_SITE} funnels`);
+      if (counted.rows[0].n >= MAX_FUNNELS_PER_SITE) throw conflict(`A site has at most ${MAX_FUNNELS_PER_SITE} funnels; remove one first`);
       await assertNameFree(tx, siteId, name, null);
       const { rows } = await tx.query<FunnelRow>(
         `INSERT INTO funnels (id, site_id, name, steps, window_seconds) VALUES ($1, $2, $3, $4::jsonb, $5) RETURNING ${COLUMNS}`,

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { type AuditSite, auditedSite, writeAudit } from '../audit/audit.ts';
-import { badRequest, conflict, type FieldError, notFound, validationFailed } from '../errors.ts';
+import { conflict, type FieldError, notFound, validationFailed } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { queueOperationalEvent } from '../webhooks/outbox.ts';
 import type { MatchType, PropertyCondition } from './matcher.ts';
@@ -58,9 +58,9 @@ export const GOAL_FIELDS = {
   revenue: { type: 'object', strict: true, optional: true, nullable: true, props: { currency: { type: 'string', length: 3 } } },
 } as const;
 
-/** Event names starting with `$` are Plumb's own (ingest refuses them from anyone else). */
+/** Event names starting with `$` are Plumb's own (ingest refuses them from anyone else). The problem follows the field's name. */
 export function eventNameProblem(name: string): string | null {
-  if (name.startsWith('$')) return 'event names starting with $ are reserved';
+  if (name.startsWith('$')) return 'must not start with $ (names starting with $ are reserved)';
   return null;
 }
 
@@ -74,7 +74,7 @@ export function pathPatternProblem(pattern: string): string | null {
 /** The goal as stored: fields of the other type dropped, currency upper-cased. Throws 400 with every problem. */
 export function checkGoal(input: GoalInput): Omit<Goal, 'id' | 'site_id' | 'created_at'> {
   const problems: FieldError[] = [];
-  const problem = (field: string, message: string) => problems.push({ field, message });
+  const problem = (field: string, message: string) => problems.push({ field, message: `${field} ${message}` });
   const goal: Omit<Goal, 'id' | 'site_id' | 'created_at'> = { name: input.name.trim(), type: input.type };
   if (goal.name === '') problem('name', 'must not be blank');
   if (input.type === 'event') {
@@ -87,7 +87,7 @@ export function checkGoal(input: GoalInput): Omit<Goal, 'id' | 'site_id' | 'crea
     }
     const conditions = input.property_conditions ?? [];
     const keys = new Set(conditions.map((c) => c.key));
-    if (keys.size !== conditions.length) problem('property_conditions', 'each key may appear once (conditions combine with AND)');
+    if (keys.size !== conditions.length) problem('property_conditions', 'must name each key once (conditions combine with AND)');
     goal.property_conditions = conditions.map((c) => ({ key: c.key, value: c.value }));
   } else {
     if (input.event_name !== undefined) problem('event_name', 'applies to event goals only');
@@ -191,7 +191,7 @@ export async function createGoal(store: MetadataStore, actor: UserPrincipal, sit
     store.transaction(async (tx) => {
       const { teamId, ...site } = await auditedSite(tx, siteId);
       const counted = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM goals WHERE site_id = $1', [siteId]);
-      if (counted.rows[0].n >= MAX_GOALS_PER_SITE) throw badRequest(`A site has at most ${MAX_GOALS_PER_SITE} goals`);
+      if (counted.rows[0].n >= MAX_GOALS_PER_SITE) throw conflict(`A site has at most ${MAX_GOALS_PER_SITE} goals; remove one first`);
       await assertNameFree(tx, siteId, goal.name, null);
       const id = randomUUID();
       const { rows } = await tx.query<GoalRow>(

@@ -1,10 +1,11 @@
 // Maps any error (ours, Moleculer's, moleculer-web's, or a bug) to the one wire format:
-// JSON { message, code } with the right status. Unknown errors never leak their text.
-import { PlumbError } from '../errors.ts';
+// JSON { message, code, fields? } with the right status. Unknown errors never leak their text.
+import { type FieldError, PlumbError, validationFailed } from '../errors.ts';
+import { fieldErrors, type ValidatorIssue } from '../validation.ts';
 
 export interface RenderedError {
   status: number;
-  body: { message: string; code: string; fields?: unknown };
+  body: { message: string; code: string; fields?: FieldError[] };
   headers: Record<string, string>;
 }
 
@@ -14,12 +15,6 @@ interface MoleculerLikeError extends Error {
   data?: unknown;
 }
 
-interface ValidatorIssue {
-  field?: string;
-  message?: string;
-  type?: string;
-}
-
 export function renderError(error: Error): RenderedError {
   const err = error as MoleculerLikeError;
   const headers: Record<string, string> = {};
@@ -27,16 +22,13 @@ export function renderError(error: Error): RenderedError {
     const data = (err.data ?? {}) as Record<string, unknown>;
     if (typeof data.retry_after === 'number') headers['Retry-After'] = String(data.retry_after);
     const body: RenderedError['body'] = { message: err.message, code: String(err.type) };
-    if (data.fields) body.fields = data.fields;
+    if (Array.isArray(data.fields)) body.fields = (data.fields as FieldError[]).map(({ field, message, type }) => (type ? { field, message, type } : { field, message }));
     return { status: Number(err.code), body, headers };
   }
   switch (err.type) {
-    case 'VALIDATION_ERROR': {
-      const issues = (Array.isArray(err.data) ? err.data : []) as ValidatorIssue[];
-      const fields = issues.map((i) => ({ field: String(i.field ?? ''), message: String(i.message ?? 'is invalid'), type: i.type }));
-      const message = fields.length > 0 ? `Invalid request: ${fields.map((f) => f.message).join('; ')}` : 'Invalid request';
-      return { status: 400, body: { message, code: 'validation_failed', fields }, headers };
-    }
+    case 'VALIDATION_ERROR':
+      // The params check's issues (from this node or another) read like a use case's own.
+      return renderError(validationFailed(fieldErrors(Array.isArray(err.data) ? (err.data as ValidatorIssue[]) : [])));
     case 'NOT_FOUND':
     case 'SERVICE_NOT_FOUND':
       return { status: 404, body: { message: 'Not found', code: 'not_found' }, headers };

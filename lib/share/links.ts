@@ -5,7 +5,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type AuditSite, auditedSite, writeAudit } from '../audit/audit.ts';
 import { hashPassword, passwordProblem } from '../auth/passwords.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
-import { badRequest, notFound } from '../errors.ts';
+import { type FieldError, notFound, validationFailed } from '../errors.ts';
+import { checkExpiry } from '../validation.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { pageOf, type Page } from '../pagination.ts';
 
@@ -48,7 +49,6 @@ interface ShareRow {
 const TOKEN_BYTES = 32;
 /** 32 random bytes in base64url: 43 characters of [A-Za-z0-9_-]. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
-const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:\d\d)$/i;
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest();
 const iso = (value: Date | string) => new Date(value).toISOString();
@@ -61,18 +61,6 @@ const toView = (row: ShareRow): ShareView => ({
   created_at: iso(row.created_at),
 });
 
-/** The expiry as a Date; it must be a full RFC 3339 timestamp in the future. */
-function checkExpiry(value: string | null | undefined): Date | null {
-  if (value === undefined || value === null || value === '') return null;
-  const at = RFC3339.test(value) ? new Date(value) : new Date(Number.NaN);
-  // Date rolls impossible days over (Feb 30 → Mar 2); a typo must not become another date.
-  const [year, month, day] = value.slice(0, 10).split('-').map(Number);
-  const calendar = new Date(Date.UTC(year, month - 1, day));
-  if (calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) at.setTime(Number.NaN);
-  if (Number.isNaN(at.getTime())) throw badRequest('expires_at must be an RFC 3339 date-time, e.g. 2030-01-31T12:00:00Z');
-  if (at.getTime() <= Date.now()) throw badRequest('expires_at must be in the future');
-  return at;
-}
 
 /** A share link as its audit entry names it: its name (if it has one) and its site's domain, its id beside. */
 const audited = (link: { id: string; name: string | null }, site: AuditSite) => ({
@@ -83,13 +71,13 @@ const audited = (link: { id: string; name: string | null }, site: AuditSite) => 
 
 export async function createShareLink(store: MetadataStore, actor: UserPrincipal, siteId: string, input: ShareInput, publicUrl: string): Promise<CreatedShare> {
   const name = input.name?.trim() || null;
-  const expiresAt = checkExpiry(input.expires_at);
-  // An empty password field means "no password", as a form sends it.
+  const problems: FieldError[] = [];
+  // Empty fields mean "none", as a form sends them.
+  const expiresAt = input.expires_at ? (checkExpiry('expires_at', input.expires_at, problems) ?? null) : null;
   const password = input.password || null;
-  if (password !== null) {
-    const problem = passwordProblem(password);
-    if (problem) throw badRequest(problem);
-  }
+  const problem = password === null ? null : passwordProblem(password);
+  if (problem) problems.push({ field: 'password', message: problem, type: 'password' });
+  if (problems.length > 0) throw validationFailed(problems);
   const passwordHash = password === null ? null : await hashPassword(password);
   const token = randomBytes(TOKEN_BYTES).toString('base64url');
   const id = randomUUID();

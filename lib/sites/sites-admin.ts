@@ -5,9 +5,10 @@ import type { ApiClientPrincipal, SiteRole } from '../auth/api-clients.ts';
 import { SITE_RANK, type TeamRole } from '../auth/access.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
-import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
+import { conflict, type FieldError, forbidden, notFound, validationFailed } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { queueOperationalEvent } from '../webhooks/outbox.ts';
+import { canonicalTimeZone, DOMAIN_MESSAGE, HOSTNAME_MESSAGE, MAX_HOSTNAMES, TIME_ZONE_MESSAGE } from './fields.ts';
 import { normaliseHostname } from './hostname.ts';
 import { createSite } from './sites.ts';
 import { pageOf, type Page } from '../pagination.ts';
@@ -40,7 +41,6 @@ export interface SiteChanges {
 /** Postgres' unique_violation: two requests raced for the same domain or hostname. */
 const UNIQUE_VIOLATION = '23505';
 const TEAM_TO_SITE: Record<TeamRole, SiteRole> = { owner: 'owner', admin: 'admin', member: 'viewer' };
-const MAX_HOSTNAMES = 50;
 
 const higher = (a: SiteRole | null, b: SiteRole | null) => (!a ? b : !b ? a : SITE_RANK[a] >= SITE_RANK[b] ? a : b);
 const lower = (a: SiteRole | null, b: SiteRole | null) => (!a || !b ? null : SITE_RANK[a] <= SITE_RANK[b] ? a : b);
@@ -55,39 +55,39 @@ export function effectiveSiteRole(instanceRole: UserPrincipal['role'], siteRole:
   return higher(higher(fromInstance, siteRole), teamRole ? TEAM_TO_SITE[teamRole] : null);
 }
 
+interface SiteFields {
+  domain: string;
+  timezone?: string;
+  hostnames?: string[];
+}
+
 /**
- * IANA names as this runtime's ICU knows them. ICU lists canonical zones only and leaves out
- * "UTC" itself, so an alias ICU resolves to a listed zone (Europe/Kyiv, utc) is stored in its
- * canonical spelling, which ClickHouse knows too.
+ * A site's fields as stored (domain and hostnames normalised, the time zone in its canonical
+ * spelling), or one 400 naming every bad field. The domain defaults to `currentDomain` (a change
+ * that keeps it); extra hostnames drop the site's own domain, which is implied.
  */
-const ZONES = new Set(Intl.supportedValuesOf('timeZone'));
-export function checkTimezone(zone: string): string {
-  if (zone === 'UTC' || ZONES.has(zone)) return zone;
-  try {
-    const canonical = new Intl.DateTimeFormat('en', { timeZone: zone }).resolvedOptions().timeZone;
-    if (canonical === 'UTC' || ZONES.has(canonical)) return canonical;
-  } catch {
-    // Not a zone at all.
+function checkSiteFields(input: { domain?: string; timezone?: string; hostnames?: readonly string[] }, currentDomain?: string): SiteFields {
+  const problems: FieldError[] = [];
+  const domain = input.domain === undefined ? currentDomain : normaliseHostname(input.domain);
+  if (!domain) problems.push({ field: 'domain', message: `domain ${DOMAIN_MESSAGE}`, type: 'siteDomain' });
+  const checked: SiteFields = { domain: domain ?? '' };
+  if (input.timezone !== undefined) {
+    const zone = canonicalTimeZone(input.timezone);
+    if (!zone) problems.push({ field: 'timezone', message: `timezone ${TIME_ZONE_MESSAGE}`, type: 'timeZone' });
+    checked.timezone = zone ?? undefined;
   }
-  throw badRequest(`"${zone}" is not an IANA time zone`);
-}
-
-function checkDomain(input: string): string {
-  const domain = normaliseHostname(input);
-  if (!domain) throw badRequest(`"${input}" is not a valid domain`);
-  return domain;
-}
-
-/** Normalised, deduplicated extra hostnames (the site's own domain is implied, so dropped). */
-function checkHostnames(inputs: readonly string[], domain: string): string[] {
-  if (inputs.length > MAX_HOSTNAMES) throw badRequest(`A site has at most ${MAX_HOSTNAMES} extra hostnames`);
-  const hosts = new Set<string>();
-  for (const input of inputs) {
-    const host = normaliseHostname(input);
-    if (!host) throw badRequest(`"${input}" is not a valid hostname`);
-    if (host !== domain) hosts.add(host);
+  if (input.hostnames !== undefined) {
+    if (input.hostnames.length > MAX_HOSTNAMES) problems.push({ field: 'hostnames', message: `hostnames must hold at most ${MAX_HOSTNAMES} items`, type: 'arrayMax' });
+    const hosts = new Set<string>();
+    for (const [index, name] of input.hostnames.entries()) {
+      const host = normaliseHostname(name);
+      if (!host) problems.push({ field: `hostnames[${index}]`, message: `hostnames[${index}] ${HOSTNAME_MESSAGE}`, type: 'siteHostname' });
+      else if (host !== domain) hosts.add(host);
+    }
+    checked.hostnames = [...hosts].sort();
   }
-  return [...hosts].sort();
+  if (problems.length > 0) throw validationFailed(problems);
+  return checked;
 }
 
 interface SiteRow {
@@ -199,9 +199,7 @@ export async function createTeamSite(
   actor: UserPrincipal,
   input: { teamId: string; domain: string; timezone?: string; hostnames?: string[] },
 ): Promise<SiteView> {
-  const domain = checkDomain(input.domain);
-  const hostnames = checkHostnames(input.hostnames ?? [], domain);
-  const timezone = checkTimezone(input.timezone ?? 'UTC');
+  const { domain, hostnames = [], timezone = 'UTC' } = checkSiteFields(input);
   return store.transaction(async (tx) => {
     await liveTeam(tx, input.teamId);
     await assertHostsFree(tx, [domain, ...hostnames], null);
@@ -225,12 +223,12 @@ function siteChanges(before: SiteView, after: { domain: string; timezone: string
 
 /** Changes domain, timezone and/or the whole set of extra hostnames. */
 export async function updateSite(store: MetadataStore, actor: UserPrincipal, siteId: string, changes: SiteChanges): Promise<{ site: SiteView; changed: string[] }> {
-  const timezone = changes.timezone === undefined ? undefined : checkTimezone(changes.timezone);
   try {
     return await store.transaction(async (tx) => {
       const before = await readOwnSite(tx, actor, siteId);
-      const domain = changes.domain === undefined ? before.domain : checkDomain(changes.domain);
-      const hostnames = changes.hostnames === undefined ? before.hostnames.filter((h) => h !== domain) : checkHostnames(changes.hostnames, domain);
+      const checked = checkSiteFields(changes, before.domain);
+      const { domain, timezone } = checked;
+      const hostnames = checked.hostnames ?? before.hostnames.filter((h) => h !== domain);
       const changed: string[] = [];
       if (domain !== before.domain) changed.push('domain');
       if (timezone !== undefined && timezone !== before.timezone) changed.push('timezone');

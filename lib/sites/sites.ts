@@ -1,9 +1,10 @@
 // Teams and sites as the collection pipeline needs them: create, and resolve a hostname or id to a
 // site with its tenant database, cached briefly so the ingest hot path rarely touches PostgreSQL.
 import { randomUUID } from 'node:crypto';
-import { badRequest, conflict } from '../errors.ts';
+import { conflict, type FieldError, validationFailed } from '../errors.ts';
 import { tenantDatabase } from '../stores/analytics/index.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
+import { DOMAIN_MESSAGE, HOSTNAME_MESSAGE } from './fields.ts';
 import { normaliseHostname } from './hostname.ts';
 
 export interface Site {
@@ -31,13 +32,15 @@ export async function createTeam(db: MetadataQueryable, input: { name: string })
 }
 
 export async function createSite(db: MetadataQueryable, input: { teamId: string; domain: string; timezone?: string; hostnames?: string[] }): Promise<Site> {
+  const problems: FieldError[] = [];
   const domain = normaliseHostname(input.domain);
-  if (!domain) throw badRequest(`"${input.domain}" is not a valid domain`);
-  const hostnames = (input.hostnames ?? []).map((h) => {
+  if (!domain) problems.push({ field: 'domain', message: `domain ${DOMAIN_MESSAGE}`, type: 'siteDomain' });
+  const hostnames = (input.hostnames ?? []).map((h, index) => {
     const host = normaliseHostname(h);
-    if (!host) throw badRequest(`"${h}" is not a valid hostname`);
-    return host;
+    if (!host) problems.push({ field: `hostnames[${index}]`, message: `hostnames[${index}] ${HOSTNAME_MESSAGE}`, type: 'siteHostname' });
+    return host ?? '';
   });
+  if (!domain || problems.length > 0) throw validationFailed(problems);
   const id = randomUUID();
   try {
     await db.query('INSERT INTO sites (id, team_id, domain, timezone) VALUES ($1, $2, $3, $4)', [id, input.teamId, domain, input.timezone ?? 'UTC']);

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { TEAM_RANK, teamRoleOf } from '../auth/access.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
-import { badRequest, conflict, forbidden, notFound, PlumbError } from '../errors.ts';
+import { conflict, forbidden, notFound, PlumbError, validationFailed } from '../errors.ts';
 import type { Log } from '../log.ts';
 import { type AnalyticsStore, tenantDatabase } from '../stores/analytics/index.ts';
 import type { MetadataStore } from '../stores/metadata/index.ts';
@@ -69,7 +69,7 @@ export async function transferSite(
   const found = await metadata.query<{ team_id: string; domain: string }>('SELECT team_id, domain FROM sites WHERE id = $1 AND deleted_at IS NULL', [siteId]);
   if (!found.rows[0]) throw notFound('Site not found');
   const { team_id: sourceTeam, domain } = found.rows[0];
-  if (sourceTeam === destinationTeam) throw badRequest('The site already belongs to that team');
+  if (sourceTeam === destinationTeam) throw validationFailed([{ field: 'team_id', message: 'team_id must name another team: the site already belongs to that one', type: 'sameTeam' }]);
   await assertAdministers(metadata, actor, destinationTeam);
   await liveTeam(metadata, destinationTeam);
 

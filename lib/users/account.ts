@@ -13,7 +13,8 @@ import {
 import { SITE_RANK, siteRoleOf } from '../auth/access.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
-import { badRequest, forbidden, notFound } from '../errors.ts';
+import { type FieldError, forbidden, notFound, validationFailed } from '../errors.ts';
+import { checkExpiry } from '../validation.ts';
 import type { MetadataStore } from '../stores/metadata/index.ts';
 import { writeInstanceAudit } from './admin.ts';
 import { findUserById } from './users.ts';
@@ -23,8 +24,8 @@ import { findUserById } from './users.ts';
  * the caller is signed in, and 401 would tell the dashboard their session ended.
  */
 export async function changePassword(db: MetadataStore, user: UserPrincipal, input: { current_password: string; new_password: string }): Promise<void> {
-  const problem = passwordProblem(input.new_password);
-  if (problem) throw badRequest(problem);
+  const problem = passwordProblem(input.new_password, 'new_password');
+  if (problem) throw validationFailed([{ field: 'new_password', message: problem, type: 'password' }]);
   const record = await findUserById(db, user.id);
   if (!record) throw notFound('User not found');
   // With no password set (passkey-only account) verifyPassword still spends the time and says no.
@@ -49,16 +50,12 @@ export interface ApiClientRequest {
  * future. The token is returned once; only its SHA-256 is kept.
  */
 export async function issueApiClient(db: MetadataStore, owner: UserPrincipal, input: ApiClientRequest): Promise<{ id: string; token: string }> {
-  const unknown = input.scopes.filter((s) => !(API_SCOPES as readonly string[]).includes(s));
-  if (unknown.length > 0) throw badRequest(`Unknown scope ${unknown.join(', ')}; known scopes: ${API_SCOPES.join(', ')}`);
+  const problems: FieldError[] = [];
+  if (input.scopes.some((s) => !(API_SCOPES as readonly string[]).includes(s))) problems.push({ field: 'scopes', message: `scopes items must be one of: ${API_SCOPES.join(', ')}`, type: 'arrayEnum' });
   const siteIds = input.sites.map((s) => s.site_id);
-  if (new Set(siteIds).size !== siteIds.length) throw badRequest('Each site may be listed once');
-  let expiresAt: Date | undefined;
-  if (input.expires_at !== undefined) {
-    expiresAt = new Date(input.expires_at);
-    if (Number.isNaN(expiresAt.getTime())) throw badRequest('expires_at must be an RFC 3339 date-time');
-    if (expiresAt.getTime() <= Date.now()) throw badRequest('expires_at must be in the future');
-  }
+  if (new Set(siteIds).size !== siteIds.length) problems.push({ field: 'sites', message: 'sites must list each site once', type: 'arrayUnique' });
+  const expiresAt = input.expires_at === undefined ? undefined : checkExpiry('expires_at', input.expires_at, problems);
+  if (problems.length > 0) throw validationFailed(problems);
   return db.transaction(async (tx) => {
     for (const site of input.sites) {
       const own = await siteRoleOf(tx, owner, site.site_id);

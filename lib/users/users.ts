@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword, passwordProblem } from '../auth/passwords.ts';
 import type { InstanceRole, UserPrincipal } from '../auth/sessions.ts';
-import { badRequest, conflict } from '../errors.ts';
+import { conflict, type FieldError, validationFailed } from '../errors.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
 
 export interface UserRecord extends UserPrincipal {
@@ -17,13 +17,12 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export async function createUser(db: MetadataQueryable, input: { email: string; password?: string; role: InstanceRole }): Promise<UserPrincipal> {
   const email = normaliseEmail(input.email);
-  if (!EMAIL.test(email) || email.length > 254) throw badRequest('email is not a valid address');
-  let hash: string | null = null;
-  if (input.password !== undefined) {
-    const problem = passwordProblem(input.password);
-    if (problem) throw badRequest(problem);
-    hash = await hashPassword(input.password);
-  }
+  const problems: FieldError[] = [];
+  if (!EMAIL.test(email) || email.length > 254) problems.push({ field: 'email', message: 'email must be an email address', type: 'email' });
+  const problem = input.password === undefined ? null : passwordProblem(input.password);
+  if (problem) problems.push({ field: 'password', message: problem, type: 'password' });
+  if (problems.length > 0) throw validationFailed(problems);
+  const hash = input.password === undefined ? null : await hashPassword(input.password);
   const id = randomUUID();
   try {
     await db.query('INSERT INTO users (id, email, password_hash, role) VALUES ($1, $2, $3, $4)', [id, email, hash, input.role]);

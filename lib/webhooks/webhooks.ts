@@ -74,7 +74,7 @@ export const WEBHOOK_FIELDS = {
   enabled: { type: 'boolean', optional: true },
 } as const;
 
-/** Why a URL may not receive webhooks, or null. Resolves the host (spec: Destination rules). */
+/** Why a URL may not receive webhooks (a phrase following "url"), or null. Resolves the host (spec: Destination rules). */
 export async function destinationProblem(raw: string, policy: DestinationPolicy): Promise<string | null> {
   let url: URL;
   try {
@@ -91,9 +91,9 @@ export async function destinationProblem(raw: string, policy: DestinationPolicy)
     await checkDestination(url, { allowPrivate: policy.allowDevelopmentTargets, resolver: policy.resolver, timeoutMs: RESOLVE_TIMEOUT_MS });
   } catch (err) {
     if (!(err instanceof OutboundError)) throw err;
-    if (err.kind === 'blocked_address') return `${err.message} (loopback, private, link-local, multicast, documentation and other reserved addresses are refused)`;
-    if (err.kind === 'dns' || err.kind === 'timeout') return `host ${url.hostname} cannot be resolved`;
-    return err.message;
+    if (err.kind === 'blocked_address') return `must not reach a reserved address: ${err.message} (loopback, private, link-local, multicast, documentation and other reserved addresses are refused)`;
+    if (err.kind === 'dns' || err.kind === 'timeout') return `must name a host that resolves (${url.hostname} does not)`;
+    return `cannot be used: ${err.message}`;
   }
   return null;
 }
@@ -102,14 +102,14 @@ export async function destinationProblem(raw: string, policy: DestinationPolicy)
 async function checkInput(input: WebhookInput, scope: WebhookScope, policy: DestinationPolicy): Promise<Required<WebhookInput>> {
   const problems: FieldError[] = [];
   const name = input.name.trim();
-  if (name === '') problems.push({ field: 'name', message: 'must not be blank' });
+  if (name === '') problems.push({ field: 'name', message: 'name must not be blank' });
   const events = [...new Set(input.events)];
   for (const type of events) {
     const problem = subscriptionProblem(scope, type);
-    if (problem) problems.push({ field: 'events', message: problem });
+    if (problem) problems.push({ field: 'events', message: `events: ${problem}` });
   }
   const urlProblem = await destinationProblem(input.url, policy);
-  if (urlProblem) problems.push({ field: 'url', message: urlProblem });
+  if (urlProblem) problems.push({ field: 'url', message: `url ${urlProblem}` });
   if (problems.length > 0) throw validationFailed(problems);
   return { name, description: input.description?.trim() ?? '', url: input.url, events, enabled: input.enabled ?? true };
 }

@@ -86,7 +86,10 @@ describe('POST /api/user/password', () => {
   it('refuses a new password that breaks the rules', async () => {
     const me = await person(t, 'user');
     const res = await as(t, me, 'POST', '/api/user/password', { current_password: me.password, new_password: 'short' });
-    expect([res.status, res.body]).toEqual([400, { message: 'Password must be at least 10 characters', code: 'bad_request' }]);
+    expect([res.status, res.body]).toEqual([
+      400,
+      { message: 'new_password must be at least 10 characters', code: 'validation_failed', fields: [{ field: 'new_password', message: 'new_password must be at least 10 characters', type: 'password' }] },
+    ]);
     expect((await as(t, me, 'GET', '/api/user/me')).status).toBe(200);
   });
 

@@ -110,7 +110,7 @@ describe('POST /api/admin/users', () => {
   it('refuses a taken email (409), a short password and an unknown role (400)', async () => {
     expect((await as(t, owner, 'POST', '/api/admin/users', { email: 'USER@example.com', password: 'a fine new password', role: 'user' })).status).toBe(409);
     const short = await as(t, owner, 'POST', '/api/admin/users', { email: 'short@example.com', password: 'short', role: 'user' });
-    expect([short.status, short.body.message]).toEqual([400, 'Password must be at least 10 characters']);
+    expect([short.status, short.body.message]).toEqual([400, 'password must be at least 10 characters']);
     expect((await as(t, owner, 'POST', '/api/admin/users', { email: 'root@example.com', password: 'a fine new password', role: 'root' })).status).toBe(400);
   });
 });

@@ -172,7 +172,7 @@ describe('what a token may hold', () => {
     const scope = await as(t, alice, 'POST', '/api/user/api-clients', { name: 'x', scopes: ['stats:read', 'root'], sites: [] });
     expect({ status: scope.status, code: scope.body.code }).toEqual({ status: 400, code: 'validation_failed' });
     const past = await as(t, alice, 'POST', '/api/user/api-clients', { name: 'x', scopes: ['stats:read'], sites: [], expires_at: '2020-01-01T00:00:00Z' });
-    expect([past.status, past.body.message]).toEqual([400, 'expires_at must be in the future']);
+    expect([past.status, past.body.fields]).toEqual([400, [{ field: 'expires_at', message: 'expires_at must be in the future', type: 'dateTimeFuture' }]]);
   });
 
   it('a token cannot mint, list, rotate or delete tokens', async () => {

@@ -386,10 +386,10 @@ describe('parameter errors', () => {
   });
 
   it.each([
-    [{ property_value: 'pro' }, /property_value needs property_key/],
-    [{ property_key: 'plan' }, /property_key needs property_value/],
-    [{ dimension_value: 'mobile' }, /dimension_value needs dimension_key/],
-    [{ dimension_key: 'device' }, /dimension_key needs dimension_value/],
+    [{ property_value: 'pro' }, /property_key is required with property_value/],
+    [{ property_key: 'plan' }, /property_value is required with property_key/],
+    [{ dimension_value: 'mobile' }, /dimension_key is required with dimension_value/],
+    [{ dimension_key: 'device' }, /dimension_value is required with dimension_key/],
   ])('a filter half without its other half (%o) → 400', async (query, message) => {
     for (const path of ['/events/timeseries', '/events/audience']) {
       const res = await get(path, { event_name: 'signup', ...query });

@@ -198,7 +198,7 @@ describe('POST /api/auth/accept-invite', () => {
 
   it('refuses a weak password and leaves the invitation usable', async () => {
     const { invite_token: token } = (await invite(fresh())).body as { invite_token: string };
-    expect(await accept(token, 'short')).toMatchObject({ status: 400, body: { message: 'Password must be at least 10 characters', code: 'bad_request' } });
+    expect(await accept(token, 'short')).toMatchObject({ status: 400, body: { message: 'password must be at least 10 characters', code: 'validation_failed' } });
     expect((await accept(token)).status).toBe(201);
   });
 

@@ -1,5 +1,6 @@
-// `plumb serve` as an operator runs it: start on a fresh data dir, serve the dashboard and
-// tracker, restart without losing anything, stop cleanly on a signal, refuse bad settings.
+// `plumb serve` as an operator runs it: start on a fresh data dir with a short start-up log, serve
+// the dashboard and tracker (to HEAD too), restart without losing anything, stop cleanly on a
+// signal, refuse bad settings.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -84,10 +85,72 @@ describe('plumb serve on a fresh data dir', () => {
     expect((await request(`${instance.url}/readyz`)).status).toBe(200);
   });
 
+  it('answers HEAD like GET on the tracker, the dashboard, its shell and the health checks, without a body', async () => {
+    const shell = await request(`${instance.url}/`, { headers: { accept: 'text/html' } });
+    const asset = [...shell.text.matchAll(/src="([^"]+\.js)"/g)].map((m) => m[1])[0];
+    const paths = ['/plumb.js', '/plumb-vitals.js', '/', '/login', asset, '/healthz', '/readyz', '/api/status', '/api/docs/v1/openapi.json', '/assets/missing.js'];
+    const same = (res: { headers: Headers }) => ['content-type', 'content-length', 'cache-control', 'etag'].map((name) => res.headers.get(name));
+    for (const path of paths) {
+      const init = { headers: { accept: 'text/html' } };
+      const get = await request(`${instance.url}${path}`, init);
+      const head = await request(`${instance.url}${path}`, { ...init, method: 'HEAD' });
+      expect({ path, status: head.status, headers: same(head), body: head.text }).toEqual({ path, status: get.status, headers: same(get), body: '' });
+    }
+  });
+
+  it("logs Moleculer's banner and per-service lines at debug", () => {
+    const debugLines = instance
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
+    const moleculer = debugLines.filter((line) => /^Moleculer v|ServiceBroker with \d+ service|^Service '\w+' started/.test(line.msg));
+    expect(moleculer.length).toBeGreaterThan(2);
+    expect(new Set(moleculer.map((line) => line.level))).toEqual(new Set([20]));
+  });
+
   it('publishes an OpenAPI document naming every route the node serves', async () => {
     const res = await request(`${instance.url}/api/docs/v1/openapi.json`);
     const paths = Object.keys(res.body.paths as object);
     for (const path of ['/healthz', '/readyz', '/api/status', '/api/docs/v1/openapi.json', '/plumb.js']) expect(paths).toContain(path);
+  });
+});
+
+describe('the start-up log at info', () => {
+  let instance: Instance;
+
+  beforeAll(async () => {
+    instance = await startInstance({ env: { PLUMB_LOG_LEVEL: 'info' } });
+  });
+
+  afterAll(() => instance.destroy());
+
+  /** The JSON lines written up to and including the ready line. */
+  const startUp = () => {
+    const lines = instance
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string; mod?: string });
+    return lines.slice(0, lines.findIndex((line) => / ready at /.test(line.msg)) + 1);
+  };
+
+  it('says in a few lines what listens where, the stores, the version and the leader', () => {
+    const info = startUp().filter((line) => line.level === 30);
+    expect(info.length).toBeGreaterThanOrEqual(4);
+    expect(info.length).toBeLessThanOrEqual(6);
+    const text = info.map((line) => line.msg).join('\n');
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(text).toContain(`listening on http://127.0.0.1:${instance.port}`);
+    expect(text).toMatch(/metadata store: PGlite opened/);
+    expect(text).toMatch(/analytics store open \(chDB\)/);
+    expect(info.at(-1)!.msg).toMatch(new RegExp(`^Plumb ${pkg.version.replace(/\./g, '\\.')} ready at \\S+ \\(node \\S+, leader\\)$`));
+    expect(info.at(-1)).toMatchObject({ dataDir: instance.dataDir, leader: true, version: pkg.version });
+  });
+
+  it("shows nothing of Moleculer's banner or its per-service lines", () => {
+    expect(startUp().filter((line) => line.mod !== undefined)).toEqual([]);
+    expect(instance.output()).not.toMatch(/Moleculer v|ServiceBroker|is registered|Service '\w+' started|API Gateway/);
   });
 });
 

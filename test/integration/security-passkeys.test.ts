@@ -11,6 +11,11 @@ let t: TestNode;
 const ORIGIN = 'http://localhost:8080';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const expiredChallenge = {
+  message: 'challenge_token is invalid, used or expired; start again',
+  code: 'validation_failed',
+  fields: [{ field: 'challenge_token', message: 'challenge_token is invalid, used or expired; start again', type: 'challenge' }],
+};
 
 beforeAll(async () => {
   t = await startTestNode({ PLUMB_LOGIN_RATE_PER_MINUTE: '1000', PLUMB_LOGIN_BURST: '1000' });
@@ -65,11 +70,12 @@ describe('POST /api/user/security/passkeys/register/start', () => {
 });
 
 describe('POST /api/user/security/passkeys/register/finish', () => {
-  it('stores the passkey and answers 201 with it', async () => {
+  it('stores the passkey and answers 201 with it and its Location', async () => {
     const ana = await person(t, 'user');
     const res = await addPasskey(ana, new SoftwareAuthenticator({ origin: ORIGIN }), 'Laptop');
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ passkey: { id: expect.stringMatching(UUID), name: 'Laptop', created_at: expect.stringMatching(ISO), last_used_at: null } });
+    expect(res.headers.get('location')).toBe(`/api/user/security/passkeys/${(res.body.passkey as { id: string }).id}`);
     expect((await as(t, ana, 'GET', '/api/user/security')).body).toEqual({ totp_enabled: false, recovery_codes_left: 0, passkeys: 1, has_password: true });
   });
 
@@ -85,7 +91,7 @@ describe('POST /api/user/security/passkeys/register/finish', () => {
     const start = await as(t, ana, 'POST', '/api/user/security/passkeys/register/start', {});
     const response = new SoftwareAuthenticator({ origin: ORIGIN }).register(start.body.options as Options, { origin: 'https://evil.example' });
     const res = await as(t, ana, 'POST', '/api/user/security/passkeys/register/finish', { challenge_token: start.body.challenge_token, response });
-    expect([res.status, res.body.code]).toEqual([400, 'bad_request']);
+    expect([res.status, res.body.code, (res.body.fields as { field: string }[])[0].field]).toEqual([400, 'validation_failed', 'response']);
   });
 
   it('refuses a ceremony started by someone else', async () => {
@@ -94,7 +100,7 @@ describe('POST /api/user/security/passkeys/register/finish', () => {
     const start = await as(t, bo, 'POST', '/api/user/security/passkeys/register/start', {});
     const response = new SoftwareAuthenticator({ origin: ORIGIN }).register(start.body.options as Options);
     const res = await as(t, ana, 'POST', '/api/user/security/passkeys/register/finish', { challenge_token: start.body.challenge_token, response });
-    expect([res.status, res.body]).toEqual([400, { message: 'The registration challenge is invalid, used or expired; start again', code: 'bad_request' }]);
+    expect([res.status, res.body]).toEqual([400, expiredChallenge]);
   });
 
   it('refuses a finished registration sent again: each ceremony is single-use', async () => {
@@ -103,7 +109,7 @@ describe('POST /api/user/security/passkeys/register/finish', () => {
     const body = { challenge_token: start.body.challenge_token, response: new SoftwareAuthenticator({ origin: ORIGIN }).register(start.body.options as Options) };
     expect((await as(t, ana, 'POST', '/api/user/security/passkeys/register/finish', body)).status).toBe(201);
     const again = await as(t, ana, 'POST', '/api/user/security/passkeys/register/finish', body);
-    expect([again.status, again.body]).toEqual([400, { message: 'The registration challenge is invalid, used or expired; start again', code: 'bad_request' }]);
+    expect([again.status, again.body]).toEqual([400, expiredChallenge]);
   });
 });
 

@@ -83,7 +83,7 @@ describe('POST /api/user/security/totp/setup/verify', () => {
     const start = await as(t, ana, 'POST', '/api/user/security/totp/setup/start', {});
     const res = await as(t, ana, 'POST', '/api/user/security/totp/setup/verify', { code: wrongCode(start.body.secret as string) });
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe('bad_request');
+    expect(res.body.fields).toEqual([{ field: 'code', message: "code is not valid; check the authenticator app's clock and try again", type: 'totp' }]);
     expect((await as(t, ana, 'GET', '/api/user/security')).body).toEqual({ totp_enabled: false, recovery_codes_left: 0, passkeys: 0, has_password: true });
   });
 
@@ -212,7 +212,7 @@ describe('POST /api/user/security/recovery-codes/regenerate', () => {
     const ana = await person(t, 'user');
     const { secret, recoveryCodes: old } = await enrolled(ana);
     const refused = await as(t, ana, 'POST', '/api/user/security/recovery-codes/regenerate', { code: wrongCode(secret) });
-    expect([refused.status, refused.body.code]).toEqual([400, 'bad_request']);
+    expect([refused.status, refused.body.code]).toEqual([400, 'validation_failed']);
     const res = await as(t, ana, 'POST', '/api/user/security/recovery-codes/regenerate', { code: nextCode(secret) });
     expect(res.status).toBe(200);
     const fresh = res.body.recovery_codes as string[];
@@ -230,7 +230,10 @@ describe('POST /api/user/security/totp/disable', () => {
     const ana = await person(t, 'user');
     const { secret } = await enrolled(ana);
     const refused = await as(t, ana, 'POST', '/api/user/security/totp/disable', { code: wrongCode(secret) });
-    expect([refused.status, refused.body]).toEqual([400, { message: 'Invalid or already used code', code: 'bad_request' }]);
+    expect([refused.status, refused.body]).toEqual([
+      400,
+      { message: 'code is invalid or already used', code: 'validation_failed', fields: [{ field: 'code', message: 'code is invalid or already used', type: 'code' }] },
+    ]);
     expect((await as(t, ana, 'GET', '/api/user/security')).body).toMatchObject({ totp_enabled: true });
     const res = await as(t, ana, 'POST', '/api/user/security/totp/disable', { code: nextCode(secret) });
     expect([res.status, res.body]).toEqual([200, { totp_enabled: false, recovery_codes_left: 0, passkeys: 0, has_password: true }]);

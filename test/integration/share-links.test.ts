@@ -131,12 +131,12 @@ describe('POST /api/sites/:id/share', () => {
 
   it('refuses a past or malformed expiry and a short password', async () => {
     const past = await as(t, owner, 'POST', `/api/sites/${t.site.id}/share`, { expires_at: '2001-01-01T00:00:00Z' });
-    expect({ status: past.status, code: past.body.code, message: past.body.message }).toEqual({ status: 400, code: 'bad_request', message: 'expires_at must be in the future' });
+    expect({ status: past.status, code: past.body.code, message: past.body.message }).toEqual({ status: 400, code: 'validation_failed', message: 'expires_at must be in the future' });
     for (const expires_at of ['tomorrow', '2099-01-31', '2099-02-30T00:00:00Z']) {
       expect((await as(t, owner, 'POST', `/api/sites/${t.site.id}/share`, { expires_at })).status).toBe(400);
     }
     const short = await as(t, owner, 'POST', `/api/sites/${t.site.id}/share`, { password: 'short' });
-    expect({ status: short.status, message: short.body.message }).toEqual({ status: 400, message: 'Password must be at least 10 characters' });
+    expect({ status: short.status, message: short.body.message }).toEqual({ status: 400, message: 'password must be at least 10 characters' });
   });
 });
 

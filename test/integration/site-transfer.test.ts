@@ -187,7 +187,7 @@ describe('POST /api/sites/:id/transfer-team', () => {
     const site = await seededSite();
     expect(await as(t, mover, 'POST', `/api/sites/${site.id}/transfer-team`, { team_id: t.team.id })).toMatchObject({
       status: 400,
-      body: { message: 'The site already belongs to that team', code: 'bad_request' },
+      body: { message: 'team_id must name another team: the site already belongs to that one', code: 'validation_failed' },
     });
     const archived = await createTeam(db(), { name: 'Archived' });
     await join(archived.id, mover, 'owner');

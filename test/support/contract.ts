@@ -124,6 +124,8 @@ export async function checkResponse(method: string, url: string, res: Response):
     // Not an API route: the dashboard's files and shell, or the JSON 404/405 of an unknown route.
     if (contentType !== 'application/json') return;
     if (res.status !== 404 && res.status !== 405) throw new ContractViolation(`${route} is not in the contract, yet answered ${res.status} with JSON`);
+    // A HEAD answer carries no body to check.
+    if (verb === 'head') return;
     return checkBody(contract, `${route} (no such route)`, res, 'error', contract.doc.components.schemas.Error as Record<string, unknown>);
   }
   const status = String(res.status);

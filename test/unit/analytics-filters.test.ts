@@ -1,5 +1,5 @@
 // The stats API's filter parser: `filter=dimension:op:value`, repeatable; what each operator
-// accepts, values with colons and pipes, and a 400 naming the filter for every malformed one.
+// accepts, values with colons and pipes, and one 400 naming every malformed filter.
 import { describe, expect, it } from '@jest/globals';
 import { FILTER_DIMENSIONS, parseFilter, parseFilters, wildcardToLike } from '../../lib/analytics/query/filters.ts';
 import { PlumbError } from '../../lib/errors.ts';
@@ -52,15 +52,15 @@ describe('parseFilter', () => {
   });
 
   it.each([
-    ['page', 'expected dimension:operator:value'],
-    ['page:is', 'expected dimension:operator:value'],
-    ['', 'expected dimension:operator:value'],
-    ['path:is:/a', 'unknown dimension "path"'],
-    ['Page:is:/a', 'unknown dimension "Page"'],
-    [':is:/a', 'unknown dimension ""'],
-    ['page:equals:/a', 'unknown operator "equals"'],
-    ['page:IS:/a', 'unknown operator "IS"'],
-    ['page::/a', 'unknown operator ""'],
+    ['page', 'write it as dimension:operator:value'],
+    ['page:is', 'write it as dimension:operator:value'],
+    ['', 'write it as dimension:operator:value'],
+    ['path:is:/a', 'the dimension must be one of: '],
+    ['Page:is:/a', 'the dimension must be one of: '],
+    [':is:/a', 'the dimension must be one of: '],
+    ['page:equals:/a', 'the operator must be one of: '],
+    ['page:IS:/a', 'the operator must be one of: '],
+    ['page::/a', 'the operator must be one of: '],
     ['page:is:', 'the value must not be empty'],
     ['page:contains:', 'the value must not be empty'],
     ['page:matches:', 'the value must not be empty'],
@@ -70,23 +70,23 @@ describe('parseFilter', () => {
   ])('refuses %j with a 400 that names it', (text, why) => {
     const err = thrown(() => parseFilter(text));
     expect(err.code).toBe(400);
-    expect(err.type).toBe('bad_request');
-    expect(err.message.startsWith(`Invalid filter "${text}": `)).toBe(true);
-    expect(err.data).toEqual({ filter: text });
+    expect(err.type).toBe('validation_failed');
+    expect(err.message.startsWith(`filter "${text}": `)).toBe(true);
+    expect(err.data).toEqual({ fields: [{ field: 'filter', message: err.message, type: 'filter' }] });
     expect(err.message).toContain(why);
   });
 
   it('refuses more than 100 values and values longer than 2048 characters', () => {
     const many = `page:is:${Array.from({ length: 101 }, (_, i) => `/p${i}`).join('|')}`;
-    expect(thrown(() => parseFilter(many)).message).toBe(`Invalid filter "${many}": at most 100 values`);
+    expect(thrown(() => parseFilter(many)).message).toBe(`filter "${many.slice(0, 64)}…": at most 100 values`);
     const long = `page:contains:${'x'.repeat(2049)}`;
-    expect(thrown(() => parseFilter(long)).message).toBe(`Invalid filter "${long}": a value may have at most 2048 characters`);
+    expect(thrown(() => parseFilter(long)).message).toBe(`filter "${long.slice(0, 64)}…": a value may have at most 2048 characters`);
     expect(parseFilter(`page:contains:${'x'.repeat(2048)}`).values[0]).toHaveLength(2048);
   });
 
   it('lists the valid dimensions and operators when one is unknown', () => {
-    expect(thrown(() => parseFilter('path:is:/a')).message).toContain('use one of page, entry_page, exit_page, hostname,');
-    expect(thrown(() => parseFilter('page:like:/a')).message).toBe('Invalid filter "page:like:/a": unknown operator "like"; use one of is, is_not, contains, matches');
+    expect(thrown(() => parseFilter('path:is:/a')).message).toContain('the dimension must be one of: page, entry_page, exit_page, hostname,');
+    expect(thrown(() => parseFilter('page:like:/a')).message).toBe('filter "page:like:/a": the operator must be one of: is, is_not, contains, matches');
   });
 });
 
@@ -101,13 +101,21 @@ describe('parseFilters', () => {
   });
 
   it('names the bad filter among good ones', () => {
-    expect(thrown(() => parseFilters(['country:is:DE', 'colour:is:red'])).message).toContain('Invalid filter "colour:is:red"');
+    expect(thrown(() => parseFilters(['country:is:DE', 'colour:is:red'])).message).toContain('filter "colour:is:red"');
+  });
+
+  it('names every bad filter at once', () => {
+    const err = thrown(() => parseFilters(['colour:is:red', 'country:is:DE', 'page:like:/a']));
+    expect((err.data as { fields: { message: string }[] }).fields.map((f) => f.message)).toEqual([
+      expect.stringMatching(/^filter "colour:is:red": the dimension must be one of: /),
+      'filter "page:like:/a": the operator must be one of: is, is_not, contains, matches',
+    ]);
   });
 
   it('refuses filters that are not text, and more than 20', () => {
     expect(thrown(() => parseFilters({ page: 'x' })).message).toBe('filter must be given as filter=dimension:operator:value (repeat it to combine)');
     expect(thrown(() => parseFilters(['page:is:/a', 3])).code).toBe(400);
-    expect(thrown(() => parseFilters(Array.from({ length: 21 }, () => 'page:is:/a'))).message).toBe('At most 20 filters can be combined');
+    expect(thrown(() => parseFilters(Array.from({ length: 21 }, () => 'page:is:/a'))).message).toBe('filter may be given at most 20 times');
     expect(parseFilters(Array.from({ length: 20 }, () => 'page:is:/a'))).toHaveLength(20);
   });
 });

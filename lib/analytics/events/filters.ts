@@ -1,8 +1,8 @@
 // Event analytics requests, parsed once: the site and range always, then the event name, a
 // property-value filter and an audience-dimension filter. Every endpoint under /events builds on
 // this; scope.ts turns a parsed query into SQL.
-import { badRequest } from '../../errors.ts';
-import { parseRange, type TimeRange } from '../range.ts';
+import { type FieldError, validationFailed } from '../../errors.ts';
+import { checkRange, type TimeRange } from '../range.ts';
 
 /** The audience dimensions, exactly the spec's list. */
 export const DIMENSION_KEYS = ['path', 'referrer', 'device', 'country'] as const;
@@ -40,23 +40,24 @@ const isDimension = (value: string): value is DimensionKey => (DIMENSION_KEYS as
 /**
  * Checks what the params schema cannot: filter halves come in pairs (a key without its value, or
  * a value without its key, has no meaning the spec gives), and the range is valid in the site's
- * time zone. `needsEvent` is set by the endpoints whose row lists event_name.
+ * time zone. `needsEvent` is set by the endpoints whose row lists event_name. Every problem is
+ * named in one 400.
  */
 export function parseEventQuery(input: EventQueryInput, site: EventSite, options: { needsEvent: boolean; now?: Date }): EventQuery {
-  if (options.needsEvent && !input.event_name) throw badRequest('event_name is required');
-  const query: EventQuery = { tenant: site.tenant, siteId: site.id, range: parseRange(input, site.timezone, options.now) };
+  const problems: FieldError[] = [];
+  const problem = (field: string, message: string, type: string) => problems.push({ field, message: `${field} ${message}`, type });
+  if (options.needsEvent && !input.event_name) problem('event_name', 'is required', 'required');
+  const range = checkRange(input, site.timezone, problems, options.now);
+  if (input.property_value !== undefined && input.property_key === undefined) problem('property_key', 'is required with property_value', 'required');
+  if (input.property_key !== undefined && input.property_value === undefined) problem('property_value', 'is required with property_key', 'required');
+  if (input.dimension_value !== undefined && input.dimension_key === undefined) problem('dimension_key', 'is required with dimension_value', 'required');
+  // The params schema refuses other keys already; this keeps the lib safe on its own.
+  if (input.dimension_key !== undefined && !isDimension(input.dimension_key)) problem('dimension_key', `must be one of: ${DIMENSION_KEYS.join(', ')}`, 'enumValue');
+  if (input.dimension_key !== undefined && input.dimension_value === undefined) problem('dimension_value', 'is required with dimension_key', 'required');
+  if (problems.length > 0 || !range) throw validationFailed(problems);
+  const query: EventQuery = { tenant: site.tenant, siteId: site.id, range };
   if (input.event_name) query.eventName = input.event_name;
-  if (input.property_value !== undefined && input.property_key === undefined) throw badRequest('property_value needs property_key');
-  if (input.property_key !== undefined) {
-    if (input.property_value === undefined) throw badRequest('property_key needs property_value');
-    query.property = { key: input.property_key, value: input.property_value };
-  }
-  if (input.dimension_value !== undefined && input.dimension_key === undefined) throw badRequest('dimension_value needs dimension_key');
-  if (input.dimension_key !== undefined) {
-    // The params schema refuses other keys already; this keeps the lib safe on its own.
-    if (!isDimension(input.dimension_key)) throw badRequest(`dimension_key must be one of ${DIMENSION_KEYS.join(', ')}`);
-    if (input.dimension_value === undefined) throw badRequest('dimension_key needs dimension_value');
-    query.dimension = { key: input.dimension_key, value: input.dimension_value };
-  }
+  if (input.property_key !== undefined) query.property = { key: input.property_key, value: input.property_value! };
+  if (input.dimension_key !== undefined) query.dimension = { key: input.dimension_key as DimensionKey, value: input.dimension_value! };
   return query;
 }

@@ -1,7 +1,7 @@
 // One event over time (GET /api/sites/:id/events/timeseries): unique sessions and events per
 // hour, day, week or month of the site's time zone, every bucket of the range present (zeros
 // where nothing happened), so a chart never has to guess at gaps.
-import { badRequest } from '../../errors.ts';
+import { validationFailed } from '../../errors.ts';
 import type { AnalyticsStore } from '../../stores/analytics/index.ts';
 import { localDate, startOfLocalDay, type TimeRange, zoneOffsetMs } from '../range.ts';
 import type { EventQuery } from './filters.ts';
@@ -53,7 +53,9 @@ export function bucketStarts(range: TimeRange, interval: Interval): number[] {
   const to = range.to.getTime();
   const starts: number[] = [];
   const push = (start: number) => {
-    if (starts.length >= MAX_BUCKETS) throw badRequest(`At most ${MAX_BUCKETS} ${interval} buckets fit one series; choose a longer interval or a shorter range`);
+    if (starts.length >= MAX_BUCKETS) {
+      throw validationFailed([{ field: 'interval', message: `interval ${interval} would give more than ${MAX_BUCKETS} buckets for this range; choose a longer interval or a shorter range`, type: 'buckets' }]);
+    }
     starts.push(start);
   };
   if (interval === 'hour') {

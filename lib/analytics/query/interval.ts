@@ -2,7 +2,7 @@
 // that puts a hit in its bucket, and the full list of buckets so the chart has no gaps. Hours are
 // keyed by their UTC instant, so the repeated local hour of an autumn DST change is two buckets
 // and the skipped spring hour none; days, weeks (Monday first) and months by their local date.
-import { badRequest } from '../../errors.ts';
+import { validationFailed } from '../../errors.ts';
 import { localDate, startOfLocalDay, type TimeRange, zoneOffsetMs } from '../range.ts';
 
 export const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
@@ -26,7 +26,7 @@ function wallClockMs(range: TimeRange): number {
 export function chooseInterval(range: TimeRange, requested?: Interval): Interval {
   if (requested) {
     if (bucketStarts(range, requested, MAX_BUCKETS + 1).length > MAX_BUCKETS) {
-      throw badRequest(`interval=${requested} gives more than ${MAX_BUCKETS} buckets for this range; choose a coarser interval`);
+      throw validationFailed([{ field: 'interval', message: `interval ${requested} would give more than ${MAX_BUCKETS} buckets for this range; choose a coarser interval`, type: 'buckets' }]);
     }
     return requested;
   }

@@ -16,10 +16,10 @@
 //   and filters (so it has no comparison value).
 // Filters AND-combine and keep or drop whole visits. The timeseries puts each visit in the bucket
 // it started in.
-import { badRequest } from '../../errors.ts';
+import { type FieldError, validationFailed } from '../../errors.ts';
 import type { AnalyticsStore } from '../../stores/analytics/index.ts';
-import { parseRange, previousPeriod, previousYear, type TimeRange } from '../range.ts';
-import { type Filter, parseFilters } from './filters.ts';
+import { checkRange, previousPeriod, previousYear, type TimeRange } from '../range.ts';
+import { checkFilters, type Filter } from './filters.ts';
 import { bucketKeyToMs, bucketStarts, chooseInterval, type Interval } from './interval.ts';
 import { type Row, statsQueries } from './batch.ts';
 import { type BreakdownDimension, type DimensionSource, planBreakdown } from './plan.ts';
@@ -103,18 +103,24 @@ interface ParsedRequest {
   comparison?: TimeRange;
 }
 
-/** Validates the range, filters and comparison of a request; every problem is a 400. */
+/** Validates the range, filters and comparison of a request; every problem at once in one 400. */
 export function parseStatsRequest(site: StatsSite, request: StatsRequest, now: Date): ParsedRequest {
-  const range = parseRange({ from: request.from, to: request.to }, site.timezone, now);
-  const filters = parseFilters(request.filter);
+  const problems: FieldError[] = [];
+  const range = checkRange({ from: request.from, to: request.to }, site.timezone, problems, now);
+  const filters = checkFilters(request.filter, problems);
   const custom = request.compare_from !== undefined || request.compare_to !== undefined;
-  if (custom && request.compare !== 'custom') throw badRequest('compare_from and compare_to go with compare=custom');
-  if (!request.compare) return { range, filters };
-  if (request.compare === 'previous_period') return { range, filters, comparison: previousPeriod(range) };
-  if (request.compare === 'year') return { range, filters, comparison: previousYear(range) };
-  if (request.compare_from === undefined || request.compare_to === undefined) throw badRequest('compare=custom needs compare_from and compare_to');
-  const comparison = parseRange({ from: request.compare_from, to: request.compare_to }, site.timezone, now);
-  return { range, filters, comparison };
+  let comparison: TimeRange | undefined;
+  if (custom && request.compare !== 'custom') problems.push({ field: 'compare', message: 'compare must be custom with compare_from and compare_to', type: 'compareCustom' });
+  else if (request.compare === 'custom') {
+    for (const field of ['compare_from', 'compare_to'] as const) {
+      if (request[field] === undefined) problems.push({ field, message: `${field} is required with compare=custom`, type: 'required' });
+    }
+    if (request.compare_from !== undefined && request.compare_to !== undefined) comparison = checkRange({ from: request.compare_from, to: request.compare_to }, site.timezone, problems, now, { from: 'compare_from', to: 'compare_to' });
+  }
+  if (problems.length > 0 || !range) throw validationFailed(problems);
+  if (request.compare === 'previous_period') comparison = previousPeriod(range);
+  if (request.compare === 'year') comparison = previousYear(range);
+  return comparison ? { range, filters, comparison } : { range, filters };
 }
 
 const scopeOf = (site: StatsSite, range: TimeRange, filters: readonly Filter[]): Scope => ({ db: site.tenant, site: site.id, from: range.from, to: range.to, filters });

@@ -80,7 +80,7 @@ export async function migrateTenant(store: MigrationTarget, db: string, migratio
       database: db,
       dedupToken: `${db}:${migration.version}`,
     });
-    log.info({ db, migration: migration.name }, 'tenant migration applied');
+    log.debug({ db, migration: migration.name }, 'tenant migration applied');
     applied.push(migration.version);
   }
   return applied;

@@ -80,8 +80,10 @@ export async function runMigrations(session: MetadataSession, options: RunMigrat
         await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
       });
       applied.push(m.version);
-      log.info({ version: m.version, name: m.name, ms: Math.round(performance.now() - started) }, 'metadata migration applied');
+      log.debug({ version: m.version, name: m.name, ms: Math.round(performance.now() - started) }, 'metadata migration applied');
     }
+    // A new data dir is created whole (no news); an existing one being upgraded is worth a line.
+    if (applied.length > 0 && done.size > 0) log.info({ applied }, `metadata schema upgraded: ${applied.length} migration(s) applied`);
     return { applied };
   } finally {
     // Failing to unlock must not hide the error that brought us here; the lock also ends with the
