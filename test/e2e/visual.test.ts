@@ -1,8 +1,8 @@
 // The visual check of the dashboard: every main screen of a lived-in instance, in light and dark
 // mode, 1366 px and 360 px wide, screenshotted into test-output/screenshots/<screen>-<theme>-<width>.png
-// for review, and failed on horizontal overflow, overlapping text-bearing elements and text cut
-// off by its own box (test/support/layout-check.ts). The check itself is first proved on a small
-// page built to fail it.
+// for review, and failed on horizontal overflow, overlapping text-bearing elements, text cut off
+// by its own box, table cells out of line with their row, short labels on two lines and separators
+// starting a line (test/support/layout-check.ts). The check is first proved on a page built to fail it.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
