@@ -315,6 +315,18 @@ describe('plumb.js events', () => {
     ]);
   });
 
+  it("cuts an automatic event's link to the 256 characters a property value may hold, so the event is not refused", async () => {
+    const long = `${localhostOrigin}/elsewhere?q=${'x'.repeat(400)}`;
+    const path = definePage('/t/outbound-long/', { body: `<a id="long" href="${long}">long</a>` });
+    const { page } = await openPage();
+    await page.goto(`${origin}${path}`);
+    await settle(path, count(1));
+    await page.click('#long');
+    const sent = await settle(path, has('Outbound Link: Click'), { engagement: false });
+    const event = sent.find((hit) => hit.data.name === 'Outbound Link: Click')!;
+    expect(event.data.props).toEqual({ url: long.slice(0, 256) });
+  });
+
   it('sends a file download for known extensions (any case, query and hash ignored), on any host', async () => {
     const path = definePage('/t/download/', {
       body: `<a id="pdf" href="/files/Report.PDF?version=2#page=3">pdf</a>

@@ -125,7 +125,8 @@ type Hist = Record<string, (...args: unknown[]) => void>;
         : !on('no-outbound') && a.hostname !== l.hostname
           ? 'Outbound Link: Click'
           : '';
-    if (name) event(name, { url: a.href });
+    // A property value holds at most 256 characters; a longer link would have the event refused.
+    if (name) event(name, { url: a.href.slice(0, 256) });
   };
   add(d, 'click', click, true);
   add(d, 'auxclick', click, true);
@@ -136,7 +137,7 @@ type Hist = Record<string, (...args: unknown[]) => void>;
       (e) => {
         // getAttribute, because form.id / form.name return a field when one is named "id" or "name".
         const f = e.target as HTMLFormElement;
-        event('Form: Submission', { path: l.pathname, form: f.getAttribute('id') || f.getAttribute('name') || '' });
+        event('Form: Submission', { path: l.pathname.slice(0, 256), form: (f.getAttribute('id') || f.getAttribute('name') || '').slice(0, 256) });
       },
       true,
     );
