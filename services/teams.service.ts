@@ -176,7 +176,7 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
         auth: 'none',
         rateLimit: 'login',
         params: { token: 'string|min:1|max:200', password: 'string|min:1|max:256' },
-        openapi: { summary: 'Accept an invitation: creates your account with the invited email, joins the team and signs you in', tags, successStatus: 201, response: T.Accepted, errors: [409] },
+        openapi: { summary: 'Accept an invitation: creates your account with the invited email, joins the team and signs you in', tags, successStatus: 201, response: T.Accepted, errors: [404, 409] },
         async handler(ctx: Ctx<{ token: string; password: string }>) {
           const { user, teamId: joined, role: joinedAs } = await acceptInvitation(db(), ctx.params.token, ctx.params.password);
           ctx.emit('ops.team.member.added', { team_id: joined, user_id: user.id, email: user.email, role: joinedAs });

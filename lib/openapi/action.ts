@@ -81,5 +81,20 @@ type AnyHandler<S> = (this: any, ctx: Context<any, any>) => MaybePromise<S>;
 export function action<R extends TSchema, H extends AnyHandler<NoInfer<Static<R>>>>(
   schema: Omit<ActionSchema, 'handler' | 'openapi'> & { openapi: ActionDoc<R>; handler: H } & ExactReturn<H, NoInfer<Static<R>>>,
 ): ActionSchema {
-  return schema as unknown as ActionSchema;
+  return detached(schema) as unknown as ActionSchema;
+}
+
+/**
+ * A copy that shares no object or array with any other action. Moleculer sends each node's
+ * actions to the others through a circular-reference filter that drops every object it has seen
+ * before, shared or not (registry: `safetyObject`): a schema constant used twice (DateTime, a
+ * paging rule, a tags list) would reach other nodes' OpenAPI documents as a hole. Functions,
+ * regular expressions and symbol keys (TypeBox's) are kept as they are.
+ */
+function detached<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(detached) as T;
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const copy: Record<PropertyKey, unknown> = {};
+  for (const key of Reflect.ownKeys(value)) copy[key] = detached((value as Record<PropertyKey, unknown>)[key]);
+  return copy as T;
 }

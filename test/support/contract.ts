@@ -128,6 +128,7 @@ export async function checkResponse(method: string, url: string, res: Response):
     if (verb === 'head') return;
     return checkBody(contract, `${route} (no such route)`, res, 'error', contract.doc.components.schemas.Error as Record<string, unknown>);
   }
+  if (undocumented(operation)) return;
   const status = String(res.status);
   const declared = operation.responses[status] ?? operation.responses[`${status[0]}XX`] ?? operation.responses.default;
   if (!declared) {
@@ -148,6 +149,14 @@ export async function checkResponse(method: string, url: string, res: Response):
   const schema = content[media].schema;
   if (media.includes('json') && schema) await checkBody(contract, `${route} → ${status}`, res, `${verb} ${template} ${status}`, schema);
 }
+
+/**
+ * An operation published without a success schema: only a test's own stand-in services make one
+ * (every product action declares its response, and the contract test asserts none is missing), so
+ * there is nothing to hold their answers to.
+ */
+const undocumented = (operation: Operation) =>
+  Object.entries(operation.responses).some(([status, response]) => status < '300' && response.content?.['application/json'] && Object.keys(response.content['application/json'].schema ?? {}).length === 0);
 
 async function checkBody(contract: Contract, what: string, res: Response, key: string, schema: Record<string, unknown>): Promise<void> {
   const text = await res.clone().text();
