@@ -8,7 +8,7 @@ import type { ActionDoc } from './action.ts';
 import type { JsonSchema } from './schema.ts';
 import { CONTENT_TYPE } from './responses.ts';
 
-export type DocumentedAction = Pick<ActionSchema, 'name' | 'params' | 'openapi' | 'auth' | 'access' | 'rest' | 'rateLimit' | 'crossOrigin'>;
+export type DocumentedAction = Pick<ActionSchema, 'name' | 'params' | 'openapi' | 'auth' | 'access' | 'rest' | 'rateLimit' | 'crossOrigin' | 'location'>;
 
 export const SECURITY_SCHEMES = {
   session: {
@@ -76,7 +76,10 @@ const ERROR_RESPONSE = { $ref: '#/components/responses/Error' };
  */
 export function responsesOf(method: string, pathParams: readonly string[], action: DocumentedAction | undefined, url: string, doc: ActionDoc | undefined): Record<string, unknown> {
   const status = String(doc?.successStatus ?? 200);
-  const responses: Record<string, unknown> = { [status]: successResponse(doc?.response as JsonSchema | undefined) };
+  const success = successResponse(doc?.response as JsonSchema | undefined);
+  // The gateway sends the created resource's address from the same declaration (lib/http/location.ts).
+  if (status === '201' && action?.location) success.headers = { Location: { description: 'Where the created resource is read', schema: { type: 'string' } } };
+  const responses: Record<string, unknown> = { [status]: success };
   for (const empty of doc?.errors?.filter((code) => code < 400) ?? []) responses[String(empty)] = { description: 'No body (Not Modified)' };
   const errors = action ? errorStatuses(method, pathParams, action, url) : [...(doc?.errors?.filter((code) => code >= 400).map(String) ?? []), '5XX'];
   for (const code of errors) responses[code] = { ...ERROR_RESPONSE, description: REASONS[code] ?? 'Error' };

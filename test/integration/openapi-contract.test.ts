@@ -117,6 +117,14 @@ describe('the contract check of the test harness', () => {
     await expect(checkResponse('GET', `${t.url}/api/user/me`, answer(401, { error: 'nope' }))).rejects.toThrow(/must have required property 'message'/);
   });
 
+  it('fails a create without the Location header its contract declares', async () => {
+    const created = new Response(JSON.stringify({ goal: { ...goal, id: t.site.id, site_id: t.site.id } }), {
+      status: 201,
+      headers: { 'Content-Type': 'application/json', 'X-Request-ID': 'test' },
+    });
+    await expect(checkResponse('POST', `${t.url}/api/sites/${t.site.id}/goals`, created)).rejects.toThrow(/POST \/api\/sites\/\{id\}\/goals answered 201 without the Location header/);
+  });
+
   it('holds real answers to the contract: a signed-in person reads their account', async () => {
     const someone = await person(t);
     const res = await fetch(`${t.url}/api/user/me`, { headers: { Cookie: someone.cookie } });

@@ -13,6 +13,7 @@ interface MediaType {
 interface ResponseObject {
   $ref?: string;
   content?: Record<string, MediaType>;
+  headers?: Record<string, unknown>;
 }
 interface Operation {
   responses: Record<string, ResponseObject>;
@@ -137,6 +138,9 @@ export async function checkResponse(method: string, url: string, res: Response):
   }
   const response = resolve(contract, declared);
   const content = response.content ?? {};
+  for (const header of Object.keys(response.headers ?? {})) {
+    if (!res.headers.has(header)) throw new ContractViolation(`${route} answered ${status} without the ${header} header its contract declares`);
+  }
   const hasBody = verb !== 'head' && res.status !== 204 && res.status !== 304;
   if (!hasBody) return;
   const media = Object.keys(content).find((type) => mediaMatches(type, contentType));

@@ -6,7 +6,7 @@ import type { ActionDoc } from '../../lib/openapi/action.ts';
 import { buildOpenApiDocument, type RouteEntry } from '../../lib/openapi/document.ts';
 import { binary, eventStream, NoContent, object } from '../../lib/openapi/responses.ts';
 
-type Operation = { security: unknown; responses: Record<string, { description: string; content?: Record<string, { schema?: unknown }>; $ref?: string }> };
+type Operation = { security: unknown; responses: Record<string, { description: string; headers?: unknown; content?: Record<string, { schema?: unknown }>; $ref?: string }> };
 
 const Thing = object({ id: Type.String() });
 const operation = (route: RouteEntry): Operation => {
@@ -46,6 +46,13 @@ describe('GET /api/docs/v1/openapi.json: responses', () => {
     const op = operation({ method: 'POST', path: '/api/things', action: act({ rest: 'POST /api/things', openapi: { summary: 'x', response: Thing, successStatus: 201 } }) });
     expect(op.responses['201'].content?.['application/json'].schema).toEqual({ type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string' } } });
     expect(op.responses['200']).toBeUndefined();
+  });
+
+  it('declares the Location header of a create that declares where its resource lives', () => {
+    const located = operation({ method: 'POST', path: '/api/things', action: act({ rest: 'POST /api/things', location: '/api/things/{id}', openapi: { summary: 'x', response: Thing, successStatus: 201 } }) });
+    expect(located.responses['201'].headers).toEqual({ Location: { description: 'Where the created resource is read', schema: { type: 'string' } } });
+    const unlocated = operation({ method: 'POST', path: '/api/things', action: act({ rest: 'POST /api/things', openapi: { summary: 'x', response: Thing, successStatus: 201 } }) });
+    expect(unlocated.responses['201'].headers).toBeUndefined();
   });
 
   it('derives the error statuses from auth, access, params, the method and the rate limit', () => {
