@@ -6,7 +6,8 @@ export default {
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   transform: { '\\.ts$': '<rootDir>/test/support/strip-types-transform.cjs' },
   testMatch: ['<rootDir>/test/{unit,integration,external,e2e,cluster}/**/*.test.ts'],
-  testTimeout: 30000,
+  // Generous: a suite that starts instances shares two cores with the Chromium and chDB work of others.
+  testTimeout: 60000,
   setupFiles: ['<rootDir>/test/support/env.ts'],
   // Every answer of a Plumb instance is checked against its own OpenAPI document.
   setupFilesAfterEnv: ['<rootDir>/test/support/contract-setup.ts'],

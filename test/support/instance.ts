@@ -65,7 +65,9 @@ export async function startInstance(options: StartOptions = {}): Promise<Instanc
       const res = await nativeFetch(`${url}/readyz`).catch(() => undefined);
       return res?.status === 200;
     },
-    options.timeoutMs ?? 20_000,
+    // A fresh data dir's first start (PGlite's initdb) takes a few seconds on a quiet machine and
+    // several times that while other suites load both cores; readiness itself is measured elsewhere.
+    options.timeoutMs ?? 60_000,
     () => `plumb did not become ready:\n${output}`,
   ).catch((err: unknown) => {
     // No test holds it yet, so nothing else would ever stop it.

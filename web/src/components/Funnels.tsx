@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Pencil, Plus, Trash2 } from 'lucide-react';
 import { useEffect, useId, useRef, useState } from 'react';
 import { ApiError, api, type Funnel, type FunnelStep, type FunnelStepStats, type Page, problem } from '../api.ts';
-import { formatNumber, formatPercent } from '../dashboard/format.ts';
+import { formatNumber, formatPercent, NOUNS, nounFor } from '../dashboard/format.ts';
 import type { DateRange } from '../dashboard/range.ts';
 import { DeleteIconButton } from './DeleteIconButton.tsx';
 import { Field, sortFieldErrors, useFocusFirstField, useFocusFirstInvalid } from './Field.tsx';
@@ -146,7 +146,7 @@ export function FunnelChart({ steps }: { steps: FunnelStepStats[] }) {
               {s.index}. {s.label}
             </span>
             <span>
-              <strong>{formatNumber(s.visitors)}</strong> visitors · {formatPercent(s.conversion_rate)}
+              <strong>{formatNumber(s.visitors)}</strong> {nounFor(s.visitors, NOUNS.visitor)} · {formatPercent(s.conversion_rate)}
               {s.index > 1 && <span className="muted"> · {formatNumber(s.dropoff)} dropped off</span>}
             </span>
           </div>

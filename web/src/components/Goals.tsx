@@ -178,7 +178,7 @@ export function GoalsPanel({ siteId, canEdit, range }: { siteId: string; canEdit
       {canEdit && <GoalForm siteId={siteId} />}
       {goals.isSuccess && list.length === 0 && <p className="muted">No goals yet.</p>}
       {list.length > 0 && (
-        <ListTable columns={['Goal', 'Matches', range && 'Conversions', range && 'Rate']} actions={canEdit} testId="goals">
+        <ListTable columns={['Goal', 'Matches', range && 'Conversions', range && 'Rate']} numeric={['Conversions', 'Rate']} actions={canEdit} testId="goals">
           {list.map((g) => {
             const row = byId.get(g.id);
             if (canEdit && editing === g.id)
@@ -200,8 +200,8 @@ export function GoalsPanel({ siteId, canEdit, range }: { siteId: string; canEdit
               <tr key={g.id}>
                 <th scope="row">{g.name}</th>
                 <td>{describeGoal(g)}</td>
-                {range && <td>{row ? formatNumber(row.conversions) : '–'}</td>}
-                {range && <td>{row ? formatPercent(row.conversion_rate) : '–'}</td>}
+                {range && <td className="num">{row ? formatNumber(row.conversions) : '–'}</td>}
+                {range && <td className="num">{row ? formatPercent(row.conversion_rate) : '–'}</td>}
                 {canEdit && (
                   <td className="actions">
                     <button

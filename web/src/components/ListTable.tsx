@@ -24,6 +24,7 @@ function useScrollsSideways<T extends HTMLElement>() {
 export function ListTable({
   columns,
   actions = false,
+  numeric = [],
   className = 'table',
   testId,
   label = 'Table',
@@ -32,6 +33,8 @@ export function ListTable({
   /** Column names in order; a falsy entry (`cond && 'Name'`) leaves the column out. */
   columns: (string | false | null | undefined)[];
   actions?: boolean;
+  /** Columns of figures: right-aligned in tabular digits (their cells take `className="num"`). */
+  numeric?: string[];
   className?: string;
   testId?: string;
   /** What the scrolling box is called when it takes the focus. */
@@ -45,7 +48,7 @@ export function ListTable({
         <thead>
           <tr>
             {columns.filter((c): c is string => !!c).map((c) => (
-              <th key={c} scope="col">
+              <th key={c} scope="col" className={numeric.includes(c) ? 'num' : undefined}>
                 {c}
               </th>
             ))}

@@ -14,7 +14,7 @@ function RangeView({ site, panel }: { site: Site; panel: Panel }) {
   return (
     <div className="dashboard">
       <div className="toolbar">
-        <RangePicker key={state.period} period={state.period === 'realtime' ? 'today' : state.period} range={state.range} onChange={state.setPeriod} realtime={false} />
+        <RangePicker key={state.period} period={state.period === 'realtime' ? 'today' : state.period} range={state.range} onChange={state.setPeriod} realtime={false} timezone={site.timezone} />
       </div>
       {panel(site, state.range)}
     </div>

@@ -9,7 +9,7 @@ import { Field, sortFieldErrors, useFocusFirstInvalid } from '../components/Fiel
 import { Favicon } from '../components/SiteFrame.tsx';
 import { TimeZoneField } from '../components/TimeZoneField.tsx';
 import { browserZone } from '../components/time-zones.ts';
-import { formatNumber } from '../dashboard/format.ts';
+import { formatCount, NOUNS } from '../dashboard/format.ts';
 import { addDays, todayIn } from '../dashboard/range.ts';
 import { useTitle } from '../title.ts';
 import { cleanDomain, submitHandler } from '../forms.ts';
@@ -46,7 +46,7 @@ function SiteCard({ site }: { site: Site }) {
           {series.data ? (
             <>
               <Sparkline values={visitors} label={`Visitors per day over the last 7 days: ${visitors.join(', ')}`} />
-              <span className="muted small">{formatNumber(pageviews ?? 0)} pageviews in 7 days</span>
+              <span className="muted small">{formatCount(pageviews ?? 0, NOUNS.pageview)} in 7 days</span>
             </>
           ) : (
             <span className="muted small">{series.isError ? 'No figures' : 'Loading…'}</span>
