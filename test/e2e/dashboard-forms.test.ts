@@ -265,10 +265,14 @@ describe('site settings', () => {
 });
 
 describe('copy buttons', () => {
+  /** Waits until the button named `name` shows "Copied" beside its (hidden) name: the clipboard write is asynchronous. */
+  const copied = (name: string) =>
+    page.waitForFunction((label) => [...document.querySelectorAll('button')].some((b) => b.textContent === `Copied${label}`), name, { timeout: 5000 });
+
   it('copy the tracking snippet and say "Copied" for a moment, to screen readers too', async () => {
     const button = page.getByRole('button', { name: 'Copy snippet' });
     await button.click();
-    await expect(button.textContent()).resolves.toBe('CopiedCopy snippet');
+    await copied('Copy snippet');
     await expect(button.locator('[aria-hidden="true"]', { hasText: 'Copied' }).isVisible()).resolves.toBe(true);
     await expect(page.getByRole('status').filter({ hasText: /^Copied$/ }).count()).resolves.toBe(1);
     await expect(clipboard()).resolves.toBe(await page.getByTestId('snippet').textContent());
@@ -289,7 +293,7 @@ describe('copy buttons', () => {
     await clients.getByRole('button', { name: 'Create API client' }).click();
     const token = await page.getByLabel('API token').inputValue();
     await page.getByRole('button', { name: 'Copy token' }).click();
-    await expect(page.getByRole('button', { name: 'Copy token' }).textContent()).resolves.toBe('CopiedCopy token');
+    await copied('Copy token');
     await expect(clipboard()).resolves.toBe(token);
     expect(token).toMatch(/^plumb_/);
   }, 60_000);
