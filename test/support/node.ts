@@ -23,12 +23,35 @@ export interface TestNode {
   stop(): Promise<void>;
 }
 
+/** Below jest's hook timeout, so a slow start fails here, where the late node can still be stopped. */
+const START_TIMEOUT_MS = 45_000;
+
+/**
+ * A node still starting when its test gave up would keep chDB's one data directory per process
+ * open, and every later test file of the run would fail to open its own: it is stopped as soon
+ * as it is up.
+ */
+async function startWithin(starting: Promise<PlumbNode>, ms: number): Promise<PlumbNode> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      starting.then((node) => node.stop(), () => undefined);
+      reject(new Error(`the test node did not start within ${ms / 1000} s`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([starting, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function startTestNode(env: Record<string, string> = {}): Promise<TestNode> {
   const dataDir = tempDataDir('plumb-node-');
   const config = loadConfig({
     env: { PLUMB_DATA_DIR: dataDir, PLUMB_PORT: '0', PLUMB_HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'silent', PLUMB_INGEST_FLUSH_MS: '50', ...env },
   });
-  const node = await startNode(config, { env: {} });
+  const node = await startWithin(startNode(config, { env: {} }), START_TIMEOUT_MS);
   const metadata = node.runtime.metadata();
   const analytics = node.runtime.analytics();
   const team = await createTeam(metadata, { name: 'Test team' });
