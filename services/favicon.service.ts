@@ -1,10 +1,12 @@
 // GET /api/favicon/{domain}: the dashboard's site icons, fetched by the server from one fixed
-// favicon host and relayed with a 24-hour cache header, so browsers never ask a third party.
+// favicon host and relayed with a 24-hour cache header, so browsers never ask a third party; and
+// GET /api/favicon/source/{name}, the icon of a named traffic source (Google, Hacker News).
 // Public (img tags send no token); on any upstream trouble the placeholder icon, never a 5xx.
 import { join } from 'node:path';
 import type { Context, ServiceSchema } from 'moleculer';
 import { validationFailed } from '../lib/errors.ts';
 import { normaliseFaviconDomain } from '../lib/favicon/domain.ts';
+import { sourceHomeHost } from '../lib/ingest/enrich/referrer.ts';
 import { createFaviconProxy, FAVICON_MAX_AGE_SECONDS, type Icon } from '../lib/favicon/proxy.ts';
 import { placeholderIcon } from '../lib/favicon/cache.ts';
 import { action } from '../lib/openapi/action.ts';
@@ -18,7 +20,8 @@ export interface FaviconServiceOptions {
   maxBytes?: number;
 }
 
-type Ctx = Context<{ domain: string }, RequestMeta & { $responseType?: string }>;
+type Meta = RequestMeta & { $responseType?: string };
+type Ctx = Context<{ domain: string }, Meta>;
 
 const PRUNE_EVERY_MS = 6 * 60 * 60 * 1000;
 
@@ -57,6 +60,26 @@ export default function createFaviconService(runtime: Runtime, options: FaviconS
   let pruner: NodeJS.Timeout | undefined;
   const prune = () => proxy.prune().catch((err: unknown) => log.warn({ err }, 'favicon: pruning the disk cache failed'));
 
+  const iconOf = async (domain: string): Promise<Icon> => {
+    try {
+      return await proxy.icon(domain);
+    } catch (err) {
+      // The proxy turns upstream failures into placeholders itself; this is a bug, still no 5xx.
+      log.warn({ err, domain }, 'favicon: unexpected failure');
+      return placeholderIcon(Date.now());
+    }
+  };
+  /** The icon with its cache headers, or 304 when the browser holds it already. */
+  const answer = (meta: Meta, icon: Icon) => {
+    meta.$responseHeaders = iconHeaders(icon);
+    if (matchesEtag(meta.request?.headers['if-none-match'], icon.etag)) {
+      meta.$statusCode = 304;
+      return null;
+    }
+    meta.$responseType = icon.contentType;
+    return icon.body;
+  };
+
   return {
     name: 'favicon',
     settings: { rest: '/' },
@@ -77,21 +100,24 @@ export default function createFaviconService(runtime: Runtime, options: FaviconS
           if (!domain) {
             throw validationFailed([{ field: 'domain', message: 'domain must be a DNS name with at least two labels: no IP address, port, user or path, at most 253 characters', type: 'faviconDomain' }]);
           }
-          let icon: Icon;
-          try {
-            icon = await proxy.icon(domain);
-          } catch (err) {
-            // The proxy turns upstream failures into placeholders itself; this is a bug, still no 5xx.
-            log.warn({ err, domain }, 'favicon: unexpected failure');
-            icon = placeholderIcon(Date.now());
-          }
-          ctx.meta.$responseHeaders = iconHeaders(icon);
-          if (matchesEtag(ctx.meta.request?.headers['if-none-match'], icon.etag)) {
-            ctx.meta.$statusCode = 304;
-            return null;
-          }
-          ctx.meta.$responseType = icon.contentType;
-          return icon.body;
+          return answer(ctx.meta, await iconOf(domain));
+        },
+      }),
+
+      source: action({
+        rest: 'GET /api/favicon/source/:name',
+        auth: 'none',
+        params: { name: 'string|min:1|max:256' },
+        openapi: {
+          summary: 'The icon of a traffic source as the dashboard names it (Google, Hacker News, or a referring hostname)',
+          description: 'The favicon of the source’s home host (Google → google.com); the placeholder icon for a name Plumb does not know (a utm_source). Cached and revalidated as the site favicons.',
+          tags: ['favicon'],
+          response: binary('image/*'),
+          errors: [304],
+        },
+        async handler(ctx: Context<{ name: string }, Meta>) {
+          const domain = sourceHomeHost(ctx.params.name) ?? normaliseFaviconDomain(ctx.params.name);
+          return answer(ctx.meta, domain ? await iconOf(domain) : placeholderIcon(Date.now()));
         },
       }),
     },

@@ -262,6 +262,7 @@ describe('values, sources and counts', () => {
     await sources.first().waitFor(WAIT);
     expect((await sources.locator('.row-text').allTextContents()).sort()).toEqual(['(none)', 'Google', 'Hacker News', 'blog.example.org']);
     await expect(sources.filter({ hasText: 'blog.example.org' }).locator('img.source-icon').getAttribute('src')).resolves.toBe('/api/favicon/blog.example.org');
+    await expect(sources.filter({ hasText: 'Hacker News' }).locator('img.source-icon').getAttribute('src')).resolves.toBe('/api/favicon/source/Hacker%20News');
     await expect(sources.locator('.source-icon').count()).resolves.toBe(4);
     await page.locator('[data-panel="Campaigns"] .rows li').first().waitFor(WAIT);
     await expect(page.locator('[data-panel="Campaigns"] .rows li .row-text').allTextContents()).resolves.toEqual(['(none)']);

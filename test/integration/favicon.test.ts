@@ -31,6 +31,7 @@ function send(res: ServerResponse, status: number, type: string, body: Buffer | 
 
 const upstreamRoutes: Record<string, (res: ServerResponse) => void> = {
   '/icon.example.ico': (res) => send(res, 200, 'image/x-icon', ICO),
+  '/news.ycombinator.com.ico': (res) => send(res, 200, 'image/x-icon', ICO),
   '/etag.example.ico': (res) => send(res, 200, 'image/x-icon', ICO),
   '/png.example.ico': (res) => send(res, 200, 'application/octet-stream', PNG),
   '/svg.example.ico': (res) => send(res, 200, 'image/svg+xml', SVG),
@@ -129,6 +130,40 @@ describe('GET /api/favicon/:domain relays the upstream image', () => {
     const res = await icon(encodeURIComponent('BÜCHER.example'));
     expect({ status: res.status, type: res.headers.get('content-type') }).toEqual({ status: 200, type: 'image/png' });
     expect(count('/xn--bcher-kva.example.ico')).toBe(1);
+  });
+});
+
+describe('GET /api/favicon/source/:name', () => {
+  const sourceIcon = async (name: string) => {
+    const res = await fetch(`${t.url}/api/favicon/source/${encodeURIComponent(name)}`);
+    return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
+  };
+
+  it("answers a named source's icon from its home host (Hacker News → news.ycombinator.com)", async () => {
+    const res = await sourceIcon('Hacker News');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe(DAY);
+    expect(res.body.equals(ICO)).toBe(true);
+    expect(count('/news.ycombinator.com.ico')).toBe(1);
+  });
+
+  it('answers the icon of a source that is a referring hostname', async () => {
+    const res = await sourceIcon('png.example');
+    expect(res.status).toBe(200);
+    expect(res.body.equals(PNG)).toBe(true);
+  });
+
+  it('answers the placeholder for a name Plumb does not know, without asking the upstream', async () => {
+    const before = asked.length;
+    const res = await sourceIcon('Spring newsletter');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(PLACEHOLDER_ICON);
+    expect(asked.length).toBe(before);
+  });
+
+  it('refuses a name longer than 256 characters', async () => {
+    const res = await sourceIcon('x'.repeat(257));
+    expect(res.status).toBe(400);
   });
 });
 

@@ -222,6 +222,7 @@ const MATRIX: Record<string, Entry> = {
   'POST /api/sites/{id}/webhooks/{webhookId}/test': { allow: SITE_ADMINS, params: siteWebhook },
   'GET /api/sites/{id}/webhooks/{webhookId}/deliveries': { allow: SITE_ADMINS, params: siteWebhook },
   'GET /api/favicon/{domain}': { allow: 'everyone', params: () => ({ domain: 'example.com' }) },
+  'GET /api/favicon/source/{name}': { allow: 'everyone', params: () => ({ name: 'Google' }) },
   'POST /api/sites/{id}/ingest/ai-fetch': {
     allow: SCOPED_CLIENT,
     body: () => ({ path: '/', status_code: 200, user_agent: 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)' }),

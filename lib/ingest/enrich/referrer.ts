@@ -103,6 +103,12 @@ const CATALOG: readonly [name: string, category: Category, hosts: readonly strin
   ['Yandex Mail', 'email', ['mail.yandex.ru', 'mail.yandex.com']],
 ];
 
+/** Where each catalog source lives (its first host), so the dashboard can show its icon. */
+const HOME_HOSTS = new Map(CATALOG.map(([name, , hosts]) => [name, hosts[0].replace(/^\*\./, '')]));
+
+/** The home host of a source the catalog names (Google → google.com); undefined for any other name. */
+export const sourceHomeHost = (name: string): string | undefined => HOME_HOSTS.get(name);
+
 /** Country domains (google.co.uk, google.de, yandex.com.tr, pinterest.fr, …), matched whole. */
 const COUNTRY_PATTERNS: readonly [RegExp, string][] = [
   [/^google\.(?:com?\.)?[a-z]{2}$/, 'Google'],

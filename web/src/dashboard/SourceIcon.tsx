@@ -1,6 +1,6 @@
-// The icon before a source's name: the favicon of a source that is a hostname (a referring site
-// the catalog does not name), through Plumb's favicon proxy like the site icons; a plain mark for
-// named sources and for "(none)".
+// The icon before a source's name, through Plumb's favicon proxy like the site icons: a named
+// source's (Google, Hacker News) from its home host, a referring hostname's own; a plain mark for
+// "(none)", and when no icon loads.
 import { Globe, MoveRight } from 'lucide-react';
 import { useState } from 'react';
 
@@ -9,6 +9,7 @@ const HOSTNAME = /^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]
 export function SourceIcon({ source }: { source: string }) {
   const [failed, setFailed] = useState(false);
   if (source === '') return <MoveRight className="source-icon" aria-hidden size={16} />;
-  if (failed || !HOSTNAME.test(source)) return <Globe className="source-icon" aria-hidden size={16} />;
-  return <img className="source-icon" src={`/api/favicon/${encodeURIComponent(source)}`} alt="" width={16} height={16} loading="lazy" onError={() => setFailed(true)} />;
+  if (failed) return <Globe className="source-icon" aria-hidden size={16} />;
+  const src = HOSTNAME.test(source) ? `/api/favicon/${encodeURIComponent(source)}` : `/api/favicon/source/${encodeURIComponent(source)}`;
+  return <img className="source-icon" src={src} alt="" width={16} height={16} loading="lazy" onError={() => setFailed(true)} />;
 }
