@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
 import { type CustomerSite, DESKTOP_USER_AGENTS, serveCustomerSite, trackingSnippet } from '../support/customer-site.ts';
-import { type AxeFinding, foreignRequests, logRequests, reviewPage } from '../support/dashboard.ts';
+import { type AxeFinding, BROWSER_DRIVEN_ENV, foreignRequests, logRequests, reviewPage } from '../support/dashboard.ts';
 import { type Instance, request, startInstance } from '../support/instance.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
@@ -69,16 +69,7 @@ const kpi = (name: string) => page.getByTestId(`kpi-${name}`);
 const panel = (title: string) => page.locator(`[data-panel="${title}"]`);
 
 beforeAll(async () => {
-  instance = await startInstance({
-    env: {
-      PLUMB_INGEST_FLUSH_MS: '50',
-      PLUMB_INGEST_RATE_PER_SECOND: '1000',
-      PLUMB_INGEST_BURST: '1000',
-      // One browser stands in for a whole office here; the per-IP API limit is not under test.
-      PLUMB_API_RATE_PER_SECOND: '1000',
-      PLUMB_API_BURST: '1000',
-    },
-  });
+  instance = await startInstance({ env: { ...BROWSER_DRIVEN_ENV } });
   shop = await serveCustomerSite('shop', (req) => shopPage(instance.url, req.url ?? '/'));
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
-import { SCREENSHOTS } from '../support/dashboard.ts';
+import { BROWSER_DRIVEN_ENV, SCREENSHOTS } from '../support/dashboard.ts';
 import { describeProblems, layoutProblems } from '../support/layout-check.ts';
 import { type Instance, startInstance } from '../support/instance.ts';
 import { OWNER, SHARE_PASSWORD, type SeededInstance, seedInstance } from '../support/seeded-instance.ts';
@@ -148,18 +148,7 @@ describe('every main screen, light and dark, 1366 and 360 px wide', () => {
   }
 
   beforeAll(async () => {
-    instance = await startInstance({
-      env: {
-        PLUMB_INGEST_FLUSH_MS: '50',
-        // The seeding sends batches and the screens ask for many figures from one address.
-        PLUMB_INGEST_RATE_PER_SECOND: '1000',
-        PLUMB_INGEST_BURST: '1000',
-        PLUMB_API_RATE_PER_SECOND: '1000',
-        PLUMB_API_BURST: '1000',
-      },
-      // Other suites may share the two cores: the embedded stores can take a while to open then.
-      timeoutMs: 60_000,
-    });
+    instance = await startInstance({ env: { ...BROWSER_DRIVEN_ENV } });
     visitor = await browser.newContext({ viewport: VIEWPORTS[0] });
     anonymous = await visitor.newPage();
     track(anonymous);

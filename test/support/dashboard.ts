@@ -8,6 +8,18 @@ import { ROOT } from './instance.ts';
 
 export const SCREENSHOTS = join(ROOT, 'test-output', 'screenshots');
 
+/**
+ * Env of an instance one browser drives: a whole office's worth of requests from one address, so
+ * the per-IP limits (not under test here) stay out of the way, and hits are stored within 50 ms.
+ */
+export const BROWSER_DRIVEN_ENV: Readonly<Record<string, string>> = {
+  PLUMB_INGEST_FLUSH_MS: '50',
+  PLUMB_INGEST_RATE_PER_SECOND: '1000',
+  PLUMB_INGEST_BURST: '1000',
+  PLUMB_API_RATE_PER_SECOND: '1000',
+  PLUMB_API_BURST: '1000',
+};
+
 /** Records the URL of every request any page of the context makes (documents, assets, API calls). */
 export function logRequests(context: BrowserContext, log: string[]) {
   context.on('request', (request) => log.push(request.url()));

@@ -16,6 +16,27 @@ function Count({ n }: { n: number }) {
   );
 }
 
+/** A panel of what the current visitors are on (pages, sources), most visitors first. */
+function LiveRows({ id, title, rows, icons = false }: { id: string; title: string; rows?: { key: string; value: string; visitors: number }[]; icons?: boolean }) {
+  return (
+    <section className="card panel" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {rows && rows.length === 0 && <p className="muted small">Nobody is on the site right now.</p>}
+      <ol className="rows">
+        {rows?.map((row) => (
+          <li key={row.key} className="row static">
+            <span className="row-label">
+              {icons && <SourceIcon source={row.value} />}
+              <span className="row-text">{valueLabel(row.value)}</span>
+            </span>
+            <Count n={row.visitors} />
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}
+
 export function Realtime({ base, timezone }: { base: string; timezone: string }) {
   const [snapshot, setSnapshot] = useState<RealtimeSnapshot | null>(null);
   const [lost, setLost] = useState(false);
@@ -44,35 +65,8 @@ export function Realtime({ base, timezone }: { base: string; timezone: string })
         </p>
       </div>
       <div className="panels">
-        <section className="card panel" aria-labelledby="rt-pages">
-          <h2 id="rt-pages">Current pages</h2>
-          {snapshot && snapshot.current_pages.length === 0 && <p className="muted small">Nobody is on the site right now.</p>}
-          <ol className="rows">
-            {snapshot?.current_pages.map((p) => (
-              <li key={p.path} className="row static">
-                <span className="row-label">
-                  <span className="row-text">{valueLabel(p.path)}</span>
-                </span>
-                <Count n={p.visitors} />
-              </li>
-            ))}
-          </ol>
-        </section>
-        <section className="card panel" aria-labelledby="rt-sources">
-          <h2 id="rt-sources">Current sources</h2>
-          {snapshot && snapshot.current_sources.length === 0 && <p className="muted small">Nobody is on the site right now.</p>}
-          <ol className="rows">
-            {snapshot?.current_sources.map((s) => (
-              <li key={s.source} className="row static">
-                <span className="row-label">
-                  <SourceIcon source={s.source} />
-                  <span className="row-text">{valueLabel(s.source)}</span>
-                </span>
-                <Count n={s.visitors} />
-              </li>
-            ))}
-          </ol>
-        </section>
+        <LiveRows id="rt-pages" title="Current pages" rows={snapshot?.current_pages.map((p) => ({ key: p.path, value: p.path, visitors: p.visitors }))} />
+        <LiveRows id="rt-sources" title="Current sources" icons rows={snapshot?.current_sources.map((s) => ({ key: s.source, value: s.source, visitors: s.visitors }))} />
         <section className="card panel" aria-labelledby="rt-events">
           <h2 id="rt-events">Recent events</h2>
           {snapshot && snapshot.recent_events.length === 0 && <p className="muted small">No events today yet.</p>}
