@@ -8,18 +8,15 @@ import { type Instance, request, runPlumb, startInstance, tempDataDir, waitFor }
 
 describe('plumb serve on a fresh data dir', () => {
   let instance: Instance;
-  let startMs: number;
 
+  // How fast it gets ready is measured by `npm run bench -- startup`, not here.
   beforeAll(async () => {
-    const started = performance.now();
     instance = await startInstance({ env: { PLUMB_LOG_LEVEL: 'debug' } });
-    startMs = performance.now() - started;
   });
 
   afterAll(() => instance.destroy());
 
-  it('is healthy and ready well within 10 s', async () => {
-    expect(startMs).toBeLessThan(10_000);
+  it('is healthy and ready, and says it leads', async () => {
     expect((await request(`${instance.url}/healthz`)).body).toEqual({ status: 'ok' });
     expect((await request(`${instance.url}/readyz`)).body).toEqual({ status: 'ready', leader: true });
   });
