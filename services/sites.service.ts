@@ -174,10 +174,10 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
       transfer: action({
         rest: 'POST /api/sites/:id/transfer-team',
         auth: 'user',
-        access: { site: { param: 'id', role: 'admin' } },
+        access: { site: { param: 'id', role: 'owner' } },
         params: { id: 'uuid', team_id: 'uuid' },
         ...NO_CALL_TIMEOUT,
-        openapi: { summary: 'Move the site into another team you administer, with its analytics', tags, response: S.Transfer, errors: [409] },
+        openapi: { summary: 'Move the site, with its analytics, into another team (needs the site’s owner role and the admin role in both teams)', tags, response: S.Transfer, errors: [409] },
         async handler(ctx: Ctx<{ id: string; team_id: string }>) {
           const deps = { metadata: runtime.metadata(), analytics: runtime.analytics(), log, sitesChanged: () => sitesChanged(ctx, ctx.params.id) };
           const result = await transferSite(deps, { siteId: ctx.params.id, destinationTeamId: ctx.params.team_id, actor: ctx.meta.user! });

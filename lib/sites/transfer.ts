@@ -70,7 +70,10 @@ export async function transferSite(
   if (!found.rows[0]) throw notFound('Site not found');
   const { team_id: sourceTeam, domain } = found.rows[0];
   if (sourceTeam === destinationTeam) throw validationFailed([{ field: 'team_id', message: 'team_id must name another team: the site already belongs to that one', type: 'sameTeam' }]);
-  await assertAdministers(metadata, actor, destinationTeam);
+  // Moving a site decides who owns it from then on, so the caller must administer the team it
+  // leaves as well as the one it joins (the site's owner role is checked before this runs).
+  await assertAdministers(metadata, actor, sourceTeam, 'You must be an admin of the site’s current team to move the site out of it');
+  await assertAdministers(metadata, actor, destinationTeam, 'You must be an admin of the destination team to move a site into it');
   await liveTeam(metadata, destinationTeam);
 
   const transferId = await claim(metadata, { siteId, sourceTeam, destinationTeam, actor });
@@ -142,12 +145,12 @@ export async function deleteSiteRows(analytics: AnalyticsStore, teamId: string, 
   }
 }
 
-async function assertAdministers(metadata: MetadataStore, actor: UserPrincipal, teamId: string): Promise<void> {
+async function assertAdministers(metadata: MetadataStore, actor: UserPrincipal, teamId: string, refusal: string): Promise<void> {
   const role = await teamRoleOf(metadata, actor, teamId);
   // Instance owners and admins administer every team, so for them a null role means "no such team";
   // anyone else learns nothing about teams they are not in.
   if (!role && actor.role !== 'user') throw notFound('Team not found');
-  if (!role || TEAM_RANK[role] < TEAM_RANK.admin) throw forbidden('You must be an admin of the destination team to move a site into it');
+  if (!role || TEAM_RANK[role] < TEAM_RANK.admin) throw forbidden(refusal);
 }
 
 async function claim(metadata: MetadataStore, move: { siteId: string; sourceTeam: string; destinationTeam: string; actor: UserPrincipal }): Promise<string> {

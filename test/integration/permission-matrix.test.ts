@@ -154,7 +154,7 @@ const MATRIX: Record<string, Entry> = {
   'GET /api/sites/{id}/members': { allow: SITE_ADMINS },
   'PUT /api/sites/{id}/members/{userId}': { allow: SITE_ADMINS, params: async (fx) => ({ userId: await fx.freshUser() }), body: () => ({ role: 'viewer' }) },
   'DELETE /api/sites/{id}/members/{userId}': { allow: SITE_ADMINS, params: async (fx) => ({ userId: await fx.freshSiteMember(fx.siteId) }) },
-  'POST /api/sites/{id}/transfer-team': { allow: SITE_ADMINS, body: (fx) => ({ team_id: fx.teamId }) },
+  'POST /api/sites/{id}/transfer-team': { allow: ['instance-owner', 'site-owner'], body: (fx) => ({ team_id: fx.teamId }) },
   // Goals and funnels: read like stats; changed by editors (people, not tokens).
   'GET /api/sites/{id}/goals': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/goals/stats': { allow: [...SITE_READERS, 'client-scoped'] },

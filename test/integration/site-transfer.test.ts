@@ -12,6 +12,7 @@ import { startTestNode, type TestNode } from '../support/node.ts';
 let t: TestNode;
 let destination: { id: string };
 let mover: Person;
+let siteAdmin: Person;
 let sourceOnlyAdmin: Person;
 let destinationOnlyAdmin: Person;
 let counter = 0;
@@ -19,6 +20,7 @@ let counter = 0;
 const db = () => t.node.runtime.metadata();
 const analytics = () => t.node.runtime.analytics();
 const join = (teamId: string, who: Person, role: string) => db().query('INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, $3)', [teamId, who.id, role]);
+const grant = (siteId: string, who: Person, role: string) => db().query('INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, $3)', [siteId, who.id, role]);
 const deps = () => ({ metadata: db(), analytics: analytics(), log: silentLog, sitesChanged: () => t.node.runtime.sites.invalidate() });
 
 /**
@@ -85,9 +87,11 @@ beforeAll(async () => {
   t = await startTestNode({ PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000' });
   destination = await createTeam(db(), { name: 'Destination team' });
   await analytics().ensureTenant(destination.id);
-  [mover, sourceOnlyAdmin, destinationOnlyAdmin] = await Promise.all([person(t), person(t), person(t)]);
-  await join(t.team.id, mover, 'admin');
-  await join(destination.id, mover, 'admin');
+  [mover, siteAdmin, sourceOnlyAdmin, destinationOnlyAdmin] = await Promise.all([person(t), person(t), person(t), person(t)]);
+  // The source team's owner owns its sites; a team admin is a site admin.
+  await join(t.team.id, mover, 'owner');
+  await join(destination.id, mover, 'owner');
+  await join(t.team.id, siteAdmin, 'admin');
   await join(t.team.id, sourceOnlyAdmin, 'admin');
   await join(destination.id, sourceOnlyAdmin, 'member');
   await join(t.team.id, destinationOnlyAdmin, 'member');
@@ -162,13 +166,30 @@ describe('POST /api/sites/:id/transfer-team', () => {
     expect(await counts(destination.id, site.id)).toEqual(NONE);
   });
 
-  it('answers 403 with a message unless the caller administers both the site and the destination team', async () => {
+  it('refuses a site admin who moves the site into a team of their own, so they cannot make themselves its owner', async () => {
     const site = await seededSite();
+    const created = await as(t, siteAdmin, 'POST', '/api/user/teams', { name: 'My own team' });
+    expect(created.status).toBe(201);
+    const ownTeam = (created.body as { id: string }).id;
+    expect(await as(t, siteAdmin, 'POST', `/api/sites/${site.id}/transfer-team`, { team_id: ownTeam })).toEqual(
+      expect.objectContaining({ status: 403, body: { message: 'This needs the owner role on the site', code: 'forbidden' } }),
+    );
+    expect(await teamOfSite(site.id)).toBe(t.team.id);
+    expect(await counts(t.team.id, site.id)).toEqual(SEEDED);
+    const moves = await db().query("SELECT 1 FROM audit_log WHERE action = 'site.transferred' AND site_id = $1", [site.id]);
+    expect(moves.rowCount).toBe(0);
+  });
+
+  it('answers 403 with a message unless the caller owns the site and administers both teams', async () => {
+    const site = await seededSite();
+    // Owning the site is not enough: moving it out needs the current team's admin role too.
+    await grant(site.id, destinationOnlyAdmin, 'owner');
+    expect(await as(t, destinationOnlyAdmin, 'POST', `/api/sites/${site.id}/transfer-team`, { team_id: destination.id })).toEqual(
+      expect.objectContaining({ status: 403, body: { message: 'You must be an admin of the site’s current team to move the site out of it', code: 'forbidden' } }),
+    );
+    await grant(site.id, sourceOnlyAdmin, 'owner');
     expect(await as(t, sourceOnlyAdmin, 'POST', `/api/sites/${site.id}/transfer-team`, { team_id: destination.id })).toEqual(
       expect.objectContaining({ status: 403, body: { message: 'You must be an admin of the destination team to move a site into it', code: 'forbidden' } }),
-    );
-    expect(await as(t, destinationOnlyAdmin, 'POST', `/api/sites/${site.id}/transfer-team`, { team_id: destination.id })).toEqual(
-      expect.objectContaining({ status: 403, body: { message: 'This needs the admin role on the site', code: 'forbidden' } }),
     );
     const stranger = await person(t);
     expect((await as(t, stranger, 'POST', `/api/sites/${site.id}/transfer-team`, { team_id: destination.id })).status).toBe(404);
