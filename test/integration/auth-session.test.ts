@@ -1,6 +1,7 @@
 // First run, sign-in and the session API through a real node: cookies, remember-me rotation,
 // logout, and the answers a stranger gets.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SignJWT } from 'jose';
 import { request } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 import { cookiesOf } from '../support/accounts.ts';
@@ -102,5 +103,85 @@ describe('without a session', () => {
   it('answers 401 on the session API and ignores a forged cookie', async () => {
     expect((await call('GET', '/api/auth/session')).status).toBe(401);
     expect((await call('GET', '/api/auth/session', undefined, 'plumb_session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.forged')).status).toBe(401);
+  });
+});
+
+describe('POST /api/logout', () => {
+  const sessionOnly = (cookie: string) => cookie.split('; ').find((c) => c.startsWith('plumb_session='))!;
+
+  it('ends the session on the server: a cookie copied before logout reads nothing and cannot be extended', async () => {
+    const login = await call('POST', '/api/login', { email: 'owner@example.com', password: OWNER.password });
+    const copied = sessionOnly(cookiesOf(login));
+    expect((await call('GET', '/api/user/me', undefined, copied)).status).toBe(200);
+    expect((await call('POST', '/api/logout', {}, copied)).status).toBe(200);
+    expect(await call('GET', '/api/user/me', undefined, copied)).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    expect((await call('POST', '/api/auth/session/extend', {}, copied)).status).toBe(401);
+  });
+
+  it('ends only the session it is called with', async () => {
+    const first = sessionOnly(cookiesOf(await call('POST', '/api/login', { email: 'owner@example.com', password: OWNER.password })));
+    const second = sessionOnly(cookiesOf(await call('POST', '/api/login', { email: 'owner@example.com', password: OWNER.password })));
+    await call('POST', '/api/logout', {}, first);
+    expect((await call('GET', '/api/user/me', undefined, first)).status).toBe(401);
+    expect((await call('GET', '/api/user/me', undefined, second)).status).toBe(200);
+  });
+
+  it('keeps an extended session ended: the renewed cookie dies with the session too', async () => {
+    const login = sessionOnly(cookiesOf(await call('POST', '/api/login', { email: 'owner@example.com', password: OWNER.password })));
+    const extended = await call('POST', '/api/auth/session/extend', {}, login);
+    const renewed = extended.headers.getSetCookie().find((c) => c.startsWith('plumb_session='))!.split(';')[0];
+    await call('POST', '/api/logout', {}, login);
+    expect((await call('GET', '/api/user/me', undefined, renewed)).status).toBe(401);
+    expect((await call('POST', '/api/auth/session/extend', {}, renewed)).status).toBe(401);
+  });
+});
+
+describe('session cookies the server did not issue as they are', () => {
+  /** A cookie signed with the instance's own key (as a leaked key or a forger would), for a live session. */
+  async function signedCookie(claims: { exp?: number; iat?: number }): Promise<string> {
+    const login = await call('POST', '/api/login', { email: 'owner@example.com', password: OWNER.password });
+    const session = sessionOnly(cookiesOf(login)).slice('plumb_session='.length);
+    const payload = JSON.parse(Buffer.from(session.split('.')[1], 'base64url').toString()) as { sub: string; sid: string };
+    let jwt = new SignJWT({ sid: payload.sid }).setProtectedHeader({ alg: 'HS256' }).setSubject(payload.sub);
+    if (claims.iat !== undefined) jwt = jwt.setIssuedAt(claims.iat);
+    if (claims.exp !== undefined) jwt = jwt.setExpirationTime(claims.exp);
+    return `plumb_session=${await jwt.sign(t.node.runtime.jwtSecret)}`;
+  }
+  const sessionOnly = (cookie: string) => cookie.split('; ').find((c) => c.startsWith('plumb_session='))!;
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it('accepts a cookie of the configured lifetime (the control)', async () => {
+    expect((await call('GET', '/api/user/me', undefined, await signedCookie({ iat: now(), exp: now() + 900 }))).status).toBe(200);
+  });
+
+  it('refuses a cookie without an expiry', async () => {
+    expect((await call('GET', '/api/user/me', undefined, await signedCookie({ iat: now() }))).status).toBe(401);
+  });
+
+  it('refuses a cookie whose expiry lies beyond the configured lifetime', async () => {
+    expect((await call('GET', '/api/user/me', undefined, await signedCookie({ iat: now(), exp: now() + 86_400 }))).status).toBe(401);
+  });
+
+  it('refuses a cookie issued in the future', async () => {
+    expect((await call('GET', '/api/user/me', undefined, await signedCookie({ iat: now() + 3_600, exp: now() + 3_600 + 900 }))).status).toBe(401);
+  });
+});
+
+describe('a session check the store cannot answer', () => {
+  it('answers 503 with Retry-After and keeps the session, which works again once the store is back', async () => {
+    const login = await call('POST', '/api/login', { email: 'owner@example.com', password: OWNER.password });
+    const cookie = cookiesOf(login);
+    const store = t.node.runtime.metadata() as { query: (...args: unknown[]) => Promise<unknown> };
+    const query = store.query;
+    store.query = () => Promise.reject(new Error('connection terminated unexpectedly'));
+    let during: Awaited<ReturnType<typeof call>>;
+    try {
+      during = await call('GET', '/api/user/me', undefined, cookie);
+    } finally {
+      store.query = query;
+    }
+    expect([during.status, during.body.code, during.headers.get('retry-after')]).toEqual([503, 'unavailable', '5']);
+    expect(during.headers.getSetCookie()).toEqual([]);
+    expect((await call('GET', '/api/user/me', undefined, cookie)).status).toBe(200);
   });
 });
