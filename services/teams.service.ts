@@ -9,7 +9,16 @@ import { Ok } from '../lib/auth/responses.ts';
 import { action } from '../lib/openapi/action.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import * as T from '../lib/teams/responses.ts';
-import { acceptInvitation, type IssuedInvitation, listInvitations, resendInvitation, revokeInvitation } from '../lib/teams/invitations.ts';
+import {
+  acceptInvitation,
+  acceptReceivedInvitation,
+  declineInvitation,
+  type IssuedInvitation,
+  listInvitations,
+  receivedInvitations,
+  resendInvitation,
+  revokeInvitation,
+} from '../lib/teams/invitations.ts';
 import { addMember, changeRole, listMembers, removeMember } from '../lib/teams/members.ts';
 import type { PageQuery } from '../lib/pagination.ts';
 import { archiveTeam, createTeamWithOwner, listTeams, renameTeam } from '../lib/teams/teams.ts';
@@ -97,18 +106,21 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
 
       addMember: action({
         rest: 'POST /api/user/teams/:id/members',
-        location: ['/api/user/teams/:id/members/{member.user_id}', '/api/user/teams/:id/invitations/{invitation.id}'],
+        location: '/api/user/teams/:id/invitations/{invitation.id}',
         auth: 'user',
         access: { team: { param: 'id', role: 'admin' } },
         params: { ...teamId, email: { type: 'email', max: 254 }, role },
-        openapi: { summary: 'Add a member by email (team admin; owners only by an owner); without an account, an invitation is created', tags, successStatus: 201, response: T.Added, errors: [409] },
+        openapi: {
+          summary: 'Invite someone by email (team admin; owners only by an owner): the same answer whether or not they have an account, and they join only by accepting',
+          tags,
+          successStatus: 201,
+          response: T.IssuedInvitation,
+          errors: [409],
+        },
         async handler(ctx: Ctx<{ id: string; email: string; role: TeamRole }>) {
-          const added = await addMember(db(), ctx.meta.user!, ctx.params.id, ctx.params);
+          const invited = await addMember(db(), ctx.meta.user!, ctx.params.id, ctx.params);
           ctx.meta.$statusCode = 201;
-          if (added.kind === 'invitation') return issued(added);
-          const { member } = added;
-          ctx.emit('ops.team.member.added', { team_id: ctx.params.id, user_id: member.user_id, email: member.email, role: member.role });
-          return { member };
+          return issued(invited);
         },
       }),
 
@@ -175,15 +187,56 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
         location: '/api/user/me',
         auth: 'none',
         rateLimit: 'login',
-        params: { token: 'string|min:1|max:200', password: 'string|min:1|max:256' },
-        openapi: { summary: 'Accept an invitation: creates your account with the invited email, joins the team and signs you in', tags, successStatus: 201, response: T.Accepted, errors: [404, 409] },
-        async handler(ctx: Ctx<{ token: string; password: string }>) {
-          const { user, teamId: joined, role: joinedAs } = await acceptInvitation(db(), ctx.params.token, ctx.params.password);
-          ctx.emit('ops.team.member.added', { team_id: joined, user_id: user.id, email: user.email, role: joinedAs });
-          const session = await runtime.sessions.start(user.id, { remember: false });
+        params: { token: 'string|min:1|max:200', password: 'string|min:1|max:256|optional' },
+        openapi: {
+          summary:
+            'Accept an invitation by its link: signed in as the invited email, you join the team; without an account, the password creates it, you join and are signed in (409 when the email has an account and you are not signed in to it)',
+          tags,
+          successStatus: 201,
+          response: T.Accepted,
+          errors: [403, 404, 409],
+        },
+        async handler(ctx: Ctx<{ token: string; password?: string }>) {
+          const signedIn = ctx.meta.user;
+          const joined = await acceptInvitation(db(), ctx.params.token, signedIn ? { signedIn } : { password: ctx.params.password });
+          ctx.emit('ops.team.member.added', { team_id: joined.teamId, user_id: joined.user.id, email: joined.user.email, role: joined.role });
           ctx.meta.$statusCode = 201;
+          if (signedIn) return { status: 'ok' as const, user: joined.user, team_id: joined.teamId };
+          const session = await runtime.sessions.start(joined.user.id, { remember: false });
           ctx.meta.$responseHeaders = { 'Set-Cookie': session.setCookies, 'Cache-Control': 'no-store' };
-          return { status: 'ok' as const, user: session.user, team_id: joined };
+          return { status: 'ok' as const, user: session.user, team_id: joined.teamId };
+        },
+      }),
+
+      receivedInvitations: action({
+        rest: 'GET /api/user/invitations',
+        auth: 'user',
+        openapi: { summary: 'Your pending invitations to teams, to accept or decline', tags, response: T.ReceivedInvitations },
+        async handler(ctx: Ctx) {
+          return { invitations: await receivedInvitations(db(), ctx.meta.user!) };
+        },
+      }),
+
+      acceptReceivedInvitation: action({
+        rest: 'POST /api/user/invitations/:invitationId/accept',
+        auth: 'user',
+        params: { invitationId: 'uuid' },
+        openapi: { summary: 'Accept one of your pending invitations: you join its team with the invited role', tags, response: T.Joined, errors: [404, 409] },
+        async handler(ctx: Ctx<{ invitationId: string }>) {
+          const joined = await acceptReceivedInvitation(db(), ctx.meta.user!, ctx.params.invitationId);
+          ctx.emit('ops.team.member.added', { team_id: joined.teamId, user_id: joined.user.id, email: joined.user.email, role: joined.role });
+          return { status: 'ok' as const, team_id: joined.teamId, role: joined.role };
+        },
+      }),
+
+      declineReceivedInvitation: action({
+        rest: 'POST /api/user/invitations/:invitationId/decline',
+        auth: 'user',
+        params: { invitationId: 'uuid' },
+        openapi: { summary: 'Decline one of your pending invitations; its link stops working', tags, response: Ok, errors: [404, 409] },
+        async handler(ctx: Ctx<{ invitationId: string }>) {
+          await declineInvitation(db(), ctx.meta.user!, ctx.params.invitationId);
+          return { status: 'ok' as const };
         },
       }),
 

@@ -1,11 +1,15 @@
-// Invitations: a way into a team for someone without an account yet. The link carries a random
-// token shown once; only its SHA-256 is stored, so a database leak opens no team. An invitation
-// lives 7 days, can be resent (new token, new expiry, old token dead) or revoked, and is used once.
+// Invitations: the only way into a team. Adding someone by email always invites them, whether they
+// have an account or not, so an admin learns nothing about who has one and nobody is enrolled
+// without saying yes. The link carries a random token shown once; only its SHA-256 is stored, so a
+// database leak opens no team. Someone with an account accepts while signed in as the invited
+// email (from the link, or from their pending invitations in the dashboard); someone without one
+// creates it from the link. An invitation lives 7 days, can be resent (new token, new expiry, old
+// token dead), revoked or declined, and is used once.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type TeamRole, teamRoleOf } from '../auth/access.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
-import { conflict, forbidden, notFound } from '../errors.ts';
+import { conflict, forbidden, notFound, validationFailed } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { createUser, findUserByEmail } from '../users/users.ts';
 import { queueOperationalEvent } from '../webhooks/outbox.ts';
@@ -122,12 +126,22 @@ interface TokenRow {
   archived: boolean;
 }
 
+/** Someone signed in as the invited email accepts, or the invited person creates their account. */
+export type Acceptance = { signedIn: UserPrincipal } | { password: string | undefined };
+
+interface Joined {
+  user: UserPrincipal;
+  teamId: string;
+  role: TeamRole;
+}
+
 /**
- * Accepts an invitation: creates the account with the invited email and a password, joins the
- * team with the invited role, and closes the invitation, all or nothing. Every unusable token is
- * 404 (only its message says why), so a caller learns nothing a valid link would not tell them.
+ * Accepts an invitation by its link's token: joins the team with the invited role, creating the
+ * account first when the invited email has none, and closes the invitation, all or nothing. Every
+ * unusable token is 404 (only its message says why), so a caller learns nothing a valid link would
+ * not tell them.
  */
-export async function acceptInvitation(store: MetadataStore, token: string, password: string): Promise<{ user: UserPrincipal; teamId: string; role: TeamRole }> {
+export async function acceptInvitation(store: MetadataStore, token: string, how: Acceptance): Promise<Joined> {
   return store.transaction(async (tx) => {
     const { rows } = await tx.query<TokenRow>(
       `SELECT i.id, i.team_id, i.email, i.role, i.expires_at > now() AS live, i.accepted_at IS NOT NULL AS accepted,
@@ -140,19 +154,90 @@ export async function acceptInvitation(store: MetadataStore, token: string, pass
     const invitation = rows[0];
     if (!invitation) throw notFound('This invitation link is not valid');
     if (invitation.accepted) throw notFound('This invitation has already been used');
-    if (invitation.revoked) throw notFound('This invitation was revoked');
+    if (invitation.revoked) throw notFound('This invitation was revoked or declined');
     if (!invitation.live) throw notFound('This invitation has expired; ask for a new one');
     if (invitation.archived) throw conflict('This team is archived; it accepts no new members');
-    if (await findUserByEmail(tx, invitation.email)) throw conflict('An account with this email already exists; sign in and ask a team admin to add you');
+    if ('signedIn' in how) return join(tx, invitation, invitedPerson(how.signedIn, invitation.email));
+    // The link's holder proves the email by holding it, but an existing account is proved only by
+    // signing in to it: the password typed here must not become a second way in.
+    if (await findUserByEmail(tx, invitation.email)) throw conflict('An account with this email already exists: sign in with it, then open this link again to join');
+    if (!how.password) throw validationFailed([{ field: 'password', message: 'password is required to create your account', type: 'required' }]);
     // createUser checks the password (400) and hashes it; the transaction waits those ~100 ms.
-    const user = await createUser(tx, { email: invitation.email, password, role: 'user' });
-    await tx.query('INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, $3)', [invitation.team_id, user.id, invitation.role]);
-    await tx.query('UPDATE invitations SET accepted_at = now() WHERE id = $1', [invitation.id]);
-    // One entry says both things (accepted, joined): two written in one transaction would share a
-    // timestamp and come back in no particular order.
+    const user = await createUser(tx, { email: invitation.email, password: how.password, role: 'user' });
+    return join(tx, invitation, user);
+  });
+}
+
+/** The signed-in person, when they are the one invited; anyone else is refused. */
+function invitedPerson(user: UserPrincipal, invitedEmail: string): UserPrincipal {
+  if (user.email.toLowerCase() !== invitedEmail.toLowerCase()) throw forbidden('This invitation is for another email address; sign in with that one to accept it');
+  return user;
+}
+
+/** Inside the caller's transaction, with the open invitation locked: membership, closing, audit and webhook together. */
+async function join(tx: MetadataQueryable, invitation: { id: string; team_id: string; role: TeamRole }, user: UserPrincipal): Promise<Joined> {
+  const already = await tx.query('SELECT 1 FROM team_members WHERE team_id = $1 AND user_id = $2', [invitation.team_id, user.id]);
+  if (already.rowCount) throw conflict('You are already a member of this team');
+  await tx.query('INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, $3)', [invitation.team_id, user.id, invitation.role]);
+  await tx.query('UPDATE invitations SET accepted_at = now() WHERE id = $1', [invitation.id]);
+  // One entry says both things (accepted, joined): two written in one transaction would share a
+  // timestamp and come back in no particular order.
+  const who = { id: user.id, email: user.email };
+  await writeAudit(tx, { teamId: invitation.team_id, action: 'invitation.accepted', actor: who, target: who, details: `accepted the invitation and joined as ${invitation.role}` });
+  await queueOperationalEvent(tx, 'team.member.added', { team_id: invitation.team_id, user_id: user.id, email: user.email, role: invitation.role });
+  return { user: { id: user.id, email: user.email, role: user.role }, teamId: invitation.team_id, role: invitation.role };
+}
+
+/** A pending invitation addressed to the signed-in person, as their dashboard lists it. */
+export interface ReceivedInvitation {
+  id: string;
+  team_id: string;
+  team_name: string;
+  role: TeamRole;
+  invited_by: string | null;
+  expires_at: string;
+}
+
+/** Pending (unexpired) invitations to the person's email, in live teams, newest first. */
+export async function receivedInvitations(db: MetadataQueryable, user: UserPrincipal): Promise<ReceivedInvitation[]> {
+  const { rows } = await db.query<ReceivedInvitation>(
+    `SELECT i.id, i.team_id, t.name AS team_name, i.role, u.email AS invited_by, ${iso('i.expires_at')} AS expires_at
+       FROM invitations i
+       JOIN teams t ON t.id = i.team_id
+       LEFT JOIN users u ON u.id = i.invited_by
+      WHERE i.email = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now() AND t.archived_at IS NULL
+      ORDER BY i.created_at DESC, i.id
+      LIMIT 100`,
+    [user.email.toLowerCase()],
+  );
+  return rows;
+}
+
+/** The pending invitation to this person, locked, or 404 (another person's looks the same as none). */
+async function lockReceived(tx: MetadataQueryable, user: UserPrincipal, invitationId: string) {
+  const { rows } = await tx.query<{ id: string; team_id: string; role: TeamRole; archived: boolean }>(
+    `SELECT i.id, i.team_id, i.role, t.archived_at IS NOT NULL AS archived
+       FROM invitations i JOIN teams t ON t.id = i.team_id
+      WHERE i.id = $1 AND i.email = $2 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()
+      FOR UPDATE OF i`,
+    [invitationId, user.email.toLowerCase()],
+  );
+  if (!rows[0]) throw notFound('Invitation not found');
+  if (rows[0].archived) throw conflict('This team is archived; it accepts no new members');
+  return rows[0];
+}
+
+/** The signed-in person accepts one of their pending invitations from the dashboard. */
+export async function acceptReceivedInvitation(store: MetadataStore, user: UserPrincipal, invitationId: string): Promise<Joined> {
+  return store.transaction(async (tx) => join(tx, await lockReceived(tx, user, invitationId), user));
+}
+
+/** The signed-in person turns an invitation down: it closes, and the team's audit log says so. */
+export async function declineInvitation(store: MetadataStore, user: UserPrincipal, invitationId: string): Promise<void> {
+  await store.transaction(async (tx) => {
+    const invitation = await lockReceived(tx, user, invitationId);
+    await tx.query('UPDATE invitations SET revoked_at = now() WHERE id = $1', [invitation.id]);
     const who = { id: user.id, email: user.email };
-    await writeAudit(tx, { teamId: invitation.team_id, action: 'invitation.accepted', actor: who, target: who, details: `accepted the invitation and joined as ${invitation.role}` });
-    await queueOperationalEvent(tx, 'team.member.added', { team_id: invitation.team_id, user_id: user.id, email: user.email, role: invitation.role });
-    return { user, teamId: invitation.team_id, role: invitation.role };
+    await writeAudit(tx, { teamId: invitation.team_id, action: 'invitation.declined', actor: who, target: who, details: `declined the invitation as ${invitation.role}` });
   });
 }

@@ -1,5 +1,5 @@
-// Team membership: list, add by email (an existing account joins; anyone else gets an invitation),
-// change a role, remove or leave. Two rules hold whatever the caller's rights: only an owner hands
+// Team membership: list, add by email (always an invitation the person accepts), change a role,
+// remove or leave. Two rules hold whatever the caller's rights: only an owner hands
 // out or takes away ownership, and a team is never left without an owner.
 import { type TeamRole, teamRoleOf } from '../auth/access.ts';
 import { writeAudit } from '../audit/audit.ts';
@@ -48,22 +48,19 @@ async function ownerCount(tx: MetadataQueryable, teamId: string): Promise<number
   return rows[0].n;
 }
 
-export type Added = { kind: 'member'; member: Member } | ({ kind: 'invitation' } & IssuedInvitation);
-
-/** Adds the person with this email, or invites them when they have no account yet. */
-export async function addMember(store: MetadataStore, actor: Actor, teamId: string, input: { email: string; role: TeamRole }): Promise<Added> {
+/**
+ * Invites the person with this email into the team, whether they have an account or not: the
+ * answer is the same either way, and nobody joins without accepting.
+ */
+export async function addMember(store: MetadataStore, actor: Actor, teamId: string, input: { email: string; role: TeamRole }): Promise<IssuedInvitation> {
   const email = normaliseEmail(input.email);
   return store.transaction(async (tx) => {
     assertActive(await lockTeam(tx, teamId));
     if (input.role === 'owner' && (await teamRoleOf(tx, actor, teamId)) !== 'owner') throw forbidden('Only a team owner can add an owner');
+    // The admin sees the team's members anyway; saying so spares a pointless invitation.
     const user = await findUserByEmail(tx, email);
-    if (!user) return { kind: 'invitation', ...(await createInvitation(tx, actor, teamId, email, input.role)) };
-    if (await memberOf(tx, teamId, user.id)) throw conflict(`${email} is already a member of this team`);
-    await tx.query('INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, $3)', [teamId, user.id, input.role]);
-    await writeAudit(tx, { teamId, action: 'member.added', actor, target: { id: user.id, email: user.email }, details: `added as ${input.role}` });
-    const member = (await memberOf(tx, teamId, user.id))!;
-    await queueOperationalEvent(tx, 'team.member.added', { team_id: teamId, user_id: member.user_id, email: member.email, role: member.role });
-    return { kind: 'member', member };
+    if (user && (await memberOf(tx, teamId, user.id))) throw conflict(`${email} is already a member of this team`);
+    return createInvitation(tx, actor, teamId, email, input.role);
   });
 }
 

@@ -25,10 +25,21 @@ export const InvitationPage = page(object({ ...Invitation, status: stringEnum(['
 /** A new invitation: the token (and the link with it) exists only in this answer. */
 export const IssuedInvitation = object({ invitation: object(Invitation), invite_token: Type.String(), invite_url: Type.String({ format: 'uri' }) });
 
-/** Adding by email gives the member, or an invitation when the person has no account yet. */
-export const Added = Type.Union([MemberEnvelope, IssuedInvitation]);
-
 export const Accepted = object({ status: Type.Literal('ok'), user: UserPrincipal, team_id: Uuid });
+export const Joined = object({ status: Type.Literal('ok'), team_id: Uuid, role: TeamRole });
+
+export const ReceivedInvitations = object({
+  invitations: Type.Array(
+    object({
+      id: Uuid,
+      team_id: Uuid,
+      team_name: Type.String(),
+      role: TeamRole,
+      invited_by: nullable(Type.String({ description: 'The inviter’s email, null when their account is gone' })),
+      expires_at: DateTime,
+    }),
+  ),
+});
 
 export const AuditPage = object({
   action: Type.String({ description: 'The action filter applied, "" for none' }),

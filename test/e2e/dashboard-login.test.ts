@@ -117,12 +117,12 @@ describe('signing in to the dashboard', () => {
     expect(session.user.email).toBe(OWNER.email);
   }, 30_000);
 
-  it('adds a team member by email, whose invitation link creates the account and signs it in', async () => {
+  it('invites a team member by email, whose invitation link creates the account and signs it in', async () => {
     const teamLink = page.getByRole('link', { name: 'Team' });
     await teamLink.click();
     const add = page.locator('form[aria-label="Add a member"]');
     await add.getByLabel('Email').fill('colleague@example.com');
-    await add.getByRole('button', { name: 'Add member' }).click();
+    await add.getByRole('button', { name: 'Invite' }).click();
     const invite = await page.getByLabel('Invitation link').inputValue();
     expect(invite).toMatch(new RegExp(`^${base}/invite/[A-Za-z0-9_-]{20,}$`));
     await page.getByText('colleague@example.com (member').waitFor(WAIT);
@@ -136,6 +136,32 @@ describe('signing in to the dashboard', () => {
     await tab.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
     await expect(tab.getByTestId('session-remaining').count()).resolves.toBe(1);
     await colleague.close();
+  }, 30_000);
+
+  it('invites someone who already has an account: nothing changes until they accept on their Sites page', async () => {
+    const partner = { email: 'partner@example.com', password: 'partner long password' };
+    const made = await page.evaluate(async (body) => (await fetch('/api/admin/users', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ...body, role: 'user' }) })).status, partner);
+    expect(made).toBe(201);
+    await page.getByRole('link', { name: 'Team' }).click();
+    const add = page.locator('form[aria-label="Add a member"]');
+    await add.getByLabel('Email').fill(partner.email);
+    await add.getByRole('button', { name: 'Invite' }).click();
+    await page.getByText(`${partner.email} (member`).waitFor(WAIT);
+
+    const other = await browser.newContext();
+    logRequests(other, requests);
+    const tab = await other.newPage();
+    await tab.goto(`${base}/login`);
+    await tab.getByLabel('Email').fill(partner.email);
+    await tab.getByLabel('Password').fill(partner.password);
+    await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const invitations = tab.getByTestId('pending-invitations');
+    await invitations.getByText(`${OWNER.email} invites you to join the team`).waitFor(WAIT);
+    expect(await tab.evaluate(async () => (await (await fetch('/api/user/teams')).json()).items.length)).toBe(0);
+    await invitations.getByRole('button', { name: 'Accept' }).click();
+    await invitations.waitFor({ state: 'detached', ...WAIT });
+    expect(await tab.evaluate(async () => (await (await fetch('/api/user/teams')).json()).items.map((t: { role: string }) => t.role))).toEqual(['member']);
+    await other.close();
   }, 30_000);
 
   it('has no serious accessibility violations, and made no request elsewhere', () => {

@@ -1,10 +1,11 @@
-// Invitations through a real node: inviting someone without an account, listing, resending,
-// revoking, and accepting (account created, team joined, signed in), and every way a link can be
-// unusable: unknown, used, expired, revoked, replaced by a resend, or its email taken meanwhile.
+// Invitations through a real node: inviting by email (with or without an account), listing,
+// resending, revoking, accepting (an account created from the link, or an existing one signed in,
+// from the link or from the dashboard), declining, and every way a link can be unusable: unknown,
+// used, expired, revoked, replaced by a resend, or its email taken meanwhile.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Context } from 'moleculer';
-import { as, type Person, person } from '../support/accounts.ts';
+import { as, joinTeam, type Person, person } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
 const PUBLIC_URL = 'https://analytics.example.org';
@@ -40,8 +41,8 @@ beforeAll(async () => {
   admin = await person(t);
   member = await person(t);
   teamId = (await as(t, owner, 'POST', '/api/user/teams', { name: 'Inviters' })).body.id as string;
-  await as(t, owner, 'POST', `/api/user/teams/${teamId}/members`, { email: admin.email, role: 'admin' });
-  await as(t, owner, 'POST', `/api/user/teams/${teamId}/members`, { email: member.email, role: 'member' });
+  await joinTeam(t, owner, teamId, admin, 'admin');
+  await joinTeam(t, owner, teamId, member, 'member');
   await t.node.broker.createService({
     name: 'ops-invite-spy',
     events: {
@@ -92,7 +93,7 @@ describe('POST /api/user/teams/:id/members for an email without an account', () 
 describe('GET /api/user/teams/:id/invitations', () => {
   it('lists open invitations, newest first, to team admins only', async () => {
     const team = (await as(t, owner, 'POST', '/api/user/teams', { name: 'Listing' })).body.id as string;
-    await as(t, owner, 'POST', `/api/user/teams/${team}/members`, { email: admin.email, role: 'admin' });
+    await joinTeam(t, owner, team, admin, 'admin');
     const first = (await invite('first@example.com', 'member', owner, team)).body.invitation as { id: string };
     const second = (await invite('second@example.com', 'admin', owner, team)).body.invitation as { id: string };
     const accepted = await invite('third@example.com', 'member', owner, team);
@@ -142,9 +143,14 @@ describe('POST /api/auth/accept-invite', () => {
     expect(open.map((i) => i.email)).not.toContain(email);
   });
 
-  it('refuses an unknown token', async () => {
+  it('refuses an unknown token, and a new account without a password', async () => {
     expect(await accept('x'.repeat(43))).toMatchObject(dead('This invitation link is not valid'));
     expect((await accept('')).status).toBe(400);
+    const { invite_token: token } = (await invite(fresh())).body as { invite_token: string };
+    expect(await as(t, undefined, 'POST', '/api/auth/accept-invite', { token })).toMatchObject({
+      status: 400,
+      body: { code: 'validation_failed', fields: [{ field: 'password', message: 'password is required to create your account', type: 'required' }] },
+    });
   });
 
   it('refuses an expired invitation, which a resend brings back with a new link', async () => {
@@ -171,7 +177,7 @@ describe('POST /api/auth/accept-invite', () => {
     await sql("UPDATE invitations SET expires_at = now() - interval '1 second' WHERE id = $1", [first.invitation.id]);
     const second = await invite(email, 'admin');
     expect(second.status).toBe(201);
-    expect(await accept(first.invite_token)).toMatchObject(dead('This invitation was revoked'));
+    expect(await accept(first.invite_token)).toMatchObject(dead('This invitation was revoked or declined'));
     expect(await accept(second.body.invite_token as string)).toMatchObject({ status: 201 });
   });
 
@@ -181,19 +187,47 @@ describe('POST /api/auth/accept-invite', () => {
     const path = `/api/user/teams/${teamId}/invitations/${created.invitation.id}`;
     expect(await as(t, member, 'DELETE', path)).toMatchObject({ status: 403 });
     expect(await as(t, admin, 'DELETE', path)).toMatchObject({ status: 200, body: { status: 'ok' } });
-    expect(await accept(created.invite_token)).toMatchObject(dead('This invitation was revoked'));
+    expect(await accept(created.invite_token)).toMatchObject(dead('This invitation was revoked or declined'));
     expect(await as(t, admin, 'DELETE', path)).toMatchObject({ status: 404, body: { message: 'Invitation not found', code: 'not_found' } });
     expect(await as(t, admin, 'POST', `${path}/resend`, {})).toMatchObject({ status: 404, body: { message: 'Invitation not found' } });
   });
 
-  it('refuses when an account with the email appeared meanwhile: they sign in and are added instead', async () => {
+  it('refuses a password for an email that has an account: its owner signs in to accept', async () => {
     const email = fresh();
     const { invite_token: token } = (await invite(email)).body as { invite_token: string };
-    await person(t, 'user', email);
+    const existing = await person(t, 'user', email);
     expect(await accept(token)).toMatchObject({
       status: 409,
-      body: { message: 'An account with this email already exists; sign in and ask a team admin to add you', code: 'conflict' },
+      body: { message: 'An account with this email already exists: sign in with it, then open this link again to join', code: 'conflict' },
     });
+    // The password typed on the link did not become theirs, and the link still works for them.
+    expect((await as(t, undefined, 'POST', '/api/login', { email, password: PASSWORD })).status).toBe(401);
+    expect(await as(t, existing, 'POST', '/api/auth/accept-invite', { token })).toMatchObject({ status: 201, body: { status: 'ok', user: { id: existing.id }, team_id: teamId } });
+  });
+
+  it('lets a signed-in person accept an invitation to their own email, without a password', async () => {
+    const invitee = await person(t);
+    const { invite_token: token } = (await invite(invitee.email, 'admin')).body as { invite_token: string };
+    const mark = events.length;
+    const res = await as(t, invitee, 'POST', '/api/auth/accept-invite', { token });
+    expect(res).toMatchObject({ status: 201, body: { status: 'ok', user: { id: invitee.id, email: invitee.email, role: 'user' }, team_id: teamId } });
+    // Their session goes on as it was: no new cookie.
+    expect(res.headers.getSetCookie()).toEqual([]);
+    expect((await as(t, owner, 'GET', `/api/user/teams/${teamId}/members?limit=200`)).body.items).toContainEqual(expect.objectContaining({ user_id: invitee.id, role: 'admin' }));
+    for (let i = 0; i < 100 && events.length === mark; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(events.slice(mark)).toEqual([{ name: 'ops.team.member.added', data: { team_id: teamId, user_id: invitee.id, email: invitee.email, role: 'admin' } }]);
+  });
+
+  it('refuses a signed-in person whose email is not the invited one, and leaves the link usable', async () => {
+    const email = fresh();
+    const { invite_token: token } = (await invite(email)).body as { invite_token: string };
+    const someoneElse = await person(t);
+    expect(await as(t, someoneElse, 'POST', '/api/auth/accept-invite', { token })).toMatchObject({
+      status: 403,
+      body: { message: 'This invitation is for another email address; sign in with that one to accept it', code: 'forbidden' },
+    });
+    expect((await as(t, owner, 'GET', `/api/user/teams/${teamId}/members?limit=200`)).body.items).not.toContainEqual(expect.objectContaining({ user_id: someoneElse.id }));
+    expect((await accept(token)).status).toBe(201);
   });
 
   it('refuses a weak password and leaves the invitation usable', async () => {
@@ -224,5 +258,41 @@ describe('POST /api/user/teams/:id/invitations/:invitationId/resend', () => {
       expect.objectContaining({ user_id: (joined.body.user as { id: string }).id, role: 'owner' }),
     );
     expect(await as(t, owner, 'POST', path, {})).toMatchObject({ status: 404, body: { message: 'Invitation not found' } });
+  });
+});
+
+describe('GET /api/user/invitations and accepting or declining one', () => {
+  it('lists a signed-in person’s pending invitations, and accepting one joins the team', async () => {
+    const invitee = await person(t);
+    const team = (await as(t, owner, 'POST', '/api/user/teams', { name: 'Welcoming' })).body.id as string;
+    const created = (await invite(invitee.email.toUpperCase(), 'admin', owner, team)).body as { invitation: { id: string } };
+    const expired = (await invite(invitee.email, 'member')).body as { invitation: { id: string } };
+    await sql("UPDATE invitations SET expires_at = now() - interval '1 second' WHERE id = $1", [expired.invitation.id]);
+    const listed = await as(t, invitee, 'GET', '/api/user/invitations');
+    expect(listed).toMatchObject({ status: 200 });
+    expect(listed.body).toEqual({
+      invitations: [{ id: created.invitation.id, team_id: team, team_name: 'Welcoming', role: 'admin', invited_by: owner.email, expires_at: expect.stringMatching(ISO) }],
+    });
+    // Somebody else's invitation is nobody's business: not listed, and 404 to accept or decline.
+    const stranger = await person(t);
+    expect((await as(t, stranger, 'GET', '/api/user/invitations')).body).toEqual({ invitations: [] });
+    expect(await as(t, stranger, 'POST', `/api/user/invitations/${created.invitation.id}/accept`, {})).toMatchObject({ status: 404, body: { message: 'Invitation not found' } });
+    expect(await as(t, stranger, 'POST', `/api/user/invitations/${created.invitation.id}/decline`, {})).toMatchObject({ status: 404 });
+    const joined = await as(t, invitee, 'POST', `/api/user/invitations/${created.invitation.id}/accept`, {});
+    expect(joined).toMatchObject({ status: 200, body: { status: 'ok', team_id: team, role: 'admin' } });
+    expect((await as(t, invitee, 'GET', '/api/user/teams')).body.items).toContainEqual(expect.objectContaining({ id: team, role: 'admin' }));
+    expect((await as(t, invitee, 'GET', '/api/user/invitations')).body).toEqual({ invitations: [] });
+    expect(await as(t, invitee, 'POST', `/api/user/invitations/${created.invitation.id}/accept`, {})).toMatchObject({ status: 404 });
+    expect(await as(t, undefined, 'GET', '/api/user/invitations')).toMatchObject({ status: 401 });
+  });
+
+  it('declines an invitation: its link stops working and the team’s audit log says so', async () => {
+    const invitee = await person(t);
+    const created = (await invite(invitee.email)).body as { invitation: { id: string }; invite_token: string };
+    expect(await as(t, invitee, 'POST', `/api/user/invitations/${created.invitation.id}/decline`, {})).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(await as(t, invitee, 'POST', '/api/auth/accept-invite', { token: created.invite_token })).toMatchObject(dead('This invitation was revoked or declined'));
+    const audit = await sql("SELECT action, actor_user_id FROM audit_log WHERE team_id = $1 AND action = 'invitation.declined'", [teamId]);
+    expect(audit.rows).toContainEqual({ action: 'invitation.declined', actor_user_id: invitee.id });
+    expect((await as(t, owner, 'GET', `/api/user/teams/${teamId}/members?limit=200`)).body.items).not.toContainEqual(expect.objectContaining({ user_id: invitee.id }));
   });
 });

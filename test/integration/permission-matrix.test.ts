@@ -28,6 +28,8 @@ interface Entry {
   query?: string;
   /** A never-ending response (Server-Sent Events): only the status is read, then the request is aborted. */
   stream?: boolean;
+  /** Ends the session it is called with: each role calls it on a session of its own. */
+  freshSession?: boolean;
 }
 
 const SIGNED_IN: Role[] = ['instance-owner', 'instance-admin', 'instance-user', 'site-owner', 'site-admin', 'site-editor', 'site-viewer'];
@@ -88,7 +90,7 @@ const MATRIX: Record<string, Entry> = {
   'POST /ingest/web-vitals': { allow: 'everyone', body: () => ({ url: 'https://unknown.example/', metric: 'LCP', value: 1 }) },
   'POST /api/initial-user': { allow: 'everyone', body: () => ({ email: 'late@example.com', password: 'a long enough password' }) },
   'POST /api/login': { allow: 'everyone', body: () => ({ email: 'nobody@example.com', password: 'x' }) },
-  'POST /api/logout': { allow: 'everyone' },
+  'POST /api/logout': { allow: 'everyone', freshSession: true },
   'GET /api/auth/session': { allow: SIGNED_IN },
   'POST /api/auth/session/extend': { allow: SIGNED_IN },
   'POST /api/ingest/server/pageview': { allow: SCOPED_CLIENT, body: serverPageview },
@@ -139,6 +141,9 @@ const MATRIX: Record<string, Entry> = {
   },
   'DELETE /api/user/teams/{id}/members/{userId}': { allow: INSTANCE_ADMINS, params: async (fx) => ({ id: fx.teamId, userId: await fx.freshTeamMember(fx.teamId) }) },
   'GET /api/user/teams/{id}/invitations': { allow: INSTANCE_ADMINS, params: (fx) => ({ id: fx.teamId }) },
+  'GET /api/user/invitations': { allow: SIGNED_IN },
+  'POST /api/user/invitations/{invitationId}/accept': { allow: SIGNED_IN, ownResource: true, params: async (fx) => ({ invitationId: await fx.freshInvitation(fx.teamId) }) },
+  'POST /api/user/invitations/{invitationId}/decline': { allow: SIGNED_IN, ownResource: true, params: async (fx) => ({ invitationId: await fx.freshInvitation(fx.teamId) }) },
   'POST /api/user/teams/{id}/invitations/{invitationId}/resend': {
     allow: INSTANCE_ADMINS,
     params: async (fx) => ({ id: fx.teamId, invitationId: await fx.freshInvitation(fx.teamId) }),
@@ -259,7 +264,7 @@ describe('the permission matrix', () => {
     const expected: Record<string, string> = {};
     for (const role of ROLES) {
       // The cookie-less public routes answer everyone the same way; tokens and cookies change nothing.
-      let headers = fx.headers(role);
+      let headers = entry.freshSession ? await fx.freshSessionHeaders(role) : fx.headers(role);
       let params: Record<string, string> = { id: fx.siteId, ...(await entry.params?.(fx)) };
       if (entry.freshSite) {
         const fresh = await fx.freshSite(role);

@@ -5,7 +5,7 @@
 // were called at the time, and its details read in names, never ids.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { writeAudit } from '../../lib/audit/audit.ts';
-import { as, type Person, person } from '../support/accounts.ts';
+import { as, joinTeam, type Person, person } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -53,8 +53,8 @@ beforeAll(async () => {
   const invitations = `/api/user/teams/${teamId}/invitations`;
   const ok = (res: { status: number }) => expect(res.status).toBeLessThan(300);
   ok(await as(t, owner, 'PATCH', `/api/user/teams/${teamId}`, { name: 'Audited team' }));
-  ok(await as(t, owner, 'POST', members, { email: admin.email, role: 'member' }));
-  ok(await as(t, owner, 'POST', members, { email: member.email, role: 'member' }));
+  ok(await joinTeam(t, owner, teamId, admin, 'member'));
+  ok(await joinTeam(t, owner, teamId, member, 'member'));
   ok(await as(t, owner, 'PATCH', `${members}/${admin.id}`, { role: 'admin' }));
   const invited = await as(t, admin, 'POST', members, { email: 'later@example.com', role: 'member' });
   ok(invited);
@@ -90,30 +90,32 @@ describe('GET /api/user/teams/:id/audit', () => {
         entry('invitation.resent', admin, { email: 'later@example.com' }, 'resent invitation as member'),
         entry('invitation.created', admin, { email: 'later@example.com' }, 'invited as member'),
         entry('member.role_changed', owner, admin, 'role changed from member to admin'),
-        entry('member.added', owner, member, 'added as member'),
-        entry('member.added', owner, admin, 'added as member'),
+        entry('invitation.accepted', member, member, 'accepted the invitation and joined as member'),
+        entry('invitation.created', owner, { email: member.email }, 'invited as member'),
+        entry('invitation.accepted', admin, admin, 'accepted the invitation and joined as member'),
+        entry('invitation.created', owner, { email: admin.email }, 'invited as member'),
         entry('team.updated', owner, null, 'renamed from "Audited" to "Audited team"'),
         entry('team.created', owner, owner, 'created team "Audited"'),
       ],
       has_more: false,
       limit: 25,
       offset: 0,
-      total: 12,
+      total: 14,
     });
   });
 
   it('filters on one action exactly', async () => {
-    const res = await audit(admin, '?action=member.added');
+    const res = await audit(admin, '?action=member.role_changed');
     expect(res.body).toEqual({
-      action: 'member.added',
-      entries: [entry('member.added', owner, member, 'added as member'), entry('member.added', owner, admin, 'added as member')],
+      action: 'member.role_changed',
+      entries: [entry('member.role_changed', owner, admin, 'role changed from member to admin')],
       has_more: false,
       limit: 25,
       offset: 0,
-      total: 2,
+      total: 1,
     });
     expect((await audit(admin, '?action=member')).body).toEqual({ action: 'member', entries: [], has_more: false, limit: 25, offset: 0, total: 0 });
-    expect((await audit(admin, '?action=')).body).toMatchObject({ action: '', total: 12 });
+    expect((await audit(admin, '?action=')).body).toMatchObject({ action: '', total: 14 });
   });
 
   it('pages with limit and offset', async () => {
@@ -124,10 +126,10 @@ describe('GET /api/user/teams/:id/audit', () => {
       has_more: true,
       limit: 2,
       offset: 1,
-      total: 12,
+      total: 14,
     });
-    expect((await audit(admin, '?limit=5&offset=10')).body).toMatchObject({ entries: [{ action: 'team.updated' }, { action: 'team.created' }], has_more: false, total: 12 });
-    expect((await audit(admin, '?offset=12')).body).toEqual({ action: '', entries: [], has_more: false, limit: 25, offset: 12, total: 12 });
+    expect((await audit(admin, '?limit=5&offset=12')).body).toMatchObject({ entries: [{ action: 'team.updated' }, { action: 'team.created' }], has_more: false, total: 14 });
+    expect((await audit(admin, '?offset=14')).body).toEqual({ action: '', entries: [], has_more: false, limit: 25, offset: 14, total: 14 });
   });
 
   it('gives 25 entries by default and at most 200', async () => {
@@ -188,7 +190,7 @@ describe('GET /api/user/teams/:id/audit', () => {
 
   it("shows instance admins any team's audit, and never another team's entries", async () => {
     const instanceAdmin = await person(t, 'admin');
-    expect((await audit(instanceAdmin)).body).toMatchObject({ total: 12 });
+    expect((await audit(instanceAdmin)).body).toMatchObject({ total: 14 });
     const other = (await as(t, member, 'POST', '/api/user/teams', { name: 'Elsewhere' })).body.id as string;
     expect((await audit(member, '', other)).body).toEqual({
       action: '',

@@ -3,7 +3,7 @@
 // can see without the role), the last-owner rules, and the operational events for webhooks.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Context } from 'moleculer';
-import { as, type Person, person } from '../support/accounts.ts';
+import { as, joinTeam, type Person, person } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -21,7 +21,7 @@ async function teamOf(owner: Person, name: string, members: [Person, 'owner' | '
   const created = await as(t, owner, 'POST', '/api/user/teams', { name });
   expect(created.status).toBe(201);
   const id = created.body.id as string;
-  for (const [who, role] of members) expect((await as(t, owner, 'POST', `/api/user/teams/${id}/members`, { email: who.email, role })).status).toBe(201);
+  for (const [who, role] of members) expect((await joinTeam(t, owner, id, who, role)).status).toBe(200);
   return id;
 }
 
@@ -185,20 +185,34 @@ describe('GET /api/user/teams/:id/members', () => {
 });
 
 describe('POST /api/user/teams/:id/members', () => {
-  it('adds an existing account, found by its email in any case', async () => {
+  it('answers an existing account and an unknown email the same way: an invitation, and nobody joins yet', async () => {
     const owner = await person(t);
     const ana = await person(t, 'user', `ana-${Date.now()}@example.com`);
     const id = await teamOf(owner, 'Adders');
     const mark = events.length;
-    const res = await as(t, owner, 'POST', `/api/user/teams/${id}/members`, { email: ana.email.toUpperCase(), role: 'member' });
-    expect(res.status).toBe(201);
-    expect(res.body).toEqual({ member: memberRow(ana, 'member') });
-    expect(await eventsSince(mark, 1)).toEqual([{ name: 'ops.team.member.added', data: { team_id: id, user_id: ana.id, email: ana.email, role: 'member' } }]);
+    const existing = await as(t, owner, 'POST', `/api/user/teams/${id}/members`, { email: ana.email.toUpperCase(), role: 'member' });
+    const unknown = await as(t, owner, 'POST', `/api/user/teams/${id}/members`, { email: `nobody-${Date.now()}@example.com`, role: 'member' });
+    const shape = { invitation: { id: expect.any(String), email: expect.any(String), role: 'member', expires_at: expect.stringMatching(ISO) }, invite_token: expect.any(String), invite_url: expect.any(String) };
+    expect([existing.status, existing.body]).toEqual([201, shape]);
+    expect([unknown.status, unknown.body]).toEqual([201, shape]);
+    expect(Object.keys(existing.body).sort()).toEqual(Object.keys(unknown.body).sort());
+    expect(JSON.stringify(existing.body)).not.toContain(ana.id);
+    expect((existing.body.invitation as { email: string }).email).toBe(ana.email);
+    // Not a member until they accept.
+    expect((await as(t, owner, 'GET', `/api/user/teams/${id}/members`)).body.items).toEqual([memberRow(owner, 'owner')]);
+    expect(await as(t, ana, 'GET', `/api/user/teams/${id}/members`)).toMatchObject({ status: 404 });
+    expect(events.slice(mark).filter((e) => e.name === 'ops.team.member.added')).toEqual([]);
+  });
+
+  it('refuses to invite someone who is already a member', async () => {
+    const owner = await person(t);
+    const ana = await person(t);
+    const id = await teamOf(owner, 'Members already', [[ana, 'member']]);
     const again = await as(t, owner, 'POST', `/api/user/teams/${id}/members`, { email: ana.email, role: 'admin' });
     expect(again).toMatchObject({ status: 409, body: { message: `${ana.email} is already a member of this team`, code: 'conflict' } });
   });
 
-  it('is for team admins, and only an owner adds an owner', async () => {
+  it('is for team admins, and only an owner invites an owner', async () => {
     const owner = await person(t);
     const admin = await person(t);
     const member = await person(t);
@@ -209,8 +223,8 @@ describe('POST /api/user/teams/:id/members', () => {
       status: 403,
       body: { message: 'Only a team owner can add an owner', code: 'forbidden' },
     });
-    expect(await as(t, admin, 'POST', `/api/user/teams/${id}/members`, { email: a.email, role: 'admin' })).toMatchObject({ status: 201, body: { member: { role: 'admin' } } });
-    expect(await as(t, owner, 'POST', `/api/user/teams/${id}/members`, { email: b.email, role: 'owner' })).toMatchObject({ status: 201, body: { member: { role: 'owner' } } });
+    expect(await as(t, admin, 'POST', `/api/user/teams/${id}/members`, { email: a.email, role: 'admin' })).toMatchObject({ status: 201, body: { invitation: { role: 'admin' } } });
+    expect(await as(t, owner, 'POST', `/api/user/teams/${id}/members`, { email: b.email, role: 'owner' })).toMatchObject({ status: 201, body: { invitation: { role: 'owner' } } });
     expect(await as(t, await person(t), 'POST', `/api/user/teams/${id}/members`, { email: c.email, role: 'member' })).toMatchObject({ status: 404, body: NOT_FOUND });
   });
 

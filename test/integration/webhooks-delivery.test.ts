@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ServerResponse } from 'node:http';
 import { gatewayOf } from '../../services/api.service.ts';
 import createWebhooksService, { type WebhooksServiceOptions } from '../../services/webhooks.service.ts';
-import { as, type Person, person } from '../support/accounts.ts';
+import { as, joinTeam, type Person, person } from '../support/accounts.ts';
 import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 import { type Receiver, type Received, startReceiver, testCertificates, verifySignature } from '../support/webhook-receiver.ts';
@@ -157,7 +157,7 @@ describe('what a delivery looks like', () => {
     const team = await as(t, owner, 'POST', '/api/user/teams', { name: 'Webhook team' });
     expect(team.status).toBe(201);
     const teamId = team.body.id as string;
-    expect((await as(t, owner, 'POST', `/api/user/teams/${teamId}/members`, { email: member.email, role: 'member' })).status).toBeLessThan(300);
+    expect((await joinTeam(t, owner, teamId, member, 'member')).status).toBe(200);
     expect((await as(t, owner, 'PATCH', `/api/admin/users/${member.id}`, { role: 'admin' })).status).toBe(200);
     const received = await http.waitFor('/admin-events', 3);
     const byType = Object.fromEntries(received.map((r) => [json(r).type, json(r).data]));

@@ -8,7 +8,7 @@ import { createGoal } from '../../lib/goals/goals.ts';
 import type { MetadataQueryable, MetadataStore } from '../../lib/stores/metadata/index.ts';
 import { removeMember } from '../../lib/teams/members.ts';
 import createWebhooksService from '../../services/webhooks.service.ts';
-import { as, type Person, person } from '../support/accounts.ts';
+import { as, joinTeam, type Person, person } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.ts';
 
@@ -124,7 +124,7 @@ describe('with the webhooks service not running', () => {
     await theEvent('goal.deleted', { ...goalData, goal_name: 'Outbox goal 2' }, 2);
 
     const member = await person(t, 'user');
-    await call('POST', `/api/user/teams/${team.id}/members`, { email: member.email, role: 'member' }, 201);
+    expect((await joinTeam(t, owner, team.id, member, 'member')).status).toBe(200);
     await theEvent('team.member.added', { team_id: team.id, user_id: member.id, email: member.email, role: 'member' });
     await call('DELETE', `/api/user/teams/${team.id}/members/${member.id}`, undefined, 200);
     await theEvent('team.member.removed', { team_id: team.id, user_id: member.id, email: member.email, role: 'member' });
@@ -167,7 +167,7 @@ describe('with the webhooks service not running', () => {
 
     const team = await call('POST', '/api/user/teams', { name: 'Rollback team' }, 201);
     const member = await person(t, 'user');
-    await call('POST', `/api/user/teams/${team.id}/members`, { email: member.email, role: 'member' }, 201);
+    expect((await joinTeam(t, owner, team.id, member, 'member')).status).toBe(200);
     await expect(removeMember(refusing, owner, team.id, member.id)).rejects.toThrow('refused at commit');
     expect((await eventsOf('team.member.removed')).filter((e) => e.data.team_id === team.id)).toEqual([]);
 

@@ -46,3 +46,13 @@ export async function withToken(t: TestNode, token: string, method: string, path
   const res = await send(t, { Authorization: `Bearer ${token}` }, method, path, body);
   return { status: res.status, body: res.body };
 }
+
+/**
+ * Brings an existing account into a team the way the product does: a team admin invites the
+ * email, then the person accepts while signed in. Answers the acceptance.
+ */
+export async function joinTeam(t: TestNode, inviter: Person, teamId: string, who: Person, role: string) {
+  const invited = await as(t, inviter, 'POST', `/api/user/teams/${teamId}/members`, { email: who.email, role });
+  if (invited.status !== 201) return invited;
+  return as(t, who, 'POST', `/api/user/invitations/${(invited.body.invitation as { id: string }).id}/accept`, {});
+}

@@ -40,6 +40,8 @@ export interface Fixture {
   /** A pending invitation to the team. */
   freshInvitation(teamId: string): Promise<string>;
   headers(role: Role): Record<string, string>;
+  /** The role's credentials on a session of its own, for routes that end the session they are called with. */
+  freshSessionHeaders(role: Role): Promise<Record<string, string>>;
 }
 
 export async function buildFixture(t: TestNode): Promise<Fixture> {
@@ -87,6 +89,12 @@ export async function buildFixture(t: TestNode): Promise<Fixture> {
       return { siteId: site.id, headers: headers(role) };
     },
     headers,
+    async freshSessionHeaders(role) {
+      const who = people[role];
+      if (!who || tokens[role]) return headers(role);
+      const session = await t.node.runtime.sessions.start(who.id, { remember: false });
+      return { Cookie: session.setCookies.map((c) => c.split(';')[0]).join('; ') };
+    },
     async freshUser() {
       return (await person(t, 'user')).id;
     },

@@ -19,6 +19,7 @@ const ACTIONS: Record<string, string> = {
   'invitation.created': 'Invitation sent',
   'invitation.resent': 'Invitation renewed',
   'invitation.revoked': 'Invitation revoked',
+  'invitation.declined': 'Invitation declined',
   'invitation.accepted': 'Invitation accepted',
   'site.created': 'Site added',
   'site.updated': 'Site changed',

@@ -1,6 +1,10 @@
-// Accepting a team invitation: choose a password; the new account joins the team and is signed in.
+// Accepting a team invitation from its link. Signed in as the invited email, one click joins the
+// team; without an account, choosing a password creates it, joins and signs in. Someone who has an
+// account but is signed out signs in first and comes back here.
+import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useNavigate, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
+import { Loading } from '../App.tsx';
 import { api, type SessionAnswer } from '../api.ts';
 import { NewPasswordField } from '../components/NewPasswordField.tsx';
 import { useSession } from '../session.tsx';
@@ -11,8 +15,31 @@ export default function AcceptInvite() {
   const { token = '' } = useParams();
   const session = useSession();
   const navigate = useNavigate();
+  const queries = useQueryClient();
   const [password, setPassword] = useState('');
   const { error, busy, run } = useBusyAction();
+  if (session.status === 'loading') return <Loading />;
+
+  if (session.status === 'signed_in' && session.user) {
+    const join = () =>
+      void run(async () => {
+        await api('/api/auth/accept-invite', { method: 'POST', body: { token } });
+        void queries.invalidateQueries({ queryKey: ['teams'] });
+        void queries.invalidateQueries({ queryKey: ['sites'] });
+        navigate('/', { replace: true });
+      });
+    return (
+      <AuthFrame title="Join your team">
+        <p className="muted">
+          You are signed in as <strong>{session.user.email}</strong>. Accept the invitation to join the team with this account.
+        </p>
+        <AuthForm onSubmit={join} error={error} busy={busy} submit="Accept and join">
+          {null}
+        </AuthForm>
+      </AuthFrame>
+    );
+  }
+
   const submit = () =>
     void run(async () => {
       await api('/api/auth/accept-invite', { method: 'POST', body: { token, password }, session: false });
@@ -24,7 +51,20 @@ export default function AcceptInvite() {
   return (
     <AuthFrame title="Join your team">
       <p className="muted">Choose a password for your new account.</p>
-      <AuthForm onSubmit={submit} error={error} busy={busy} submit="Create account and join">
+      <AuthForm
+        onSubmit={submit}
+        error={error}
+        busy={busy}
+        submit="Create account and join"
+        after={
+          <p className="muted">
+            Already have an account with this email?{' '}
+            <Link to="/login" state={{ from: `/invite/${token}` }}>
+              Sign in to accept
+            </Link>
+          </p>
+        }
+      >
         <NewPasswordField value={password} onChange={setPassword} />
       </AuthForm>
     </AuthFrame>

@@ -6,6 +6,7 @@ import { Link, useNavigate } from 'react-router';
 import { api, type Page, problem, type Site, type Team, type TimeseriesPoint } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { Field, sortFieldErrors, useFocusFirstInvalid } from '../components/Field.tsx';
+import { PendingInvitations } from '../components/PendingInvitations.tsx';
 import { Favicon } from '../components/SiteFrame.tsx';
 import { TimeZoneField } from '../components/TimeZoneField.tsx';
 import { browserZone } from '../components/time-zones.ts';
@@ -165,6 +166,7 @@ export default function Sites() {
           </button>
         )}
       </header>
+      <PendingInvitations />
       {sites.isError && <p className="error">{sites.error.message}</p>}
       {adding && (
         <AddSite

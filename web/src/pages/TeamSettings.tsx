@@ -1,5 +1,5 @@
-// A team: its members (add by email, which invites people without an account; change role;
-// remove), open invitations, and the audit log.
+// A team: its members (invite by email: the person joins by accepting; change role; remove),
+// open invitations, and the audit log.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { NavLink, useNavigate, useParams } from 'react-router';
@@ -37,9 +37,9 @@ function Members({ team }: { team: Team }) {
     void queries.invalidateQueries({ queryKey: ['audit', team.id] });
   };
   const add = useMutation({
-    mutationFn: () => api<{ member?: TeamMember; invite_token?: string }>(`/api/user/teams/${team.id}/members`, { method: 'POST', body: { email: email.trim(), role } }),
+    mutationFn: () => api<{ invite_token: string }>(`/api/user/teams/${team.id}/members`, { method: 'POST', body: { email: email.trim(), role } }),
     onSuccess: (r) => {
-      setInviteUrl(r.invite_token ? `${window.location.origin}/invite/${r.invite_token}` : null);
+      setInviteUrl(`${window.location.origin}/invite/${r.invite_token}`);
       setEmail('');
       refresh();
     },
@@ -96,13 +96,13 @@ function Members({ team }: { team: Team }) {
           </label>
           <RoleField roles={ROLES} value={role} onChange={setRole} />
           <button type="submit" className="button primary" disabled={add.isPending}>
-            Add member
+            Invite
           </button>
         </form>
       )}
       {inviteUrl && (
         <div className="notice" role="status">
-          <p>No account has this email yet, so an invitation was created. Send this link (valid 7 days):</p>
+          <p>Invitation created. If they already have an account, they can accept it from their Sites page once signed in; otherwise send them this link (valid 7 days):</p>
           <div className="copy-row">
             <input className="code-input" readOnly value={inviteUrl} aria-label="Invitation link" onFocus={(e) => e.target.select()} />
             <CopyButton text={inviteUrl} label="Copy link" />
