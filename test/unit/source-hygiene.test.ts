@@ -1,0 +1,68 @@
+// What the source says about itself: comments, test titles and the README describe the product's
+// behaviour (or cite a public standard), never work-tracking references; and nothing in the
+// server's code is exported that no file uses.
+import { describe, expect, it } from '@jest/globals';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('../../', import.meta.url).pathname;
+const SOURCE_DIRS = ['bin', 'cluster', 'lib', 'plugins', 'scripts', 'services', 'test', 'tracker', 'types', 'web/src'];
+const SOURCE_FILE = /\.(ts|tsx|js|mjs|cjs|sql|css|html)$/;
+const thisFile = relative(root, new URL(import.meta.url).pathname);
+
+function sourceFiles(): { path: string; text: string }[] {
+  const files: { path: string; text: string }[] = [];
+  for (const dir of SOURCE_DIRS) {
+    for (const entry of readdirSync(join(root, dir), { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !SOURCE_FILE.test(entry.name)) continue;
+      const path = relative(root, join(entry.parentPath, entry.name));
+      files.push({ path, text: readFileSync(join(root, path), 'utf8') });
+    }
+  }
+  files.push({ path: 'moleculer.config.ts', text: readFileSync(join(root, 'moleculer.config.ts'), 'utf8') });
+  return files;
+}
+
+const files = sourceFiles();
+
+describe('source and README wording', () => {
+  // A reader of the code or the README has no access to a tracker or a design document: a
+  // reference to one explains nothing.
+  // `(spec: Section)` only counts in a comment: `(spec: SettingSpec)` is a parameter.
+  const INTERNAL_REFERENCES = [/\bissue #?\d+/i, /\bthe spec\b/i, /\bspec says\b/i, /(\/\/|\/\*|^\s*\*|--).*\(spec:/i];
+
+  it('names no tracker issue and no internal specification', () => {
+    const found: string[] = [];
+    const documents = [...files.filter((f) => f.path !== thisFile), { path: 'README.md', text: readFileSync(join(root, 'README.md'), 'utf8') }];
+    for (const { path, text } of documents) {
+      text.split('\n').forEach((line, i) => {
+        if (INTERNAL_REFERENCES.some((pattern) => pattern.test(line))) found.push(`${path}:${i + 1}: ${line.trim()}`);
+      });
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('finds such a reference when one is written (the scan is not blind)', () => {
+    expect(INTERNAL_REFERENCES.some((pattern) => pattern.test('// see issue 12'))).toBe(true);
+    expect(INTERNAL_REFERENCES.some((pattern) => pattern.test("it('does what the spec says')"))).toBe(true);
+    expect(INTERNAL_REFERENCES.some((pattern) => pattern.test('// Favicons (spec: Upstream rules)'))).toBe(true);
+    expect(INTERNAL_REFERENCES.some((pattern) => pattern.test('// per RFC 9110, a 304 has no body'))).toBe(false);
+    expect(INTERNAL_REFERENCES.some((pattern) => pattern.test('function coerce(spec: SettingSpec) {'))).toBe(false);
+  });
+});
+
+describe('exports of the server code', () => {
+  it('are each used somewhere besides their own declaration', () => {
+    const declaration = /^export (?:async )?(?:function|const|let|class|interface|type) ([A-Za-z_$][\w$]*)/gm;
+    const server = files.filter((f) => /^(lib|services|cluster|plugins)\//.test(f.path) && f.path.endsWith('.ts'));
+    const all = files.map((f) => f.text).join('\n');
+    const unused: string[] = [];
+    for (const { path, text } of server) {
+      for (const [, name] of text.matchAll(declaration)) {
+        const uses = all.match(new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g'))?.length ?? 0;
+        if (uses < 2) unused.push(`${path}: ${name}`);
+      }
+    }
+    expect(unused).toEqual([]);
+  });
+});
