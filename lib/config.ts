@@ -4,6 +4,7 @@
 import { hostname } from 'node:os';
 import { envName } from './brand.ts';
 import { ConfigError } from './errors.ts';
+import { BUNDLED_GEO_DATABASE } from './ingest/enrich/geo-licence.ts';
 
 type SettingType = 'string' | 'int' | 'bool' | 'url' | 'enum' | 'list';
 
@@ -41,7 +42,7 @@ export const SETTINGS = [
   { flag: 'tracker-script-path', env: [envName('TRACKER_SCRIPT_PATH')], type: 'string', default: '/plumb.js', description: 'Path the tracking script is served at.' },
   // Collection
   { flag: 'trusted-proxy-hops', env: [envName('TRUSTED_PROXY_HOPS')], type: 'int', default: 0, min: 0, max: 10, description: 'Reverse proxies in front of Plumb whose X-Forwarded-For is believed (0: use the socket address).' },
-  { flag: 'geoip-db', env: [envName('GEOIP_DB')], type: 'string', default: undefined, description: 'MaxMind-format .mmdb for country/region lookup. Unset: the bundled country database (NRO whois data, CC BY 4.0).' },
+  { flag: 'geoip-db', env: [envName('GEOIP_DB')], type: 'string', default: undefined, description: `MaxMind-format .mmdb for the visitor's country (and region, when it is a city database). Unset: the bundled database, country only: ${BUNDLED_GEO_DATABASE.attribution}.` },
   { flag: 'ingest-rate-per-second', env: [envName('INGEST_RATE_PER_SECOND')], type: 'int', default: 20, min: 1, max: 1000000, description: 'Per-IP steady rate on the ingest routes (tracker and server ingest).' },
   { flag: 'ingest-burst', env: [envName('INGEST_BURST')], type: 'int', default: 200, min: 1, max: 10000000, description: 'Per-IP extra requests allowed over 10 s on the ingest routes.' },
   { flag: 'api-rate-per-second', env: [envName('API_RATE_PER_SECOND')], type: 'int', default: 20, min: 1, max: 1000000, description: 'Per-IP steady rate on /api routes.' },
