@@ -32,7 +32,7 @@ export const SETTINGS = [
   { flag: 'port', env: [envName('PORT'), 'PORT'], type: 'int', default: 8080, min: 0, max: 65535, description: 'HTTP port (0 picks a free port).' },
   { flag: 'host', env: [envName('HOST')], type: 'string', default: '0.0.0.0', description: 'Address the HTTP server binds to.' },
   { flag: 'public-url', env: [envName('PUBLIC_URL')], type: 'url', default: undefined, schemes: ['http:', 'https:'], description: 'Public base URL as users reach it (default http://localhost:<port>). Secure cookies when https.' },
-  { flag: 'log-level', env: [envName('LOG_LEVEL')], type: 'enum', default: 'info', values: LOG_LEVELS, description: 'Log level; JSON lines on stdout, human-readable on a terminal.' },
+  { flag: 'log-level', env: [envName('LOG_LEVEL')], type: 'enum', default: 'info', values: LOG_LEVELS, description: 'Log level; JSON lines on stdout, human-readable on a terminal when the optional pino-pretty package is installed.' },
   { flag: 'node-id', env: [envName('NODE_ID')], type: 'string', default: undefined, description: 'Moleculer node id (default <hostname>-<pid>).' },
   { flag: 'namespace', env: [envName('NAMESPACE')], type: 'string', default: 'plumb', description: 'Moleculer namespace; nodes of one cluster share it.' },
   { flag: 'request-timeout-ms', env: [envName('REQUEST_TIMEOUT_MS')], type: 'int', default: 30000, min: 100, max: 600000, description: 'Timeout of one action call between services, in milliseconds.' },
