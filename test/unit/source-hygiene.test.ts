@@ -1,4 +1,4 @@
-// What the source says about itself: comments, test titles and the README describe the product's
+// What the source says about itself: comments, test titles, the README and docs/ describe the product's
 // behaviour (or cite a public standard), never work-tracking references; and nothing in the
 // server's code is exported that no file uses.
 import { describe, expect, it } from '@jest/globals';
@@ -33,7 +33,8 @@ describe('source and README wording', () => {
 
   it('names no tracker issue and no internal specification', () => {
     const found: string[] = [];
-    const documents = [...files.filter((f) => f.path !== thisFile), { path: 'README.md', text: readFileSync(join(root, 'README.md'), 'utf8') }];
+    const prose = ['README.md', ...readdirSync(join(root, 'docs')).map((name) => `docs/${name}`)].filter((path) => path.endsWith('.md'));
+    const documents = [...files.filter((f) => f.path !== thisFile), ...prose.map((path) => ({ path, text: readFileSync(join(root, path), 'utf8') }))];
     for (const { path, text } of documents) {
       text.split('\n').forEach((line, i) => {
         if (INTERNAL_REFERENCES.some((pattern) => pattern.test(line))) found.push(`${path}:${i + 1}: ${line.trim()}`);
