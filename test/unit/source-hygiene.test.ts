@@ -1,6 +1,6 @@
 // What the source says about itself: comments, test titles, the README and docs/ describe the product's
 // behaviour (or cite a public standard), never work-tracking references; and nothing in the
-// server's code is exported that no file uses.
+// code is exported that no file uses.
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -52,17 +52,16 @@ describe('source and README wording', () => {
   });
 });
 
-describe('exports of the server code', () => {
+describe('exports of the server, dashboard, tracker, scripts and test support', () => {
   it('are each used somewhere besides their own declaration', () => {
     const declaration = /^export (?:async )?(?:function|const|let|class|interface|type) ([A-Za-z_$][\w$]*)/gm;
-    const server = files.filter((f) => /^(lib|services|cluster|plugins)\//.test(f.path) && f.path.endsWith('.ts'));
-    const all = files.map((f) => f.text).join('\n');
+    const modules = files.filter((f) => /^(lib|services|cluster|plugins|web\/src|tracker|scripts|test\/support)\//.test(f.path) && /\.tsx?$/.test(f.path));
+    // How often each identifier occurs anywhere, its declaration included.
+    const occurrences = new Map<string, number>();
+    for (const { text } of files) for (const [word] of text.matchAll(/[A-Za-z_$][\w$]*/g)) occurrences.set(word, (occurrences.get(word) ?? 0) + 1);
     const unused: string[] = [];
-    for (const { path, text } of server) {
-      for (const [, name] of text.matchAll(declaration)) {
-        const uses = all.match(new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g'))?.length ?? 0;
-        if (uses < 2) unused.push(`${path}: ${name}`);
-      }
+    for (const { path, text } of modules) {
+      for (const [, name] of text.matchAll(declaration)) if ((occurrences.get(name) ?? 0) < 2) unused.push(`${path}: ${name}`);
     }
     expect(unused).toEqual([]);
   });
