@@ -2,9 +2,11 @@
 import { readFileSync } from 'node:fs';
 
 export const BRAND = 'Plumb';
-export const BRAND_ENV_PREFIX = 'PLUMB_';
+export const BRAND_ENV_PREFIX = `${BRAND.toUpperCase() as Uppercase<typeof BRAND>}_` as const;
+/** The environment variable of a setting: `envName('DATA_DIR')` is `PLUMB_DATA_DIR`. */
+export const envName = <const Name extends string>(name: Name) => `${BRAND_ENV_PREFIX}${name}` as const;
 export const BRAND_HEADER_PREFIX = 'X-Plumb-';
-/** The webhook contract line (spec: Versioning). */
+/** The version of the webhook payload contract, sent in every envelope and the User-Agent. */
 export const WEBHOOK_API_VERSION = '2.11';
 export const WEBHOOK_USER_AGENT = `${BRAND}-Webhook/${WEBHOOK_API_VERSION}`;
 

@@ -2,7 +2,9 @@
 // (Go style: -name value, -name=value, --name value, --name=value), then env, then its default.
 // `plumb --help` and the README table are generated from the same list.
 import { hostname } from 'node:os';
+import { envName } from './brand.ts';
 import { ConfigError } from './errors.ts';
+import { BUNDLED_GEO_DATABASE } from './ingest/enrich/geo-licence.ts';
 
 type SettingType = 'string' | 'int' | 'bool' | 'url' | 'enum' | 'list';
 
@@ -26,58 +28,58 @@ export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 
 
 export const SETTINGS = [
   // Node
-  { flag: 'data-dir', env: ['PLUMB_DATA_DIR'], type: 'string', default: './data', description: 'Directory for the embedded stores and the generated JWT secret.' },
-  { flag: 'port', env: ['PLUMB_PORT', 'PORT'], type: 'int', default: 8080, min: 0, max: 65535, description: 'HTTP port (0 picks a free port).' },
-  { flag: 'host', env: ['PLUMB_HOST'], type: 'string', default: '0.0.0.0', description: 'Address the HTTP server binds to.' },
-  { flag: 'public-url', env: ['PLUMB_PUBLIC_URL'], type: 'url', default: undefined, schemes: ['http:', 'https:'], description: 'Public base URL as users reach it (default http://localhost:<port>). Secure cookies when https.' },
-  { flag: 'log-level', env: ['PLUMB_LOG_LEVEL'], type: 'enum', default: 'info', values: LOG_LEVELS, description: 'Log level; JSON lines on stdout, human-readable on a terminal.' },
-  { flag: 'node-id', env: ['PLUMB_NODE_ID'], type: 'string', default: undefined, description: 'Moleculer node id (default <hostname>-<pid>).' },
-  { flag: 'namespace', env: ['PLUMB_NAMESPACE'], type: 'string', default: 'plumb', description: 'Moleculer namespace; nodes of one cluster share it.' },
-  { flag: 'request-timeout-ms', env: ['PLUMB_REQUEST_TIMEOUT_MS'], type: 'int', default: 30000, min: 100, max: 600000, description: 'Timeout of one action call between services, in milliseconds.' },
-  { flag: 'shutdown-timeout-ms', env: ['PLUMB_SHUTDOWN_TIMEOUT_MS'], type: 'int', default: 8000, min: 100, max: 60000, description: 'How long a SIGTERM waits for in-flight requests before closing stores.' },
-  { flag: 'api-body-limit-bytes', env: ['PLUMB_API_BODY_LIMIT_BYTES'], type: 'int', default: 1048576, min: 1024, max: 104857600, description: 'Largest JSON body accepted on /api routes (413 beyond it).' },
-  { flag: 'plugins', env: ['PLUMB_PLUGINS'], type: 'list', default: [], description: 'Comma-separated optional plugins to enable.' },
-  { flag: 'tracker-script-path', env: ['PLUMB_TRACKER_SCRIPT_PATH'], type: 'string', default: '/plumb.js', description: 'Path the tracking script is served at.' },
+  { flag: 'data-dir', env: [envName('DATA_DIR')], type: 'string', default: './data', description: 'Directory for the embedded stores and the generated JWT secret.' },
+  { flag: 'port', env: [envName('PORT'), 'PORT'], type: 'int', default: 8080, min: 0, max: 65535, description: 'HTTP port (0 picks a free port).' },
+  { flag: 'host', env: [envName('HOST')], type: 'string', default: '0.0.0.0', description: 'Address the HTTP server binds to.' },
+  { flag: 'public-url', env: [envName('PUBLIC_URL')], type: 'url', default: undefined, schemes: ['http:', 'https:'], description: 'Public base URL as users reach it (default http://localhost:<port>). Secure cookies when https.' },
+  { flag: 'log-level', env: [envName('LOG_LEVEL')], type: 'enum', default: 'info', values: LOG_LEVELS, description: 'Log level; JSON lines on stdout, human-readable on a terminal when the optional pino-pretty package is installed.' },
+  { flag: 'node-id', env: [envName('NODE_ID')], type: 'string', default: undefined, description: 'Moleculer node id (default <hostname>-<pid>).' },
+  { flag: 'namespace', env: [envName('NAMESPACE')], type: 'string', default: 'plumb', description: 'Moleculer namespace; nodes of one cluster share it.' },
+  { flag: 'request-timeout-ms', env: [envName('REQUEST_TIMEOUT_MS')], type: 'int', default: 30000, min: 100, max: 600000, description: 'Timeout of one action call between services, in milliseconds.' },
+  { flag: 'shutdown-timeout-ms', env: [envName('SHUTDOWN_TIMEOUT_MS')], type: 'int', default: 8000, min: 100, max: 60000, description: 'How long a SIGTERM waits for in-flight requests before closing stores.' },
+  { flag: 'api-body-limit-bytes', env: [envName('API_BODY_LIMIT_BYTES')], type: 'int', default: 1048576, min: 1024, max: 104857600, description: 'Largest JSON body accepted on /api routes (413 beyond it).' },
+  { flag: 'plugins', env: [envName('PLUGINS')], type: 'list', default: [], description: 'Comma-separated optional plugins to enable.' },
+  { flag: 'tracker-script-path', env: [envName('TRACKER_SCRIPT_PATH')], type: 'string', default: '/plumb.js', description: 'Path the tracking script is served at.' },
   // Collection
-  { flag: 'trusted-proxy-hops', env: ['PLUMB_TRUSTED_PROXY_HOPS'], type: 'int', default: 0, min: 0, max: 10, description: 'Reverse proxies in front of Plumb whose X-Forwarded-For is believed (0: use the socket address).' },
-  { flag: 'geoip-db', env: ['PLUMB_GEOIP_DB'], type: 'string', default: undefined, description: 'MaxMind-format .mmdb for country/region lookup. Unset: the bundled country database (NRO whois data, CC BY 4.0).' },
-  { flag: 'ingest-rate-per-second', env: ['PLUMB_INGEST_RATE_PER_SECOND'], type: 'int', default: 20, min: 1, max: 1000000, description: 'Per-IP steady rate on the ingest routes (tracker and server ingest).' },
-  { flag: 'ingest-burst', env: ['PLUMB_INGEST_BURST'], type: 'int', default: 200, min: 1, max: 10000000, description: 'Per-IP extra requests allowed over 10 s on the ingest routes.' },
-  { flag: 'api-rate-per-second', env: ['PLUMB_API_RATE_PER_SECOND'], type: 'int', default: 20, min: 1, max: 1000000, description: 'Per-IP steady rate on /api routes.' },
-  { flag: 'api-burst', env: ['PLUMB_API_BURST'], type: 'int', default: 100, min: 1, max: 10000000, description: 'Per-IP extra requests allowed over 10 s on /api routes.' },
-  { flag: 'login-rate-per-minute', env: ['PLUMB_LOGIN_RATE_PER_MINUTE'], type: 'int', default: 10, min: 1, max: 100000, description: 'Per-IP sign-in and MFA attempts per minute (login, TOTP, recovery codes, passkeys, invitations).' },
-  { flag: 'login-burst', env: ['PLUMB_LOGIN_BURST'], type: 'int', default: 10, min: 1, max: 100000, description: 'Per-IP extra sign-in attempts allowed over 10 minutes.' },
-  { flag: 'ingest-batch-size', env: ['PLUMB_INGEST_BATCH_SIZE'], type: 'int', default: 10000, min: 1, max: 1000000, description: 'Rows per insert into the analytics store (bigger inserts cost the store far less per row; rows are encoded when accepted, so a batch holds the event loop only to join them).' },
-  { flag: 'ingest-flush-ms', env: ['PLUMB_INGEST_FLUSH_MS'], type: 'int', default: 1000, min: 10, max: 60000, description: 'Longest time an accepted event waits in the journal before it is inserted.' },
-  { flag: 'ingest-buffer-mb', env: ['PLUMB_INGEST_BUFFER_MB'], type: 'int', default: 256, min: 1, max: 65536, description: 'Capacity of the durable ingest buffer (disk journal; JetStream stream in a cluster); when full, ingest answers 503 with Retry-After.' },
-  { flag: 'session-timeout-minutes', env: ['PLUMB_SESSION_TIMEOUT_MINUTES'], type: 'int', default: 30, min: 1, max: 1440, description: 'Inactivity after which a visitor starts a new visit.' },
+  { flag: 'trusted-proxy-hops', env: [envName('TRUSTED_PROXY_HOPS')], type: 'int', default: 0, min: 0, max: 10, description: 'Reverse proxies in front of Plumb whose X-Forwarded-For is believed (0: use the socket address).' },
+  { flag: 'geoip-db', env: [envName('GEOIP_DB')], type: 'string', default: undefined, description: `MaxMind-format .mmdb for the visitor's country (and region, when it is a city database). Unset: the bundled database, country only: ${BUNDLED_GEO_DATABASE.attribution}.` },
+  { flag: 'ingest-rate-per-second', env: [envName('INGEST_RATE_PER_SECOND')], type: 'int', default: 20, min: 1, max: 1000000, description: 'Per-IP steady rate on the ingest routes (tracker and server ingest).' },
+  { flag: 'ingest-burst', env: [envName('INGEST_BURST')], type: 'int', default: 200, min: 1, max: 10000000, description: 'Per-IP extra requests allowed over 10 s on the ingest routes.' },
+  { flag: 'api-rate-per-second', env: [envName('API_RATE_PER_SECOND')], type: 'int', default: 20, min: 1, max: 1000000, description: 'Per-IP steady rate on /api routes.' },
+  { flag: 'api-burst', env: [envName('API_BURST')], type: 'int', default: 100, min: 1, max: 10000000, description: 'Per-IP extra requests allowed over 10 s on /api routes.' },
+  { flag: 'login-rate-per-minute', env: [envName('LOGIN_RATE_PER_MINUTE')], type: 'int', default: 10, min: 1, max: 100000, description: 'Per-IP sign-in and MFA attempts per minute (login, TOTP, recovery codes, passkeys, invitations).' },
+  { flag: 'login-burst', env: [envName('LOGIN_BURST')], type: 'int', default: 10, min: 1, max: 100000, description: 'Per-IP extra sign-in attempts allowed over 10 minutes.' },
+  { flag: 'ingest-batch-size', env: [envName('INGEST_BATCH_SIZE')], type: 'int', default: 10000, min: 1, max: 1000000, description: 'Rows per insert into the analytics store (bigger inserts cost the store far less per row; rows are encoded when accepted, so a batch holds the event loop only to join them).' },
+  { flag: 'ingest-flush-ms', env: [envName('INGEST_FLUSH_MS')], type: 'int', default: 1000, min: 10, max: 60000, description: 'Longest time an accepted event waits in the journal before it is inserted.' },
+  { flag: 'ingest-buffer-mb', env: [envName('INGEST_BUFFER_MB')], type: 'int', default: 256, min: 1, max: 65536, description: 'Capacity of the durable ingest buffer (disk journal; JetStream stream in a cluster); when full, ingest answers 503 with Retry-After.' },
+  { flag: 'session-timeout-minutes', env: [envName('SESSION_TIMEOUT_MINUTES')], type: 'int', default: 30, min: 1, max: 1440, description: 'Inactivity after which a visitor starts a new visit.' },
   // Stores and cluster
-  { flag: 'database-url', env: ['PLUMB_DATABASE_URL'], type: 'url', default: undefined, schemes: ['postgres:', 'postgresql:'], secret: true, description: 'PostgreSQL URL for metadata. Unset: embedded PGlite in <data-dir>/meta.' },
-  { flag: 'clickhouse-url', env: ['PLUMB_CLICKHOUSE_URL'], type: 'url', default: undefined, schemes: ['http:', 'https:'], secret: true, description: 'ClickHouse HTTP URL for analytics. Unset: embedded chDB in <data-dir>/analytics.' },
-  { flag: 'redis-url', env: ['PLUMB_REDIS_URL'], type: 'url', default: undefined, schemes: ['redis:', 'rediss:'], secret: true, description: 'Redis URL for leader election. Unset: this node is always leader.' },
-  { flag: 'transporter', env: ['PLUMB_TRANSPORTER'], type: 'url', default: undefined, schemes: ['nats:'], secret: true, description: 'Moleculer transporter (nats://host:4222). Unset: single node, no transporter.' },
-  { flag: 'leader-lease-ms', env: ['PLUMB_LEADER_LEASE_MS'], type: 'int', default: 10000, min: 1000, max: 300000, description: 'Leader lease TTL in Redis; renewed every third of it.' },
-  { flag: 'jetstream-url', env: ['PLUMB_JETSTREAM_URL'], type: 'url', default: undefined, schemes: ['nats:'], secret: true, description: 'Cluster: NATS server (JetStream enabled) holding the durable ingest stream. Unset: the transporter\'s server.' },
-  { flag: 'forward-timeout-ms', env: ['PLUMB_FORWARD_TIMEOUT_MS'], type: 'int', default: 2000, min: 100, max: 60000, description: 'Cluster: how long a follower waits for the leader to take forwarded server ingest before it re-reads the leader, then buffers in JetStream.' },
-  { flag: 'jetstream-replicas', env: ['PLUMB_JETSTREAM_REPLICAS'], type: 'int', default: 1, min: 1, max: 5, description: 'Cluster: copies of the ingest stream kept by a NATS cluster (set when the stream is created). 3 survives the loss of a NATS server.' },
-  // Auth (spec: Authentication)
-  { flag: 'jwt-secret', env: ['PLUMB_JWT_SECRET'], type: 'string', default: undefined, secret: true, description: 'HMAC-SHA256 key for session tokens (32+ bytes). Unset: generated once and kept in <data-dir>/jwt-secret.' },
-  { flag: 'auth-session-minutes', env: ['PLUMB_AUTH_SESSION_MINUTES'], type: 'int', default: 15, min: 1, max: 10080, description: 'Session lifetime in minutes.' },
-  { flag: 'auth-session-warning-seconds', env: ['PLUMB_AUTH_SESSION_WARNING_SECONDS'], type: 'int', default: 60, min: 0, max: 86400, description: 'How long before expiry the dashboard warns.' },
-  { flag: 'auth-remember-me-days', env: ['PLUMB_AUTH_REMEMBER_ME_DAYS'], type: 'int', default: 30, min: 1, max: 365, description: 'Remember-me lifetime in days.' },
-  // Favicons (spec: What the service does §3, Upstream favicon rules)
-  { flag: 'favicon-upstream', env: ['PLUMB_FAVICON_UPSTREAM'], type: 'url', default: 'https://icons.duckduckgo.com/ip3/', schemes: ['http:', 'https:'], description: 'The one favicon host the server asks; `<domain>.ico` is appended to the URL path.' },
-  { flag: 'favicon-allow-private-upstream', env: ['PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM'], type: 'bool', default: false, description: 'Let the favicon upstream be a loopback/private address (tests and development only).' },
-  // Webhooks (spec: Events, Limits)
-  { flag: 'webhook-delivery-concurrency', env: ['PLUMB_WEBHOOK_DELIVERY_CONCURRENCY'], type: 'int', default: 8, min: 1, max: 256, description: 'Webhook deliveries in flight at once (on the leader).' },
-  { flag: 'webhook-per-endpoint-concurrency', env: ['PLUMB_WEBHOOK_PER_ENDPOINT_CONCURRENCY'], type: 'int', default: 1, min: 1, max: 64, description: 'Deliveries in flight at once to one webhook.' },
-  { flag: 'webhook-delivery-timeout', env: ['PLUMB_WEBHOOK_DELIVERY_TIMEOUT'], type: 'int', default: 10, min: 1, max: 300, description: 'Seconds one delivery attempt may take, DNS to last response byte.' },
-  { flag: 'webhook-max-attempts', env: ['PLUMB_WEBHOOK_MAX_ATTEMPTS'], type: 'int', default: 6, min: 1, max: 50, description: 'Attempts per delivery, the first included, before it is marked failed.' },
-  { flag: 'webhook-retry-base-seconds', env: ['PLUMB_WEBHOOK_RETRY_BASE_SECONDS'], type: 'int', default: 30, min: 1, max: 86400, description: 'Delay before the first retry; each later retry waits twice as long (up to 20% less, jitter).' },
-  { flag: 'webhook-retry-max-seconds', env: ['PLUMB_WEBHOOK_RETRY_MAX_SECONDS'], type: 'int', default: 21600, min: 1, max: 604800, description: 'Longest delay between two attempts.' },
-  { flag: 'webhook-sweep-seconds', env: ['PLUMB_WEBHOOK_SWEEP_SECONDS'], type: 'int', default: 30, min: 1, max: 3600, description: 'How often the recovery sweep re-queues due and stalled deliveries.' },
-  { flag: 'webhook-retention-days', env: ['PLUMB_WEBHOOK_RETENTION_DAYS'], type: 'int', default: 30, min: 1, max: 3650, description: 'Days delivery history (and its events) is kept.' },
-  { flag: 'webhook-allow-development-targets', env: ['PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS'], type: 'bool', default: false, description: 'Allow http:// and loopback/private webhook destinations. Development only: it removes the SSRF protection.' },
+  { flag: 'database-url', env: [envName('DATABASE_URL')], type: 'url', default: undefined, schemes: ['postgres:', 'postgresql:'], secret: true, description: 'PostgreSQL URL for metadata. Unset: embedded PGlite in <data-dir>/meta.' },
+  { flag: 'clickhouse-url', env: [envName('CLICKHOUSE_URL')], type: 'url', default: undefined, schemes: ['http:', 'https:'], secret: true, description: 'ClickHouse HTTP URL for analytics. Unset: embedded chDB in <data-dir>/analytics.' },
+  { flag: 'redis-url', env: [envName('REDIS_URL')], type: 'url', default: undefined, schemes: ['redis:', 'rediss:'], secret: true, description: 'Redis URL for leader election. Unset: this node is always leader.' },
+  { flag: 'transporter', env: [envName('TRANSPORTER')], type: 'url', default: undefined, schemes: ['nats:'], secret: true, description: 'Moleculer transporter (nats://host:4222). Unset: single node, no transporter.' },
+  { flag: 'leader-lease-ms', env: [envName('LEADER_LEASE_MS')], type: 'int', default: 10000, min: 1000, max: 300000, description: 'Leader lease TTL in Redis; renewed every third of it.' },
+  { flag: 'jetstream-url', env: [envName('JETSTREAM_URL')], type: 'url', default: undefined, schemes: ['nats:'], secret: true, description: 'Cluster: NATS server (JetStream enabled) holding the durable ingest stream. Unset: the transporter\'s server.' },
+  { flag: 'forward-timeout-ms', env: [envName('FORWARD_TIMEOUT_MS')], type: 'int', default: 2000, min: 100, max: 60000, description: 'Cluster: how long a follower waits for the leader to take forwarded server ingest before it re-reads the leader, then buffers in JetStream.' },
+  { flag: 'jetstream-replicas', env: [envName('JETSTREAM_REPLICAS')], type: 'int', default: 1, min: 1, max: 5, description: 'Cluster: copies of the ingest stream kept by a NATS cluster (set when the stream is created). 3 survives the loss of a NATS server.' },
+  // Auth
+  { flag: 'jwt-secret', env: [envName('JWT_SECRET')], type: 'string', default: undefined, secret: true, description: 'HMAC-SHA256 key for session tokens (32+ bytes). Unset: generated once and kept in <data-dir>/jwt-secret.' },
+  { flag: 'auth-session-minutes', env: [envName('AUTH_SESSION_MINUTES')], type: 'int', default: 15, min: 1, max: 10080, description: 'Session lifetime in minutes.' },
+  { flag: 'auth-session-warning-seconds', env: [envName('AUTH_SESSION_WARNING_SECONDS')], type: 'int', default: 60, min: 0, max: 86400, description: 'How long before expiry the dashboard warns.' },
+  { flag: 'auth-remember-me-days', env: [envName('AUTH_REMEMBER_ME_DAYS')], type: 'int', default: 30, min: 1, max: 365, description: 'Remember-me lifetime in days.' },
+  // Favicons
+  { flag: 'favicon-upstream', env: [envName('FAVICON_UPSTREAM')], type: 'url', default: 'https://icons.duckduckgo.com/ip3/', schemes: ['http:', 'https:'], description: 'The one favicon host the server asks; `<domain>.ico` is appended to the URL path.' },
+  { flag: 'favicon-allow-private-upstream', env: [envName('FAVICON_ALLOW_PRIVATE_UPSTREAM')], type: 'bool', default: false, description: 'Let the favicon upstream be a loopback/private address (tests and development only).' },
+  // Webhooks
+  { flag: 'webhook-delivery-concurrency', env: [envName('WEBHOOK_DELIVERY_CONCURRENCY')], type: 'int', default: 8, min: 1, max: 256, description: 'Webhook deliveries in flight at once (on the leader).' },
+  { flag: 'webhook-per-endpoint-concurrency', env: [envName('WEBHOOK_PER_ENDPOINT_CONCURRENCY')], type: 'int', default: 1, min: 1, max: 64, description: 'Deliveries in flight at once to one webhook.' },
+  { flag: 'webhook-delivery-timeout', env: [envName('WEBHOOK_DELIVERY_TIMEOUT')], type: 'int', default: 10, min: 1, max: 300, description: 'Seconds one delivery attempt may take, DNS to last response byte.' },
+  { flag: 'webhook-max-attempts', env: [envName('WEBHOOK_MAX_ATTEMPTS')], type: 'int', default: 6, min: 1, max: 50, description: 'Attempts per delivery, the first included, before it is marked failed.' },
+  { flag: 'webhook-retry-base-seconds', env: [envName('WEBHOOK_RETRY_BASE_SECONDS')], type: 'int', default: 30, min: 1, max: 86400, description: 'Delay before the first retry; each later retry waits twice as long (up to 20% less, jitter).' },
+  { flag: 'webhook-retry-max-seconds', env: [envName('WEBHOOK_RETRY_MAX_SECONDS')], type: 'int', default: 21600, min: 1, max: 604800, description: 'Longest delay between two attempts.' },
+  { flag: 'webhook-sweep-seconds', env: [envName('WEBHOOK_SWEEP_SECONDS')], type: 'int', default: 30, min: 1, max: 3600, description: 'How often the recovery sweep re-queues due and stalled deliveries.' },
+  { flag: 'webhook-retention-days', env: [envName('WEBHOOK_RETENTION_DAYS')], type: 'int', default: 30, min: 1, max: 3650, description: 'Days delivery history (and its events) is kept.' },
+  { flag: 'webhook-allow-development-targets', env: [envName('WEBHOOK_ALLOW_DEVELOPMENT_TARGETS')], type: 'bool', default: false, description: 'Allow http:// and loopback/private webhook destinations. Development only: it removes the SSRF protection.' },
 ] as const satisfies readonly SettingSpec[];
 
 type Spec = (typeof SETTINGS)[number];
@@ -216,12 +218,12 @@ export function loadConfig(options: LoadOptions = {}): Config {
   values.clusterMode = values.transporter !== undefined;
   if (values.clusterMode && (!values.databaseUrl || !values.clickhouseUrl)) {
     throw new ConfigError(
-      'PLUMB_TRANSPORTER',
-      'cluster mode needs PLUMB_DATABASE_URL and PLUMB_CLICKHOUSE_URL: the embedded stores (PGlite, chDB) belong to one process and cannot be shared by several nodes',
+      envName('TRANSPORTER'),
+      `cluster mode needs ${envName('DATABASE_URL')} and ${envName('CLICKHOUSE_URL')}: the embedded stores (PGlite, chDB) belong to one process and cannot be shared by several nodes`,
     );
   }
   if (values.clusterMode && !values.jwtSecret) {
-    throw new ConfigError('PLUMB_JWT_SECRET', 'cluster mode needs one secret shared by all nodes; a generated one would differ per node and sessions would not cross them');
+    throw new ConfigError(envName('JWT_SECRET'), 'cluster mode needs one secret shared by all nodes; a generated one would differ per node and sessions would not cross them');
   }
   return values as Config;
 }

@@ -2,6 +2,7 @@
 // The lock is a pid file created exclusively; a lock left by a dead process is taken over.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { envName } from './brand.ts';
 import { ConfigError } from './errors.ts';
 
 export interface DataDirLock {
@@ -35,10 +36,10 @@ export function lockDataDir(dataDir: string): DataDirLock {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const holder = Number(readFileSync(file, 'utf8').trim());
       if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
-        throw new ConfigError('PLUMB_DATA_DIR', `${dataDir} is in use by another Plumb process (pid ${holder}); the embedded stores allow one process per data dir`);
+        throw new ConfigError(envName('DATA_DIR'), `${dataDir} is in use by another Plumb process (pid ${holder}); the embedded stores allow one process per data dir`);
       }
       rmSync(file, { force: true });
     }
   }
-  throw new ConfigError('PLUMB_DATA_DIR', `could not lock ${dataDir}`);
+  throw new ConfigError(envName('DATA_DIR'), `could not lock ${dataDir}`);
 }

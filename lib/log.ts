@@ -1,7 +1,7 @@
 // Logging: pino JSON lines on stdout; human-readable only when stdout is a terminal. Everything
 // outside Moleculer (stores, CLI, elector) logs through a Log so tests can pass a silent one.
+import { createRequire } from 'node:module';
 import pino from 'pino';
-import pinoPretty from 'pino-pretty';
 import type { Config } from './config.ts';
 
 export interface Log {
@@ -12,9 +12,25 @@ export interface Log {
   error(obj: object | string, msg?: string): void;
 }
 
-/** Where log lines go: a pretty printer on a TTY, plain stdout otherwise (collectors parse JSON). */
-export function logDestination(): pino.DestinationStream | undefined {
-  return process.stdout.isTTY ? pinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : undefined;
+type PrettyPrinter = (options: Record<string, unknown>) => pino.DestinationStream;
+
+/**
+ * pino-pretty, or null when it is not installed. It is an optional dependency: a server whose
+ * logs go to a collector never needs it, so it is loaded only for a terminal, and only then.
+ */
+function loadPrettyPrinter(): PrettyPrinter | null {
+  try {
+    return createRequire(import.meta.url)('pino-pretty') as PrettyPrinter;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return null;
+    throw err;
+  }
+}
+
+/** Where log lines go: a pretty printer on a TTY when one is installed, else plain stdout (collectors parse JSON). */
+function logDestination(): pino.DestinationStream | undefined {
+  if (!process.stdout.isTTY) return undefined;
+  return loadPrettyPrinter()?.({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
 }
 
 export function createLog(level: Config['logLevel'], name = 'plumb'): pino.Logger {

@@ -1,6 +1,7 @@
 // The registry of optional features (PLUMB_PLUGINS=name,…). Each plugin is a folder with an
 // index.ts manifest: a fastest-validator schema for its settings, its services and leader-only jobs.
 import type { ServiceSchema } from 'moleculer';
+import { envName } from '../lib/brand.ts';
 import { ConfigError } from '../lib/errors.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import { compileChecker } from '../lib/validation.ts';
@@ -28,9 +29,9 @@ export function resolvePlugins(names: readonly string[], env: NodeJS.ProcessEnv,
     const manifest = available.find((p) => p.name === name);
     if (!manifest) {
       const known = available.map((p) => p.name).join(', ') || 'none yet';
-      throw new ConfigError('PLUMB_PLUGINS', `unknown plugin "${name}" (available: ${known})`);
+      throw new ConfigError(envName('PLUGINS'), `unknown plugin "${name}" (available: ${known})`);
     }
-    const prefix = `PLUMB_${name.toUpperCase().replace(/-/g, '_')}_`;
+    const prefix = envName(`${name.toUpperCase().replace(/-/g, '_')}_`);
     const settings: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(env)) {
       if (key.startsWith(prefix) && value !== undefined) settings[key.slice(prefix.length).toLowerCase()] = value;

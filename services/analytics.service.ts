@@ -13,7 +13,7 @@ import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P> = Context<P, RequestMeta>;
 
-// ---- Stats (issue 5, "Stats API"): stats, kpis, timeseries, breakdown ----
+// ---- Stats: stats, kpis, timeseries, breakdown ----
 
 /** Any member of the site from viewer up, or a token with stats:read on it. */
 const readStats: AccessRule = { site: { param: 'id', role: 'viewer', scope: 'stats:read' } };

@@ -40,7 +40,7 @@ const dimensionFilter = {
   dimension_value: 'string|optional|max:2000',
 };
 
-/** Only the parameters an endpoint's row in the spec lists reach its query; others are ignored. */
+/** Only the parameters an endpoint documents reach its query; others are ignored. */
 const pick = (params: EventQueryInput, keys: readonly (keyof EventQueryInput)[]): EventQueryInput =>
   Object.fromEntries(keys.filter((key) => params[key] !== undefined).map((key) => [key, params[key]]));
 const FILTERED = ['from', 'to', 'event_name', 'property_key', 'property_value', 'dimension_key', 'dimension_value'] as const;

@@ -1,5 +1,5 @@
 // Team management over HTTP: teams, members, invitations (and accepting one), and the team audit
-// page of the spec. Actions stay thin: rules live in lib/teams/, roles in each action's `access`.
+// log. Actions stay thin: rules live in lib/teams/, roles in each action's `access`.
 // A change's webhook event is queued in the change's own transaction (lib/teams/ does it); the
 // `ops.*` event emitted after the commit only tells the webhooks dispatcher to look now.
 import type { Context, ServiceSchema } from 'moleculer';

@@ -1,4 +1,4 @@
-// Outbound webhooks (spec: Events): management for instance webhooks (/api/admin/webhooks, instance
+// Outbound webhooks: management for instance webhooks (/api/admin/webhooks, instance
 // owners and admins) and site webhooks (/api/sites/{id}/webhooks, site owners and admins), people
 // only; `goal.converted` turned into queued deliveries (the other services queue their changes'
 // events in their own transactions, lib/webhooks/outbox.ts); and, on the leader, the dispatcher

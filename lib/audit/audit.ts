@@ -1,4 +1,4 @@
-// The team audit log: one entry per team-management action (spec: Team audit), read newest first.
+// The team audit log: one entry per team-management action (README: Team audit), read newest first.
 // An entry carries the names of what it concerned as they were when it was written (the site's
 // domain, the goal's or share link's name, the person's email) beside their ids, so the log reads
 // in names and still does after the objects are renamed or deleted.

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { envName } from '../brand.ts';
 import type { Log } from '../log.ts';
 
 export const MIN_SECRET_BYTES = 32;
@@ -11,7 +12,7 @@ export function resolveJwtSecret(configured: string | undefined, dataDir: string
   if (configured !== undefined) {
     const bytes = Buffer.from(configured, 'utf8');
     if (bytes.length < MIN_SECRET_BYTES) {
-      log.warn({ setting: 'PLUMB_JWT_SECRET', bytes: bytes.length }, `PLUMB_JWT_SECRET is shorter than ${MIN_SECRET_BYTES} bytes; use a longer random value`);
+      log.warn({ setting: envName('JWT_SECRET'), bytes: bytes.length }, `${envName('JWT_SECRET')} is shorter than ${MIN_SECRET_BYTES} bytes; use a longer random value`);
     }
     return new Uint8Array(bytes);
   }

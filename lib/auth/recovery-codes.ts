@@ -46,11 +46,6 @@ export async function consumeRecoveryCode(db: MetadataQueryable, userId: string,
   return rowCount === 1;
 }
 
-export async function recoveryCodesLeft(db: MetadataQueryable, userId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM recovery_codes WHERE user_id = $1 AND used_at IS NULL', [userId]);
-  return rows[0].n;
-}
-
 export async function deleteRecoveryCodes(tx: MetadataQueryable, userId: string): Promise<void> {
   await tx.query('DELETE FROM recovery_codes WHERE user_id = $1', [userId]);
 }

@@ -1,4 +1,4 @@
-// The favicon proxy (spec: What the service does §3, Upstream favicon rules): one upstream request
+// The favicon proxy (README: Favicons): one upstream request
 // per domain and day to the one configured favicon host, relayed only when it is an image; any
 // failure becomes the bundled placeholder, never an error. Concurrent requests for a domain share
 // one upstream request.

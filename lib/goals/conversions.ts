@@ -104,7 +104,7 @@ export async function goalStats(analytics: AnalyticsStore, site: { id: string; t
 
 // ——— Detected ———
 
-/** The data of an internal `goal.converted` event (spec: Events), plus its stable id. */
+/** The data of an internal `goal.converted` event (README: Webhooks, Events), plus its stable id. */
 export interface Conversion {
   /** UUID derived from (row id, goal id): the same stored row and goal always give the same id. */
   event_id: string;

@@ -1,4 +1,4 @@
-// Cross-origin request protection (spec: Authentication, Cross-origin request protection).
+// Cross-origin request protection for unsafe methods (CSRF).
 // Fetch Metadata first; without it, Origin against the request's host; no browser headers at all
 // means a non-browser client, which proceeds to normal authentication.
 import type { IncomingHttpHeaders } from 'node:http';

@@ -1,4 +1,4 @@
-// Per-IP token buckets for the routes the spec limits: a steady rate per second plus a burst
+// Per-IP token buckets for the ingest, API and sign-in routes: a steady rate per second plus a burst
 // allowance (rate-limiter-flexible's BurstyRateLimiter rule). In memory on a single node (counted
 // here, the same way); in Redis when PLUMB_REDIS_URL is set, so a client cannot multiply its budget
 // by the number of nodes. If Redis fails, in-memory buckets take over rather than letting

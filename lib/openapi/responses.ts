@@ -16,8 +16,6 @@ export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 /** RFC 3339 UTC timestamp, as every API timestamp is written. */
 export const DateTime = Type.String({ format: 'date-time' });
 export const Uuid = Type.String({ format: 'uuid' });
-/** A calendar day, YYYY-MM-DD. */
-export const Day = Type.String({ format: 'date' });
 
 /** One of these string values; literal types in TypeScript, an enum in JSON Schema. */
 export const stringEnum = <const V extends readonly string[]>(values: V, options: { description?: string } = {}) =>

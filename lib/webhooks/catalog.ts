@@ -1,4 +1,4 @@
-// The webhook event catalog (spec: Events, Event types): which types a site webhook and an
+// The webhook event catalog (README: Webhooks, Events): which types a site webhook and an
 // instance webhook may subscribe to, and the `data` each type carries, built from the payload a
 // change hands to the outbox (lib/webhooks/outbox.ts) or that comes with a `goal.converted`.
 
@@ -15,7 +15,7 @@ export interface CatalogEntry {
 
 const SITE = ['site_id', 'domain', 'team_id'] as const;
 const GOAL = ['site_id', 'goal_id', 'goal_name', 'goal_type'] as const;
-// Plumb has no import feature yet: these types may be subscribed to (the spec lists them) but are
+// Plumb has no import feature yet: these types may be subscribed to (the documented catalog lists them) but are
 // never emitted; their data will grow with the feature.
 const IMPORT = ['site_id'] as const;
 const USER = ['user_id', 'email', 'role'] as const;
@@ -58,7 +58,7 @@ export function subscriptionProblem(scope: WebhookScope, type: string): string |
 
 /**
  * Renames that turn an internal payload into the documented `data`: goals say `name`/`type`
- * where the spec's goal fields are `goal_name`/`goal_type`; a new team's first owner comes as
+ * where the documented goal fields are `goal_name`/`goal_type`; a new team's first owner comes as
  * `user_id`/`email` (the payloads match the services' `ops.*` bus events).
  */
 const RENAMES: Record<string, Record<string, string>> = {

@@ -1,6 +1,6 @@
-// What a delivery looks like on the wire (spec: Delivery request, Signature, Versioning): the
+// What a delivery looks like on the wire (README: What a receiver gets): the
 // envelope's exact bytes, the signature over `timestamp.body`, the headers, the backoff between
-// attempts. Pure functions, so the dispatcher and the tests share nothing but the spec.
+// attempts. Pure functions, so the dispatcher and the tests share nothing but the documented format.
 import { createHmac, randomBytes } from 'node:crypto';
 import { BRAND_HEADER_PREFIX, WEBHOOK_API_VERSION, WEBHOOK_USER_AGENT } from '../brand.ts';
 

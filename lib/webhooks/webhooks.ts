@@ -74,7 +74,7 @@ export const WEBHOOK_FIELDS = {
   enabled: { type: 'boolean', optional: true },
 } as const;
 
-/** Why a URL may not receive webhooks (a phrase following "url"), or null. Resolves the host (spec: Destination rules). */
+/** Why a URL may not receive webhooks (a phrase following "url"), or null. Resolves the host (README: Webhooks, Destinations). */
 export async function destinationProblem(raw: string, policy: DestinationPolicy): Promise<string | null> {
   let url: URL;
   try {

@@ -1,7 +1,7 @@
 // Event analytics over HTTP (GET /api/sites/:id/events/…) on a real node: a generated, seeded set
 // of custom events and of the visits that sent them on a New York site across the March 2026 DST
 // change, each endpoint's rows checked against answers computed here in plain JS, every filter
-// combination the spec allows, parameter errors, and who may read.
+// combination the API allows, parameter errors, and who may read.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createApiClient } from '../../lib/auth/api-clients.ts';
 import { createSite, type Site } from '../../lib/sites/sites.ts';

@@ -37,6 +37,20 @@ const messageOf = (body: Record<string, unknown>, field: string) => (body.fields
 /** The fields a 400 names with their messages (the gateway may add the validator's rule type). */
 const issuesOf = (body: Record<string, unknown>) => (body.fields as FieldIssue[]).map(({ field, message }) => ({ field, message }));
 
+/**
+ * Sends one valid row of `table` and waits until it is stored. Ingest stores in the order it
+ * accepts, so once this marker is visible, anything accepted before it would be too: an absence
+ * checked after this cannot pass merely because the writer is slow.
+ */
+async function storedThrough(table: 'hits' | 'events' | 'ai_fetches', marker: string) {
+  const res =
+    table === 'ai_fetches'
+      ? await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, { path: marker, status_code: 200, user_agent: GPTBOT }, aiToken)
+      : await post(`/api/ingest/server/${table === 'hits' ? 'pageview' : 'event'}`, { ...pageview(marker), name: 'Marker' }, ingestToken);
+  expect(res.status).toBe(202);
+  await t.rows(table, 1, 'path = {marker:String}', { marker });
+}
+
 beforeAll(async () => {
   t = await startTestNode({ PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
   ingestToken = await t.token(['ingest:write']);
@@ -51,7 +65,7 @@ describe('POST /api/ingest/server/pageview', () => {
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('validation_failed');
     expect(issuesOf(res.body)).toEqual([{ field: 'visitor_ip', message: 'visitor_ip must be an IPv4 or IPv6 address' }]);
-    await new Promise((r) => setTimeout(r, 300));
+    await storedThrough('hits', '/after-fields-bad-ip');
     expect(await t.rowsNow('hits', "path = '/fields-bad-ip'")).toEqual([]);
   });
 
@@ -193,7 +207,7 @@ describe('POST /api/ingest/server/event', () => {
   });
 
   it('stored none of the refused events', async () => {
-    await new Promise((r) => setTimeout(r, 300));
+    await storedThrough('events', '/after-fields-event');
     expect(await t.rowsNow('events', "path = '/fields-event'")).toEqual([]);
   });
 });
@@ -222,8 +236,9 @@ describe('POST /api/ingest/server/batch', () => {
       [3, 'rejected', 'validation_failed', ['type']],
     ]);
     expect(results[2].fields?.find((f) => f.field === 'name')?.message).toBe('name is required when type is event');
-    await t.rows('hits', 1, "path = '/fields-batch-good'");
-    await new Promise((r) => setTimeout(r, 300));
+    await storedThrough('hits', '/after-fields-batch');
+    await storedThrough('events', '/after-fields-batch');
+    expect(await t.rowsNow('hits', "path = '/fields-batch-good'")).toHaveLength(1);
     expect(await t.rowsNow('hits', "path = '/fields-batch-bad'")).toEqual([]);
     expect(await t.rowsNow('events', "path = '/fields-batch-bad'")).toEqual([]);
   });
@@ -270,7 +285,7 @@ describe('POST /api/sites/:id/ingest/ai-fetch', () => {
   });
 
   it('stored none of the refused fetches', async () => {
-    await new Promise((r) => setTimeout(r, 300));
+    await storedThrough('ai_fetches', '/after-fields-fetches');
     expect(await t.rowsNow('ai_fetches', "path IN ('/fields-docs', '/fields-batch-ok', '/fields-secret', '/docs/guide')")).toEqual([]);
   });
 });

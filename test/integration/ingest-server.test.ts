@@ -30,6 +30,16 @@ const pageview = (path: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+/**
+ * Sends one valid pageview and waits until it is stored. Ingest stores in the order it accepts, so
+ * once this marker is visible, anything accepted before it would be too: an absence checked after
+ * this cannot pass merely because the writer is slow.
+ */
+async function storedThrough(marker: string) {
+  expect((await post('/api/ingest/server/pageview', pageview(marker), ingestToken)).status).toBe(202);
+  await t.rows('hits', 1, 'path = {marker:String}', { marker });
+}
+
 beforeAll(async () => {
   t = await startTestNode();
   ingestToken = await t.token(['ingest:write']);
@@ -92,7 +102,7 @@ describe('POST /api/ingest/server/pageview', () => {
   });
 
   it('stored none of the refused requests', async () => {
-    await new Promise((r) => setTimeout(r, 300));
+    await storedThrough('/after-refused-pageviews');
     expect(await t.rowsNow('hits', "path IN ('/refused-token', '/refused-field', '/relative')")).toEqual([]);
   });
 });
@@ -132,9 +142,9 @@ describe('POST /api/ingest/server/batch', () => {
       ['rejected', 'validation_failed'],
       ['filtered', undefined],
     ]);
-    await t.rows('hits', 1, "path = '/batch-1'");
     await t.rows('events', 1, "path = '/batch-2'");
-    await new Promise((r) => setTimeout(r, 300));
+    await storedThrough('/after-batch');
+    expect(await t.rowsNow('hits', "path = '/batch-1'")).toHaveLength(1);
     expect(await t.rowsNow('hits', "path IN ('/batch-3', '/batch-4', '/batch-6')")).toEqual([]);
   });
 
@@ -183,7 +193,9 @@ describe('POST /api/sites/:id/ingest/ai-fetch', () => {
     expect(single.body.fields).toEqual([{ field: 'user_agent', message: 'user_agent is not a known AI agent' }]);
     const batch = await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, { items: [fetchOf({ path: '/unknown' }), fetchOf({ path: '/unknown', user_agent: 'curl/8' })] }, aiToken);
     expect(batch.status).toBe(400);
-    await new Promise((r) => setTimeout(r, 300));
+    // A fetch accepted after the refused ones: once it is stored, they would be too.
+    expect((await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, fetchOf({ path: '/after-unknown' }), aiToken)).status).toBe(202);
+    await t.rows('ai_fetches', 1, "path = '/after-unknown'");
     expect(await t.rowsNow('ai_fetches', "path = '/unknown'")).toEqual([]);
   });
 

@@ -2,7 +2,7 @@
 // the dashboard and tracker (to HEAD too), restart without losing anything, stop cleanly on a
 // signal, refuse bad settings.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Instance, request, runPlumb, startInstance, tempDataDir, waitFor } from '../support/instance.ts';
 
@@ -158,6 +158,8 @@ describe('restart on an existing data dir', () => {
     const first = await startInstance({ dataDir });
     const secret = readFileSync(join(dataDir, 'jwt-secret'), 'utf8');
     expect((await first.stop()).code).toBe(0);
+    // Released on stop, not merely taken over later because its holder is gone.
+    expect(existsSync(join(dataDir, 'plumb.lock'))).toBe(false);
     const second = await startInstance({ dataDir });
     expect(readFileSync(join(dataDir, 'jwt-secret'), 'utf8')).toBe(secret);
     expect((await request(`${second.url}/readyz`)).status).toBe(200);

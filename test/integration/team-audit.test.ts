@@ -1,7 +1,7 @@
-// GET /api/user/teams/:id/audit exactly as the spec gives it: the team audit page, newest first,
+// GET /api/user/teams/:id/audit as the README documents it: the team audit page, newest first,
 // with the `action` filter, `limit` (default 25, max 200) and `offset`; an entry for every
 // team-management action; 400 {message} for a bad query and 403 {message} for a non-admin. Beyond
-// the spec's fields, an entry names its site and the object acted on (`site`, `subject`) as they
+// the documented fields, an entry names its site and the object acted on (`site`, `subject`) as they
 // were called at the time, and its details read in names, never ids.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { writeAudit } from '../../lib/audit/audit.ts';

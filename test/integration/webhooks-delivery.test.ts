@@ -1,5 +1,5 @@
 // Webhook deliveries from a real node to real receivers on loopback (development flag on, retries
-// in seconds): the envelope and signature checked against the spec's rules written out here, who
+// in seconds): the envelope and signature checked against the documented rules written out here, who
 // receives what, replayed conversions sent once, retries and their delays until failure, redirects
 // not followed, the deadline, one delivery at a time per endpoint, rotation re-signing, deletion
 // stopping deliveries, an HTTPS receiver with its own CA, and (flag off) every blocked address
@@ -99,7 +99,7 @@ afterAll(async () => {
 });
 
 describe('what a delivery looks like', () => {
-  it('POSTs the envelope with the spec headers, signed v1=HMAC-SHA256(secret, timestamp + "." + body)', async () => {
+  it('POSTs the envelope with the documented headers, signed v1=HMAC-SHA256(secret, timestamp + "." + body)', async () => {
     const siteHook = await createHook(`${http.url}/signed/site`, ['goal.created']);
     const instanceHook = await createHook(`${http.url}/signed/instance`, ['goal.created', 'site.created'], '/api/admin/webhooks');
     const goal = await as(t, owner, 'POST', `/api/sites/${t.site.id}/goals`, { name: 'Signup goal', type: 'event', event_name: 'Signup' });
@@ -117,7 +117,7 @@ describe('what a delivery looks like', () => {
       expect(received.headers['user-agent']).toBe('Plumb-Webhook/2.11');
       const timestamp = Number(received.headers['x-plumb-timestamp']);
       expect(Math.abs(timestamp - Date.now() / 1000)).toBeLessThan(30);
-      // The signature, computed here from the spec's rules over the bytes as they arrived.
+      // The signature, computed here from the documented rules over the bytes as they arrived.
       const expected = `v1=${createHmac('sha256', hook.secret).update(`${timestamp}.${received.raw.toString('utf8')}`).digest('hex')}`;
       expect(received.headers['x-plumb-signature']).toBe(expected);
       expect(verifySignature(hook.secret, received)).toBe(true);

@@ -1,6 +1,6 @@
 // Webhook receivers for tests: real HTTP(S) servers on 127.0.0.1 that record every request with
 // its raw body bytes and answer as the test tells them; plus a throwaway CA and server certificate
-// made with the openssl CLI, and signature checking written from the spec alone.
+// made with the openssl CLI, and signature checking written from the documented rules alone.
 import { execFileSync } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
@@ -112,7 +112,7 @@ export function testCertificates(names: string[]): { ca: string; key: string; ce
 }
 
 /**
- * The receiver's side of the spec's Signature rules: message = timestamp text + "." + the exact
+ * The receiver's side of the documented signature rules: message = timestamp text + "." + the exact
  * body bytes; key = the signing secret; `v1=` + hex HMAC-SHA256; compared in constant time.
  */
 export function verifySignature(secret: string, received: Received): boolean {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { envName } from '../../lib/brand.ts';
 import { helpText, loadConfig, parseArgs, SETTINGS } from '../../lib/config.ts';
 
 describe('loadConfig', () => {
@@ -66,6 +67,7 @@ describe('loadConfig', () => {
 
   it('refuses cluster mode on embedded stores and says why', () => {
     expect(() => loadConfig({ env: { PLUMB_TRANSPORTER: 'nats://127.0.0.1:4222' } })).toThrow(/embedded stores .* cannot be shared/);
+    expect(() => loadConfig({ env: { PLUMB_TRANSPORTER: 'nats://127.0.0.1:4222' } })).toThrow('PLUMB_TRANSPORTER: cluster mode needs PLUMB_DATABASE_URL and PLUMB_CLICKHOUSE_URL');
   });
 });
 
@@ -84,5 +86,19 @@ describe('plumb --help', () => {
     }
     expect(text).toContain('default 8080');
     expect(text).toContain('default ./data');
+  });
+});
+
+describe('env names', () => {
+  it('are the brand prefix and the setting name in upper case', () => {
+    expect(envName('SMTP_URL')).toBe('PLUMB_SMTP_URL');
+    expect(SETTINGS.find((s) => s.flag === 'port')?.env).toEqual(['PLUMB_PORT', 'PORT']);
+    for (const spec of SETTINGS) expect(spec.env[0]).toBe(`PLUMB_${spec.flag.toUpperCase().replace(/-/g, '_')}`);
+  });
+
+  it('read the same in --help as they always have', () => {
+    const text = helpText();
+    expect(text).toContain('  -port <int>\n      env PLUMB_PORT, PORT; default 8080\n');
+    expect(text).toContain('  -webhook-allow-development-targets <bool>\n      env PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS; default false\n');
   });
 });

@@ -2,10 +2,13 @@
 // public resolvers and registries), region from any MaxMind-format city database, nothing (and no
 // throw) for private, reserved or invalid addresses.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { helpText } from '../../lib/config.ts';
 import { type GeoLookup, openGeoDatabase } from '../../lib/ingest/enrich/geo.ts';
+import { BUNDLED_GEO_DATABASE } from '../../lib/ingest/enrich/geo-licence.ts';
 
 const nowhere = { country: '', region: '' };
 
@@ -57,6 +60,32 @@ describe('openGeoDatabase (bundled country database)', () => {
       expect(geo.lookup(ip)).toEqual(nowhere);
     }
     expect(geo.lookup(undefined as unknown as string)).toEqual(nowhere);
+  });
+});
+
+describe('the bundled database\'s notice', () => {
+  const installed = (file: string) => readFileSync(createRequire(import.meta.url).resolve(`@ip-location-db/geo-whois-asn-country-mmdb/${file}`), 'utf8');
+
+  it('states the licence the installed package declares', () => {
+    const { license } = JSON.parse(installed('package.json')) as { license: string };
+    expect(BUNDLED_GEO_DATABASE.licence).toBe(license);
+    expect(BUNDLED_GEO_DATABASE.attribution).toContain(`@ip-location-db/geo-whois-asn-country-mmdb (${license})`);
+  });
+
+  it('credits the NRO under CC BY 4.0, as the licence of the data shipped with the package asks', () => {
+    const dataLicence = installed('NRO_LICENSE');
+    expect(dataLicence).toContain('Creative Commons Attribution 4.0');
+    expect(dataLicence).toContain('Number Resource Organization');
+    expect(BUNDLED_GEO_DATABASE.attribution).toContain('© Number Resource Organization (nro.net), CC BY 4.0');
+  });
+
+  it('is printed by --help and the README, which promise countries only from it', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const text of [helpText(), readme]) {
+      expect(text).toContain(BUNDLED_GEO_DATABASE.attribution);
+      expect(text).toContain('country only');
+      expect(text).not.toContain('country/region');
+    }
   });
 });
 

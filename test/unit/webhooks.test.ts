@@ -1,5 +1,5 @@
 // Webhook building blocks: the signature and envelope against values worked out independently
-// (openssl) from the spec, the backoff schedule, and the catalog turning each service's internal
+// (openssl) from the documented format, the backoff schedule, and the catalog turning each service's internal
 // payload into the documented `data` of its type.
 import { describe, expect, it } from '@jest/globals';
 import { catalogFor, subscriptionProblem, toOperationalEvent } from '../../lib/webhooks/catalog.ts';
@@ -12,7 +12,7 @@ describe('signature', () => {
     expect(signature('whsec_other', 1700000001, '{"api_version":"2.11"}')).toBe('v1=e98f1f41306d2f239b80a6639b6a4c07973a1160bd32d5794cebb93388ee9fc1');
   });
 
-  it('puts every header of the spec on a delivery, with the brand in their names', () => {
+  it('puts every documented header on a delivery, with the brand in their names', () => {
     expect(deliveryHeaders('whsec_test', '{"a":1}', { eventId: 'e', deliveryId: 'd' }, 1700000000)).toEqual({
       'Content-Type': 'application/json',
       'User-Agent': 'Plumb-Webhook/2.11',

@@ -4,7 +4,7 @@
 import { type FieldError, validationFailed } from '../../errors.ts';
 import { checkRange, type TimeRange } from '../range.ts';
 
-/** The audience dimensions, exactly the spec's list. */
+/** The audience dimensions an event can be filtered and broken down by. */
 export const DIMENSION_KEYS = ['path', 'referrer', 'device', 'country'] as const;
 export type DimensionKey = (typeof DIMENSION_KEYS)[number];
 
@@ -39,7 +39,7 @@ const isDimension = (value: string): value is DimensionKey => (DIMENSION_KEYS as
 
 /**
  * Checks what the params schema cannot: filter halves come in pairs (a key without its value, or
- * a value without its key, has no meaning the spec gives), and the range is valid in the site's
+ * a value without its key, has no meaning), and the range is valid in the site's
  * time zone. `needsEvent` is set by the endpoints whose row lists event_name. Every problem is
  * named in one 400.
  */

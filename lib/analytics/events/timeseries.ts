@@ -24,7 +24,7 @@ export interface Timeseries {
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
-/** Hours up to this range length, days beyond (the spec's automatic choice). */
+/** Hours up to this range length, days beyond (the automatic interval when none is asked for). */
 const HOURLY_UP_TO_MS = 2 * DAY_MS;
 /** A chart has no use for more points, and a 10-year hourly request would build 87,600 of them. */
 export const MAX_BUCKETS = 5000;

@@ -1,9 +1,10 @@
 // Country (and region, when the database has one) of a visitor's IP from an offline MaxMind-format
-// database. Default: the country database bundled as an npm package, so no account, download or
+// database. Default: the country-only database bundled as an npm package, so no account, download or
 // network call is needed. Open it once at start; lookups are in-memory tree walks.
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { open, type Reader, type Response } from 'maxmind';
+import { BUNDLED_GEO_DATABASE } from './geo-licence.ts';
 
 export interface GeoPlace {
   /** ISO 3166-1 alpha-2, upper-case, or '' when unknown. */
@@ -29,14 +30,9 @@ interface GeoRecord {
   subdivisions?: { iso_code?: string; names?: { en?: string } }[];
 }
 
-const BUNDLED_PACKAGE_FILE = '@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb';
-
-/**
- * Path of the bundled country database. The npm package says CC0, but its README credits the
- * RIR whois data to the NRO under CC BY 4.0, so Plumb's notices should carry that attribution.
- */
+/** Path of the bundled country database (its licence and attribution: geo-licence.ts). */
 export function bundledGeoDatabasePath(): string {
-  return createRequire(import.meta.url).resolve(BUNDLED_PACKAGE_FILE);
+  return createRequire(import.meta.url).resolve(`${BUNDLED_GEO_DATABASE.package}/geo-whois-asn-country.mmdb`);
 }
 
 const NOWHERE: GeoPlace = Object.freeze({ country: '', region: '' });

@@ -1,5 +1,5 @@
 // Events explorer: pick a custom event, see it over time, break it down by a property, and see
-// who sent it. At most two filters apply at once (the spec's rule): one property value and one
+// who sent it. At most two filters apply at once: one property value and one
 // audience dimension; with both set, nothing in the UI can add a third.
 import { useQuery } from '@tanstack/react-query';
 import { X } from 'lucide-react';

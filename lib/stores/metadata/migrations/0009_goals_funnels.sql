@@ -1,4 +1,4 @@
--- 0009: goals and funnels of a site (issue 5). A goal is an event (name plus property conditions)
+-- 0009: goals and funnels of a site. A goal is an event (name plus property conditions)
 -- or a path pattern; a funnel is 2–8 ordered steps with a conversion window. Names are unique per
 -- site so the dashboard and the webhooks can tell goals apart by name. Rows go with their site.
 CREATE TABLE IF NOT EXISTS goals (

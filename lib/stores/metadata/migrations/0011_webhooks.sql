@@ -1,4 +1,4 @@
--- 0011: outbound webhooks (issue 7; spec: Events). A webhook is instance-wide or belongs to one
+-- 0011: outbound webhooks. A webhook is instance-wide or belongs to one
 -- site; its signing secret is sealed with a key derived from the JWT secret (lib/auth/secret-box.ts).
 -- Deleting a webhook only marks it (deleted_at): its delivery history stays until retention.
 CREATE TABLE IF NOT EXISTS webhooks (
