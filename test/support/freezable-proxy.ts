@@ -33,7 +33,10 @@ export async function startFreezableProxy(targetUrl: string): Promise<FreezableP
       one.on('error', () => other.destroy());
       one.on('close', () => other.destroy());
     }
-    links.push({ sockets: [client, upstream], forward: () => held.splice(0).forEach(({ to, chunk }) => to.write(chunk)) });
+    const forward = () => {
+      for (const { to, chunk } of held.splice(0)) to.write(chunk);
+    };
+    links.push({ sockets: [client, upstream], forward });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
