@@ -11,7 +11,7 @@ import type { MetadataStore } from '../lib/stores/metadata/index.ts';
 import type { LeaderElector } from './election/elector.ts';
 import type { LeaderFence } from './fencing.ts';
 import { createForwarder } from './forwarding.ts';
-import type { LeaderJobs } from './leader-jobs.ts';
+import type { LeaderJobSlot } from './leader-jobs.ts';
 import type { ClusterStatus } from './status.ts';
 import { createStreamJournal, type StreamJournal } from './stream-journal.ts';
 
@@ -19,7 +19,8 @@ export interface ClusterSinkOptions {
   config: Config;
   log: Log;
   elector: LeaderElector;
-  leaderJobs: LeaderJobs;
+  /** The node's 'ingest.stream-drain' leader job: this sink plugs in the drain while it is open. */
+  drain: LeaderJobSlot;
   fence: LeaderFence;
   metadata: () => MetadataStore;
   analytics: () => AnalyticsStore;
@@ -42,7 +43,7 @@ export function clusterSink(options: ClusterSinkOptions): OpenIngestSink {
     options.status.attachForwarder(forwarder);
 
     let drain: { journal: StreamJournal; writer: IngestWriter } | undefined;
-    options.leaderJobs.register('ingest.stream-drain', {
+    const unplugDrain = options.drain.plug({
       start(epoch) {
         // Claim the fencing row at once, so a deposed leader is refused from the first moment.
         options.fence.run(epoch, async () => undefined).catch((err: Error) => log.warn({ err: err.message, epoch }, 'ingest stream: could not claim the leader epoch yet'));
@@ -70,6 +71,7 @@ export function clusterSink(options: ClusterSinkOptions): OpenIngestSink {
       },
       async close() {
         options.status.detach();
+        await unplugDrain();
         await stream.close();
       },
     };

@@ -1,16 +1,18 @@
-// Starts and stops one Plumb node: broker and gateway first (so /healthz answers at once), then
-// the stores (so /readyz turns 200), then leadership. Stopping runs the same steps backwards.
+// Composes and starts one Plumb node: the services and every leader job are put together here,
+// and nowhere else. Start: broker and gateway first (so /healthz answers at once), then the stores
+// and the "stores ready" hooks (then /readyz turns 200), then leadership, which starts the leader
+// jobs. Stopping runs the same steps backwards. docs/architecture.md (Lifecycle) has the whole order.
 import { ServiceBroker } from 'moleculer';
 import { createLocalElector } from '../cluster/election/local.ts';
 import { createRedisElector } from '../cluster/election/redis.ts';
 import { createLeaderFence, currentLeaderEpoch } from '../cluster/fencing.ts';
 import { clusterSink } from '../cluster/ingest-sink.ts';
-import { createLeaderJobs } from '../cluster/leader-jobs.ts';
+import { createLeaderJobSlot, createLeaderJobs } from '../cluster/leader-jobs.ts';
 import { createClusterStatus } from '../cluster/status.ts';
 import { brokerOptions } from '../moleculer.config.ts';
-import { resolvePlugins } from '../plugins/index.ts';
+import { AVAILABLE_PLUGINS, type PluginManifest, resolvePlugins } from '../plugins/index.ts';
 import { gatewayOf } from '../services/api.service.ts';
-import { SERVICE_FACTORIES } from '../services/index.ts';
+import { LEADER_JOB_FACTORIES, SERVICE_FACTORIES } from '../services/index.ts';
 import { accessMiddleware } from './auth/access.ts';
 import { BRAND, VERSION } from './brand.ts';
 import { resolveJwtSecret } from './auth/jwt-secret.ts';
@@ -34,13 +36,15 @@ export interface PlumbNode {
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
+  /** The plugins PLUMB_PLUGINS may name; the ones Plumb ships unless given. */
+  availablePlugins?: readonly PluginManifest[];
 }
 
 export async function startNode(config: Config, options: StartOptions = {}): Promise<PlumbNode> {
   const started = performance.now();
   const log = createLog(config.logLevel);
   log.debug({ config: describeConfig(config) }, 'configuration');
-  const plugins = resolvePlugins(config.plugins, options.env ?? process.env);
+  const plugins = resolvePlugins(config.plugins, options.env ?? process.env, options.availablePlugins ?? AVAILABLE_PLUGINS);
   const dataDirLock = lockDataDir(config.dataDir);
   const jwtSecret = resolveJwtSecret(config.jwtSecret, config.dataDir, log);
   const elector = config.redisUrl
@@ -54,23 +58,28 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
       })
     : createLocalElector(config.nodeId);
   const leaderJobs = createLeaderJobs(elector, log);
+  const webhookDispatch = createLeaderJobSlot(log);
+  const streamDrain = createLeaderJobSlot(log);
   const rateLimits = createRateLimits(config, log);
   // The stores open after the services start; these read them through the runtime when used.
   const stores = { metadata: () => runtime.metadata(), analytics: () => runtime.analytics() };
+  const whenStoresReady = (hook: () => Promise<void> | void) => runtime.whenStoresReady(hook);
   const fence = createLeaderFence(stores.metadata, config.nodeId, elector.kind === 'redis');
   const cluster = createClusterStatus(config, elector);
   const sink: OpenIngestSink = config.clusterMode
-    ? clusterSink({ config, log, elector, leaderJobs, fence, status: cluster, ...stores })
-    : journalSink(config, log, stores.analytics);
+    ? clusterSink({ config, log, elector, drain: streamDrain, fence, status: cluster, ...stores })
+    : journalSink(config, log, stores.analytics, whenStoresReady);
   const openIngestSink: OpenIngestSink = async (context) => {
     const opened = await sink(context);
     cluster.attachSink(opened);
     return opened;
   };
-  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, fence, cluster, openIngestSink, rateLimits });
+  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, webhookDispatch, fence, cluster, openIngestSink, rateLimits });
 
   const broker = new ServiceBroker(brokerOptions(config, [accessMiddleware(runtime.metadata)], log));
   for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));
+  for (const { name, create } of LEADER_JOB_FACTORIES) leaderJobs.register(name, create(runtime));
+  if (config.clusterMode) leaderJobs.register('ingest.stream-drain', streamDrain.job);
   for (const { manifest, settings } of plugins) {
     for (const schema of manifest.services(runtime, settings)) broker.createService(schema);
     for (const job of manifest.leaderJobs?.(runtime, settings) ?? []) leaderJobs.register(`${manifest.name}.${job.name}`, job);
@@ -91,7 +100,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
       openMetadataStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, log }),
       openAnalyticsStore({ dataDir: config.dataDir, clickhouseUrl: config.clickhouseUrl, log }),
     ]);
-    runtime.attachStores({ metadata, analytics });
+    await runtime.storesOpened({ metadata, analytics });
     runtime.setReady(true);
     await elector.start();
   } catch (err) {

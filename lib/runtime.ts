@@ -1,8 +1,9 @@
-// What a running Plumb node holds: config, stores, leadership. Services receive it from their
-// factory; a store asked for before start-up opened it answers 503, so /readyz and the API agree.
+// What a running Plumb node holds: config, stores, leadership, and the "stores ready" phase of its
+// start-up. Services receive it from their factory; a store asked for before start-up opened it
+// answers 503. The order of a node's life is in docs/architecture.md (Lifecycle).
 import type { LeaderElector } from '../cluster/election/elector.ts';
 import type { LeaderFence } from '../cluster/fencing.ts';
-import type { LeaderJobs } from '../cluster/leader-jobs.ts';
+import type { LeaderJobSlot, LeaderJobs } from '../cluster/leader-jobs.ts';
 import type { ClusterStatus } from '../cluster/status.ts';
 import type { ApiClientVerifier } from './auth/api-clients.ts';
 import type { Config } from './config.ts';
@@ -24,6 +25,8 @@ export interface Runtime {
   readonly jwtSecret: Uint8Array;
   readonly elector: LeaderElector;
   readonly leaderJobs: LeaderJobs;
+  /** The leader job delivering webhooks; the webhooks service instance that runs plugs its dispatcher in. */
+  readonly webhookDispatch: LeaderJobSlot;
   /** Checks a leader's epoch at the metadata database around leader-only side effects (cluster/fencing.ts). */
   readonly fence: LeaderFence;
   /** Nodes, leader, buffer depth, forwarding (GET /api/admin/cluster). */
@@ -36,12 +39,20 @@ export interface Runtime {
   readonly sessions: SessionService;
   metadata(): MetadataStore;
   analytics(): AnalyticsStore;
-  /** True once both stores are open and migrated; false again as soon as shutdown begins. */
+  /**
+   * The "stores ready" phase: runs the hook once both stores are open and migrated, before the
+   * node reports ready and before it campaigns for leadership; at once when that has happened.
+   * Start-up waits for the hooks in the order they were registered, and fails if one throws.
+   * The promise settles with the hook (a caller may ignore it: start-up reports the failure).
+   */
+  whenStoresReady(hook: () => Promise<void> | void): Promise<void>;
+  /** True once the stores are ready and the node has started; false again as soon as shutdown begins. */
   isReady(): boolean;
 }
 
 export interface MutableRuntime extends Runtime {
-  attachStores(stores: { metadata: MetadataStore; analytics: AnalyticsStore }): void;
+  /** Makes the open, migrated stores available and runs the "stores ready" hooks, in order. */
+  storesOpened(stores: { metadata: MetadataStore; analytics: AnalyticsStore }): Promise<void>;
   setReady(ready: boolean): void;
   /** Shutdown began: /readyz turns 503 so balancers drain us, while in-flight work keeps its stores. */
   setStopping(): void;
@@ -49,15 +60,17 @@ export interface MutableRuntime extends Runtime {
 }
 
 export function createRuntime(
-  parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs' | 'fence' | 'cluster' | 'openIngestSink' | 'rateLimits'>,
+  parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs' | 'webhookDispatch' | 'fence' | 'cluster' | 'openIngestSink' | 'rateLimits'>,
 ): MutableRuntime {
   let metadata: MetadataStore | undefined;
   let analytics: AnalyticsStore | undefined;
   let ready = false;
   let stopping = false;
+  /** Hooks waiting for the stores; null once the phase has passed (later hooks run at once). */
+  let waiting: (() => Promise<void>)[] | null = [];
   const notReady = () => unavailable('Plumb is starting or stopping; the stores are not ready', 1);
   const metadataStore = () => {
-    if (!metadata || !ready) throw notReady();
+    if (!metadata) throw notReady();
     return metadata;
   };
   return {
@@ -67,13 +80,33 @@ export function createRuntime(
     sessions: createSessionService(parts.config, parts.jwtSecret, metadataStore),
     metadata: metadataStore,
     analytics() {
-      if (!analytics || !ready) throw notReady();
+      if (!analytics) throw notReady();
       return analytics;
     },
+    whenStoresReady(hook) {
+      let settled: Promise<void>;
+      if (waiting === null) settled = Promise.resolve().then(hook);
+      else {
+        const queue = waiting;
+        settled = new Promise<void>((resolve, reject) => {
+          queue.push(() => Promise.resolve().then(hook).then(resolve, (err: unknown) => {
+            reject(err);
+            throw err;
+          }));
+        });
+      }
+      // Marked handled: a caller that ignores the promise must not turn a failure into an
+      // unhandled rejection (start-up reports it).
+      settled.catch(() => undefined);
+      return settled;
+    },
     isReady: () => ready && !stopping,
-    attachStores(stores) {
+    async storesOpened(stores) {
       metadata = stores.metadata;
       analytics = stores.analytics;
+      const hooks = waiting ?? [];
+      waiting = null;
+      for (const hook of hooks) await hook();
     },
     setReady(value) {
       ready = value;
@@ -83,6 +116,7 @@ export function createRuntime(
     },
     detachStores() {
       ready = false;
+      waiting = null;
       metadata = undefined;
       analytics = undefined;
     },

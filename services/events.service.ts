@@ -17,13 +17,15 @@ import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P> = Context<P & { id: string }, RequestMeta & { $responseType?: string }>;
 
-export interface EventsServiceOptions {
-  /** Time between realtime snapshots; 5 s unless a test asks for less. */
-  realtimeIntervalMs?: number;
-  /** Time between realtime heartbeat comments. */
-  realtimeHeartbeatMs?: number;
-  /** How long one realtime connection lasts before the browser reconnects. */
-  realtimeLifetimeMs?: number;
+/**
+ * Dependencies a test may build the service with; the node passes none, so a running node's feeds
+ * keep the product's timing and no one outside the service sees them.
+ */
+export interface EventsServiceDeps {
+  /** Snapshot, heartbeat and connection-lifetime timing of the realtime feed (REALTIME_DEFAULTS otherwise). */
+  realtime?: Partial<Record<keyof typeof REALTIME_DEFAULTS, number>>;
+  /** Where the service keeps its open realtime feeds; a test passes its own set to watch them close. */
+  feeds?: Set<RealtimeFeed>;
 }
 
 const tags = ['event analytics'];
@@ -45,8 +47,9 @@ const pick = (params: EventQueryInput, keys: readonly (keyof EventQueryInput)[])
   Object.fromEntries(keys.filter((key) => params[key] !== undefined).map((key) => [key, params[key]]));
 const FILTERED = ['from', 'to', 'event_name', 'property_key', 'property_value', 'dimension_key', 'dimension_value'] as const;
 
-export default function createEventsService(runtime: Runtime, options: EventsServiceOptions = {}): ServiceSchema {
-  const feeds = new Set<RealtimeFeed>();
+export default function createEventsService(runtime: Runtime, deps: EventsServiceDeps = {}): ServiceSchema {
+  const feeds = deps.feeds ?? new Set<RealtimeFeed>();
+  const timing = { ...REALTIME_DEFAULTS, ...deps.realtime };
 
   /** The site's tenant and time zone; access has been checked, so a miss means it just went away. */
   const siteOf = async (id: string): Promise<EventSite> => {
@@ -137,9 +140,9 @@ export default function createEventsService(runtime: Runtime, options: EventsSer
           // A session cookie ends the stream when the session does; the reconnect then re-authenticates.
           const sessionLeftMs = ctx.meta.session ? ctx.meta.session.expiresAt * 1000 - Date.now() : Number.POSITIVE_INFINITY;
           const feed = await openRealtimeFeed(() => realtimeSnapshot(runtime.analytics(), site), {
-            intervalMs: options.realtimeIntervalMs ?? REALTIME_DEFAULTS.intervalMs,
-            heartbeatMs: options.realtimeHeartbeatMs ?? REALTIME_DEFAULTS.heartbeatMs,
-            lifetimeMs: Math.max(1000, Math.min(options.realtimeLifetimeMs ?? REALTIME_DEFAULTS.lifetimeMs, sessionLeftMs)),
+            intervalMs: timing.intervalMs,
+            heartbeatMs: timing.heartbeatMs,
+            lifetimeMs: Math.max(1000, Math.min(timing.lifetimeMs, sessionLeftMs)),
             log: runtime.log,
             onClose: () => feeds.delete(feed),
           });
@@ -151,13 +154,6 @@ export default function createEventsService(runtime: Runtime, options: EventsSer
           return feed;
         },
       }),
-    },
-
-    methods: {
-      /** The realtime feeds open on this node (for tests: a closed connection must leave none). */
-      realtimeFeeds(): RealtimeFeed[] {
-        return [...feeds];
-      },
     },
 
     stopped() {

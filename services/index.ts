@@ -1,5 +1,8 @@
-// The services every Plumb node runs, in one list so the node and the tests start the same set.
+// The services every Plumb node runs, in one list so the node and the tests start the same set,
+// and the core leader jobs, which the node registers once (lib/node.ts), never a service.
 import type { ServiceSchema } from 'moleculer';
+import type { LeaderJob } from '../cluster/leader-jobs.ts';
+import { saltPruneJob } from '../lib/ingest/salts.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import createAnalyticsService from './analytics.service.ts';
 import createApiService from './api.service.ts';
@@ -33,4 +36,10 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
   createShareService,
   createFaviconService,
   createWebhooksService,
+];
+
+/** Leader-only work of the core services. A service whose instance does the work plugs it into a slot the runtime holds. */
+export const LEADER_JOB_FACTORIES: readonly { name: string; create(runtime: Runtime): LeaderJob }[] = [
+  { name: 'ingest.salt-prune', create: saltPruneJob },
+  { name: 'webhooks.dispatcher', create: (runtime) => runtime.webhookDispatch.job },
 ];

@@ -35,7 +35,6 @@ const TRACKER_BODY_LIMIT = 16 * 1024;
 const SERVER_BODY_LIMIT = 64 * 1024;
 const BATCH_BODY_LIMIT = 4 * 1024 * 1024;
 const REJECTION_FLUSH_MS = 10_000;
-const SALT_PRUNE_MS = 3_600_000;
 
 interface IngestState {
   deps: ingest.IngestDeps;
@@ -177,20 +176,6 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
         appended: () => undefined,
       };
       state = { geo, rejections, sink, timers: [setInterval(flushRejections, REJECTION_FLUSH_MS)], deps, serverDeps: { ...deps, journal: sink.leader } };
-      let pruneTimer: NodeJS.Timeout | undefined;
-      runtime.leaderJobs.register('ingest.salt-prune', {
-        start(epoch) {
-          // Fenced: a deposed leader's prune is refused by the metadata database.
-          const prune = () =>
-            runtime.fence.run(epoch, (tx) => createSaltRing(() => tx).prune()).catch((err: Error) => log.warn({ err: err.message }, 'salt pruning failed'));
-          pruneTimer = setInterval(prune, SALT_PRUNE_MS);
-          // The first prune waits for the stores, which open after the services start.
-          setTimeout(prune, 5_000).unref();
-        },
-        stop() {
-          clearInterval(pruneTimer);
-        },
-      });
     },
 
     async stopped() {

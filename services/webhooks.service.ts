@@ -5,7 +5,6 @@
 // that sends them. Thin actions over lib/webhooks.
 import type { Context, ServiceSchema } from 'moleculer';
 import type { AccessRule } from '../lib/auth/access.ts';
-import type { LeaderJobs } from '../cluster/leader-jobs.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
@@ -35,13 +34,15 @@ type OwnerParams = { id?: string };
 type Paging = { limit: number; offset: number };
 type WebhookParams = OwnerParams & { webhookId: string };
 
-export interface WebhooksServiceOptions {
-  /** DNS for destination checks and deliveries (tests point names at chosen addresses). */
+/**
+ * The network the webhooks reach, when not the host's: the node never passes these (its webhooks
+ * use the system's DNS and CA store); a test that builds the service with its own receivers does.
+ */
+export interface WebhooksNetwork {
+  /** DNS for destination checks and deliveries. */
   resolver?: (host: string) => Promise<string[]>;
-  /** CA certificates trusted for https deliveries instead of the default store (a test receiver's CA). */
+  /** CA certificates trusted for https deliveries instead of the default store. */
   ca?: string | Buffer;
-  /** Overrides PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS (tests run both ways on one node). */
-  allowDevelopmentTargets?: boolean;
 }
 
 const paging = {
@@ -69,47 +70,18 @@ const OWNERS = {
   },
 } as const;
 
-/**
- * One registered leader job per node, whatever service instance is current: a test that swaps the
- * service for one with other options hands the running job to the new instance's dispatcher.
- */
-interface DispatcherSlot {
-  dispatcher: Dispatcher | null;
-  /** The epoch this node leads with, null while it does not lead. */
-  epoch: number | null;
-}
-const slots = new WeakMap<LeaderJobs, DispatcherSlot>();
-
-function dispatcherSlot(leaderJobs: LeaderJobs): DispatcherSlot {
-  const existing = slots.get(leaderJobs);
-  if (existing) return existing;
-  const created: DispatcherSlot = { dispatcher: null, epoch: null };
-  leaderJobs.register('webhooks.dispatcher', {
-    start(epoch) {
-      created.epoch = epoch;
-      created.dispatcher?.start(epoch);
-    },
-    async stop() {
-      created.epoch = null;
-      await created.dispatcher?.stop();
-    },
-  });
-  slots.set(leaderJobs, created);
-  return created;
-}
-
-export default function createWebhooksService(runtime: Runtime, options: WebhooksServiceOptions = {}): ServiceSchema {
+export default function createWebhooksService(runtime: Runtime, network: WebhooksNetwork = {}): ServiceSchema {
   const { config, log } = runtime;
   const secrets = webhookSecretBox(runtime.jwtSecret);
-  const allowDevelopmentTargets = options.allowDevelopmentTargets ?? config.webhookAllowDevelopmentTargets;
-  const deps = (): WebhookDeps => ({ store: runtime.metadata(), secrets, policy: { allowDevelopmentTargets, resolver: options.resolver } });
+  const allowDevelopmentTargets = config.webhookAllowDevelopmentTargets;
+  const deps = (): WebhookDeps => ({ store: runtime.metadata(), secrets, policy: { allowDevelopmentTargets, resolver: network.resolver } });
   let dispatcher: Dispatcher | undefined;
+  let unplug: (() => Promise<void>) | undefined;
 
   /** Wakes the leader's dispatcher, wherever it runs, when something was queued. */
   const queued = (ctx: Context<unknown>, result: QueuedEvent) => {
     if (result.deliveryIds.length > 0) ctx.broadcast('webhooks.queued', {});
   };
-
 
   function actionsFor(kind: keyof typeof OWNERS) {
     const { path, access, params: ownerParams, owner, label } = OWNERS[kind];
@@ -248,17 +220,17 @@ export default function createWebhooksService(runtime: Runtime, options: Webhook
           allowDevelopmentTargets,
         },
         log,
-        resolver: options.resolver,
-        ca: options.ca,
+        resolver: network.resolver,
+        ca: network.ca,
       });
-      const slot = dispatcherSlot(runtime.leaderJobs);
-      slot.dispatcher = dispatcher;
-      if (slot.epoch !== null) dispatcher.start(slot.epoch);
+      // The node registered the leader job; this instance does its work while it runs.
+      const current = dispatcher;
+      unplug = runtime.webhookDispatch.plug({ start: (epoch) => current.start(epoch), stop: () => current.stop() });
     },
 
     async stopped() {
-      const slot = slots.get(runtime.leaderJobs);
-      if (slot && slot.dispatcher === dispatcher) slot.dispatcher = null;
+      await unplug?.();
+      unplug = undefined;
       await dispatcher?.stop();
       dispatcher = undefined;
     },

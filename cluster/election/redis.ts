@@ -25,12 +25,6 @@ export interface RedisElectorOptions {
 
 export interface RedisLeaderElector extends LeaderElector {
   readonly kind: 'redis';
-  /**
-   * For tests and chaos drills only: stop campaigning and renewing WITHOUT releasing the lease, as
-   * a frozen or partitioned node would. The lease then lapses in Redis after its TTL, and the
-   * expiry guard still steps this node down once its lease could have lapsed. Call stop() after.
-   */
-  pause(): void;
 }
 
 // KEYS[1] lease, KEYS[2] epoch counter; ARGV[1] node id, ARGV[2] lease ms, ARGV[3] epoch floor.
@@ -159,7 +153,7 @@ export function createRedisElector(options: RedisElectorOptions): RedisLeaderEle
     if (leader && now() > validUntil) stepDown('last successful renewal is older than the lease minus the safety margin');
   }
 
-  // Fires at the lease deadline even if no renewal tick gets there first (e.g. while paused).
+  // Fires at the lease deadline even if no renewal tick gets there first (e.g. a renewal still waiting on a stalled link).
   function armGuard() {
     clearTimeout(guardTimer);
     guardTimer = setTimeout(checkLease, Math.max(0, validUntil - now()) + 1);
@@ -287,11 +281,6 @@ export function createRedisElector(options: RedisElectorOptions): RedisLeaderEle
         else redis.disconnect();
       })();
       return stopping;
-    },
-
-    pause() {
-      campaigning = false;
-      clearTimeout(tickTimer);
     },
 
     state() {

@@ -115,7 +115,12 @@ export const ENCODED_RECORD_CODEC: RecordCodec<EncodedRecord> = {
 };
 
 /** Single node: every event goes to the fsync'd journal in <data-dir>/journal; the writer drains it. */
-export function journalSink(config: Config, log: Log, analytics: () => AnalyticsStore): OpenIngestSink {
+export function journalSink(
+  config: Config,
+  log: Log,
+  analytics: () => AnalyticsStore,
+  whenStoresReady: (hook: () => void) => Promise<void>,
+): OpenIngestSink {
   return async ({ onStored }) => {
     const journal = await openJournal<EncodedRecord>({
       dir: join(config.dataDir, 'journal'),
@@ -124,8 +129,14 @@ export function journalSink(config: Config, log: Log, analytics: () => Analytics
       codec: ENCODED_RECORD_CODEC,
     });
     const writer = createIngestWriter({ journal, analytics, log, batchSize: config.ingestBatchSize, flushMs: config.ingestFlushMs, onStored });
-    if (journal.pendingRecords() > 0) log.info({ records: journal.pendingRecords() }, 'replaying ingest journal');
-    writer.start();
+    // Events are accepted into the journal at once; the writer starts with the stores (the ingest
+    // service opens its sink before they are open), so nothing retries against a missing store.
+    let closed = false;
+    void whenStoresReady(() => {
+      if (closed) return;
+      if (journal.pendingRecords() > 0) log.info({ records: journal.pendingRecords() }, 'replaying ingest journal');
+      writer.start();
+    });
     const append: DurableAppend = {
       async append(records) {
         await journal.append(records.map(encodeRecord));
@@ -137,6 +148,7 @@ export function journalSink(config: Config, log: Log, analytics: () => Analytics
       leader: append,
       depth: async () => ({ pending: journal.pendingRecords(), bytes: journal.pendingBytes(), unit: 'records' }),
       async close() {
+        closed = true;
         // Everything accepted is already on disk; what the writer cannot insert now is replayed at start.
         await writer.stop(Math.max(1000, config.shutdownTimeoutMs - 2000));
         await journal.close();

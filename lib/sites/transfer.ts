@@ -47,11 +47,6 @@ export interface TransferDeps {
   sitesChanged(): void;
 }
 
-export interface TransferOptions {
-  /** For tests only (never reachable over HTTP): runs after each table's copy, before its check. */
-  afterCopyTable?: (table: TenantTable) => void | Promise<void>;
-}
-
 /** A move whose node died is given up after this long, so the site can be moved again. */
 const STALE_AFTER = '1 hour';
 /** Copy-what-is-missing-then-delete rounds after the switch; rows still arriving wait for the later sweep. */
@@ -62,7 +57,6 @@ const UNIQUE_VIOLATION = '23505';
 export async function transferSite(
   deps: TransferDeps,
   input: { siteId: string; destinationTeamId: string; actor: UserPrincipal },
-  options: TransferOptions = {},
 ): Promise<TransferResult> {
   const { metadata, analytics, log } = deps;
   const { siteId, destinationTeamId: destinationTeam, actor } = input;
@@ -86,7 +80,7 @@ export async function transferSite(
   try {
     await analytics.ensureTenant(sourceTeam);
     await analytics.ensureTenant(destinationTeam);
-    for (const table of TENANT_TABLES) await copyTable(moving, table, options);
+    for (const table of TENANT_TABLES) await copyTable(moving, table);
     await switchTeam(metadata, { siteId, domain, sourceTeam, destinationTeam, actor });
   } catch (err) {
     // Copies are removed only when the site is known to be still in the source team: had the
@@ -264,7 +258,7 @@ async function copyRows(m: Moving, table: TenantTable, where = '', extra: Record
   );
 }
 
-async function copyTable(m: Moving, table: TenantTable, options: TransferOptions): Promise<void> {
+async function copyTable(m: Moving, table: TenantTable): Promise<void> {
   // SELECT * maps columns by position, so both tenants must have the same columns in the same order.
   const columns = await columnsOf(m, m.source, table);
   if (JSON.stringify(columns) !== JSON.stringify(await columnsOf(m, m.destination, table))) {
@@ -278,7 +272,6 @@ async function copyTable(m: Moving, table: TenantTable, options: TransferOptions
   }
   const before = await countRows(m, m.source, table);
   await copyRows(m, table);
-  await options.afterCopyTable?.(table);
   // The check: the copy holds at least what the source held before it, and every copied row is a
   // source row. Rows the writer adds to the source meanwhile have fingerprints the copy lacks, so
   // they do not upset the check; the sweep after the switch moves them.

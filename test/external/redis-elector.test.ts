@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import type { LeaderElector, LeadershipState } from '../../cluster/election/elector.ts';
 import { createRedisElector, type RedisLeaderElector } from '../../cluster/election/redis.ts';
 import { silentLog } from '../../lib/log.ts';
+import { startFreezableProxy } from '../support/freezable-proxy.ts';
 import { REDIS_URL } from '../support/services.ts';
 
 const redisUrl = REDIS_URL;
@@ -136,24 +137,32 @@ describe('createRedisElector', () => {
 
   it('hands the lease to another node once a holder that stopped renewing lets its TTL lapse', async () => {
     const key = newKey();
-    const a = elector(key, 'node-a');
-    await a.start();
-    const b = elector(key, 'node-b');
-    await b.start();
-    expect(a.state().epoch).toBe(1);
-    expect(b.isLeader()).toBe(false);
+    // node-a reaches Redis through a link the test can stall, as a frozen or partitioned node would.
+    const link = await startFreezableProxy(redisUrl);
+    try {
+      const a = elector(key, 'node-a', { redisUrl: link.url });
+      await a.start();
+      const b = elector(key, 'node-b');
+      await b.start();
+      expect(a.state().epoch).toBe(1);
+      expect(b.isLeader()).toBe(false);
 
-    a.pause(); // frozen: no renewals, no release
-    const took = await waitFor(() => b.isLeader(), LEASE_MS + INTERVAL_MS + 500, 'node-b to take over');
-    // It had to wait for the TTL: the key was never released.
-    expect(took).toBeGreaterThan(LEASE_MS - INTERVAL_MS - 100);
-    expect(b.state()).toMatchObject({ leader: true, epoch: 2, leaderNodeId: 'node-b' });
-    // The frozen holder's own guard has stepped it down by now.
-    expect(a.isLeader()).toBe(false);
+      link.freeze(); // no renewals reach Redis, and no release
+      const took = await waitFor(() => b.isLeader(), LEASE_MS + INTERVAL_MS + 500, 'node-b to take over');
+      // It had to wait for the TTL: the key was never released.
+      expect(took).toBeGreaterThan(LEASE_MS - INTERVAL_MS - 100);
+      expect(b.state()).toMatchObject({ leader: true, epoch: 2, leaderNodeId: 'node-b' });
+      // The stalled holder has stepped down by now, on its own.
+      expect(a.isLeader()).toBe(false);
 
-    // Stopping the old holder must not delete the new holder's lease.
-    await a.stop();
-    expect(await raw.get(key)).toBe('node-b|2');
+      // The link heals: what node-a sent meanwhile arrives late, and stopping it must not delete
+      // the new holder's lease.
+      link.thaw();
+      await a.stop();
+      expect(await raw.get(key)).toBe('node-b|2');
+    } finally {
+      await link.close();
+    }
   });
 
   it('hands out strictly increasing epochs to successive holders', async () => {

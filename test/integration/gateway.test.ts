@@ -21,13 +21,20 @@ const runtime = {
   log: silentLog,
   isReady: () => false,
   elector: { isLeader: () => false },
-  leaderJobs: { register: () => undefined },
+  leaderJobs: { register: () => async () => undefined },
+  webhookDispatch: { plug: () => async () => undefined },
+  whenStoresReady: async () => undefined,
   rateLimits: { consume: async () => undefined },
   apiClients: { verify: async () => null },
   // Nothing is ingested here; the journal only has to open for the ingest service to start.
-  openIngestSink: journalSink(config, silentLog, () => {
-    throw new Error('no analytics store in the gateway test');
-  }),
+  openIngestSink: journalSink(
+    config,
+    silentLog,
+    () => {
+      throw new Error('no analytics store in the gateway test');
+    },
+    async () => undefined,
+  ),
 } as unknown as Runtime;
 
 const echoService = {

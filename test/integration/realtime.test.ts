@@ -76,7 +76,9 @@ let stranger: Person;
 let noScopeToken: string;
 let store: AnalyticsStore;
 const minutesAgo = (n: number) => new Date(Date.now() - n * 60_000);
-const events = () => t.node.broker.getLocalService('events') as unknown as { realtimeFeeds(): RealtimeFeed[] };
+/** The realtime feeds the events service under test has open (a closed connection must leave none). */
+const feeds = new Set<RealtimeFeed>();
+const openFeeds = () => [...feeds];
 const tenant = () => ({ database: store.tenantDatabase(t.team.id) });
 
 function connect(headers: Record<string, string> = { Cookie: viewer.cookie }, siteId = t.site.id) {
@@ -111,7 +113,7 @@ beforeAll(async () => {
   // The events service again with short intervals (the node's own, once registered, goes first).
   const registered = t.node.broker.getLocalService('events');
   if (registered) await t.node.broker.destroyService(registered);
-  t.node.broker.createService(createEventsService(t.node.runtime, { realtimeIntervalMs: INTERVAL_MS, realtimeHeartbeatMs: HEARTBEAT_MS }));
+  t.node.broker.createService(createEventsService(t.node.runtime, { realtime: { intervalMs: INTERVAL_MS, heartbeatMs: HEARTBEAT_MS }, feeds }));
   await t.node.broker.waitForServices(['events']);
   gatewayOf(t.node.broker).refreshRoutes();
   store = t.node.runtime.analytics();
@@ -229,12 +231,12 @@ describe('GET /api/sites/:id/realtime', () => {
   });
 
   it('stops querying when the client disconnects: the feed ends, no timer is left, the store hears nothing more', async () => {
-    await waitFor(async () => events().realtimeFeeds().length === 0, 5000, () => 'feeds of earlier tests still open');
+    await waitFor(async () => openFeeds().length === 0, 5000, () => 'feeds of earlier tests still open');
     const { controller, response } = connect();
     const sse = sseReader(await response);
     await sse.until(isSnapshot);
-    const [feed] = events().realtimeFeeds();
-    expect(events().realtimeFeeds()).toHaveLength(1);
+    const [feed] = openFeeds();
+    expect(openFeeds()).toHaveLength(1);
     expect(feed.pendingTimers).toBeGreaterThan(0);
 
     let queries = 0;
@@ -246,7 +248,7 @@ describe('GET /api/sites/:id/realtime', () => {
     }) as AnalyticsStore['query'];
     try {
       controller.abort();
-      await waitFor(async () => events().realtimeFeeds().length === 0, 5000, () => 'the feed outlived its connection');
+      await waitFor(async () => openFeeds().length === 0, 5000, () => 'the feed outlived its connection');
       expect(feed.destroyed).toBe(true);
       expect(feed.pendingTimers).toBe(0);
       // Any query already in flight at the abort has finished by now; none may follow it.
@@ -306,7 +308,7 @@ describe('GET /api/sites/:id/realtime', () => {
       expect(typeof ((await res.json()) as { message: string }).message).toBe('string');
     }
     expect((await fetch(`${t.url}/api/sites/${t.otherSite.id}/realtime`, { headers: { Cookie: viewer.cookie } })).status).toBe(404);
-    expect(events().realtimeFeeds()).toHaveLength(0);
+    expect(openFeeds()).toHaveLength(0);
   });
 
   it('a stopping node ends open streams, so the server can close', async () => {

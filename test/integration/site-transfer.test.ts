@@ -6,6 +6,7 @@ import { createApiClient } from '../../lib/auth/api-clients.ts';
 import { silentLog } from '../../lib/log.ts';
 import { createSite, createTeam, type Site } from '../../lib/sites/sites.ts';
 import { sweepMovedSite, TENANT_TABLES, type TenantTable, transferSite } from '../../lib/sites/transfer.ts';
+import type { Params } from '../../lib/stores/analytics/index.ts';
 import { as, type Person, person } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
@@ -22,6 +23,33 @@ const analytics = () => t.node.runtime.analytics();
 const join = (teamId: string, who: Person, role: string) => db().query('INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, $3)', [teamId, who.id, role]);
 const grant = (siteId: string, who: Person, role: string) => db().query('INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, $3)', [siteId, who.id, role]);
 const deps = () => ({ metadata: db(), analytics: analytics(), log: silentLog, sitesChanged: () => t.node.runtime.sites.invalidate() });
+
+/**
+ * The use case's dependencies, with `afterCopy` run right after each table's copy into the
+ * destination and before that copy is checked: the analytics store the move uses is wrapped, so
+ * faults and concurrent writes land exactly between the two steps.
+ */
+function depsCopyingWith(afterCopy: (table: TenantTable) => void | Promise<void>) {
+  const store = analytics();
+  const copied = new Set<string>();
+  const command = async (sql: string, params?: Params) => {
+    await store.command(sql, params);
+    const table = String(params?.table);
+    // The first copy of a table is the move's; later ones are the sweep's, after the switch.
+    if (/^\s*INSERT INTO \{dst:Identifier\}/.test(sql) && !copied.has(table)) {
+      copied.add(table);
+      await afterCopy(table as TenantTable);
+    }
+  };
+  const wrapped = new Proxy(store, {
+    get(target, key) {
+      if (key === 'command') return command;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { ...deps(), analytics: wrapped };
+}
 
 /**
  * Rows of one site as the writer would store them: 3 hits, 2 events, 3 web vitals (two identical),
@@ -227,14 +255,11 @@ describe('transferSite (the use case)', () => {
     const site = await seededSite();
     const copied: TenantTable[] = [];
     const failing = transferSite(
-      deps(),
+      depsCopyingWith((table) => {
+        copied.push(table);
+        if (table === 'events') throw new Error('disk full (injected)');
+      }),
       { siteId: site.id, destinationTeamId: destination.id, actor: mover },
-      {
-        afterCopyTable(table) {
-          copied.push(table);
-          if (table === 'events') throw new Error('disk full (injected)');
-        },
-      },
     );
     await expect(failing).rejects.toMatchObject({
       code: 500,
@@ -257,14 +282,11 @@ describe('transferSite (the use case)', () => {
   it('moves rows the writer adds to the source during the move', async () => {
     const site = await seededSite();
     const result = await transferSite(
-      deps(),
+      // As if the ingest writer flushed events accepted before the switch.
+      depsCopyingWith(async (table) => {
+        if (table === 'hits') await insertRows(t.team.id, site.id, 'late');
+      }),
       { siteId: site.id, destinationTeamId: destination.id, actor: mover },
-      {
-        // As if the ingest writer flushed events accepted before the switch.
-        async afterCopyTable(table) {
-          if (table === 'hits') await insertRows(t.team.id, site.id, 'late');
-        },
-      },
     );
     expect(result).toEqual({ site_id: site.id, source_team_id: t.team.id, destination_team_id: destination.id, status: 'completed' });
     expect(await counts(destination.id, site.id)).toEqual({ hits: 6, events: 4, web_vitals: 6, ai_fetches: 4, visits: 2 });
@@ -288,15 +310,12 @@ describe('transferSite (the use case)', () => {
     let started = () => {};
     const copying = new Promise<void>((resolve) => (started = resolve));
     const first = transferSite(
-      deps(),
+      depsCopyingWith(async (table) => {
+        if (table !== 'hits') return;
+        started();
+        await gate;
+      }),
       { siteId: site.id, destinationTeamId: destination.id, actor: mover },
-      {
-        async afterCopyTable(table) {
-          if (table !== 'hits') return;
-          started();
-          await gate;
-        },
-      },
     );
     await copying;
     expect(await as(t, mover, 'POST', `/api/sites/${site.id}/transfer-team`, { team_id: destination.id })).toMatchObject({

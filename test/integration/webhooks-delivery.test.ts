@@ -8,7 +8,7 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ServerResponse } from 'node:http';
 import { gatewayOf } from '../../services/api.service.ts';
-import createWebhooksService, { type WebhooksServiceOptions } from '../../services/webhooks.service.ts';
+import createWebhooksService, { type WebhooksNetwork } from '../../services/webhooks.service.ts';
 import { as, joinTeam, type Person, person } from '../support/accounts.ts';
 import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
@@ -29,11 +29,16 @@ const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 const db = () => t.node.runtime.metadata();
 const siteHooks = () => `/api/sites/${t.site.id}/webhooks`;
 
-/** Swaps the node's webhooks service (and so its dispatcher) for one with these options. */
-async function useWebhooksService(options: WebhooksServiceOptions) {
+/**
+ * Swaps the node's webhooks service (and so its dispatcher) for one that reaches the test's
+ * receivers, with the development-targets setting given (the node's own when omitted).
+ */
+async function useWebhooksService(network: WebhooksNetwork, allowDevelopmentTargets?: boolean) {
   const broker = t.node.broker;
+  const { runtime } = t.node;
+  const config = { ...runtime.config, webhookAllowDevelopmentTargets: allowDevelopmentTargets ?? runtime.config.webhookAllowDevelopmentTargets };
   await broker.destroyService(broker.getLocalService('webhooks')!);
-  broker.createService(createWebhooksService(t.node.runtime, options));
+  broker.createService(createWebhooksService({ ...runtime, config }, network));
   await broker.waitForServices('webhooks');
   gatewayOf(broker).refreshRoutes();
 }
@@ -361,7 +366,7 @@ describe('destinations refused at delivery (development flag off)', () => {
   ];
 
   it('checks the name again before each attempt: re-pointed at any blocked class, nothing is sent', async () => {
-    await useWebhooksService({ resolver, ca, allowDevelopmentTargets: false });
+    await useWebhooksService({ resolver, ca }, false);
     dns['rebind.test'] = ['93.184.215.14'];
     const hook = await createHook(`https://rebind.test:${https.port}/rebound`, ['webhook.test']);
     for (const address of BLOCKED) {
@@ -372,7 +377,7 @@ describe('destinations refused at delivery (development flag off)', () => {
     }
     expect(https.at('/rebound')).toHaveLength(0);
     // Control: pointed at the receiver with the guard lifted, the same webhook is reached.
-    await useWebhooksService({ resolver, ca, allowDevelopmentTargets: true });
+    await useWebhooksService({ resolver, ca }, true);
     dns['rebind.test'] = ['127.0.0.1'];
     await sendTest(hook);
     await https.waitFor('/rebound', 1);

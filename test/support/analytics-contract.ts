@@ -120,6 +120,18 @@ export function analyticsStoreContract(name: string, open: () => Promise<Analyti
       it('rejects a team id that is not a UUID', async () => {
         await expect(store.ensureTenant('not-a-team')).rejects.toThrow(/Invalid team id/);
       });
+
+      it('refuses a tenant written by a newer Plumb, naming the version, and leaves it untouched', async () => {
+        const team = freshTeam();
+        const db = await store.ensureTenant(team);
+        await store.insert('schema_migrations', [{ version: 9999, name: '9999_from_the_future', applied_at: new Date() }], { database: db });
+        const latest = ANALYTICS_MIGRATIONS[ANALYTICS_MIGRATIONS.length - 1].version;
+        await expect(store.ensureTenant(team)).rejects.toThrow(
+          `tenant database ${db} is at schema version 9999 but this Plumb only knows migrations up to ${latest}: a newer Plumb wrote it`,
+        );
+        const [count] = await store.query('SELECT count() AS n FROM {db:Identifier}.schema_migrations', { db });
+        expect(count).toEqual({ n: String(ANALYTICS_MIGRATIONS.length + 1) });
+      });
     });
 
     describe('query parameters', () => {

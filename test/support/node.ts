@@ -3,7 +3,7 @@
 import { rmSync } from 'node:fs';
 import { createApiClient, type ApiScope, type SiteRole } from '../../lib/auth/api-clients.ts';
 import { loadConfig } from '../../lib/config.ts';
-import { type PlumbNode, startNode } from '../../lib/node.ts';
+import { type PlumbNode, type StartOptions, startNode } from '../../lib/node.ts';
 import { createSite, createTeam, type Site } from '../../lib/sites/sites.ts';
 import { tempDataDir, waitFor } from './instance.ts';
 
@@ -46,12 +46,12 @@ async function startWithin(starting: Promise<PlumbNode>, ms: number): Promise<Pl
   }
 }
 
-export async function startTestNode(env: Record<string, string> = {}): Promise<TestNode> {
+export async function startTestNode(env: Record<string, string> = {}, options: Pick<StartOptions, 'availablePlugins'> = {}): Promise<TestNode> {
   const dataDir = tempDataDir('plumb-node-');
   const config = loadConfig({
     env: { PLUMB_DATA_DIR: dataDir, PLUMB_PORT: '0', PLUMB_HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'silent', PLUMB_INGEST_FLUSH_MS: '50', ...env },
   });
-  const node = await startWithin(startNode(config, { env: {} }), START_TIMEOUT_MS);
+  const node = await startWithin(startNode(config, { env: {}, ...options }), START_TIMEOUT_MS);
   const metadata = node.runtime.metadata();
   const analytics = node.runtime.analytics();
   const team = await createTeam(metadata, { name: 'Test team' });

@@ -2,7 +2,7 @@
 // close, and never run two instances of one job, driven here by a hand-cranked fake elector.
 import { describe, expect, it } from '@jest/globals';
 import type { LeaderElector, LeadershipState } from '../../cluster/election/elector.ts';
-import { createLeaderJobs, type LeaderJob } from '../../cluster/leader-jobs.ts';
+import { createLeaderJobSlot, createLeaderJobs, type LeaderJob } from '../../cluster/leader-jobs.ts';
 import { silentLog } from '../../lib/log.ts';
 
 function fakeElector(nodeId = 'node-a') {
@@ -206,5 +206,75 @@ describe('createLeaderJobs', () => {
     const jobs = createLeaderJobs(fakeElector(), silentLog);
     jobs.register('rollups', recordingJob('rollups', []));
     expect(() => jobs.register('rollups', recordingJob('rollups', []))).toThrow('Leader job "rollups" is already registered');
+  });
+
+  it('stops a disposed job, keeps it stopped through later elections, and lets its name be registered again', async () => {
+    const elector = fakeElector();
+    const journal: string[] = [];
+    const jobs = createLeaderJobs(elector, silentLog);
+    const dispose = jobs.register('rollups', recordingJob('rollups', journal));
+    elector.set(true, 1);
+    await settle();
+
+    await dispose();
+    expect(journal).toEqual(['rollups start 1', 'rollups stop']);
+    elector.set(true, 2);
+    await settle();
+    expect(journal).toEqual(['rollups start 1', 'rollups stop']);
+    await dispose(); // idempotent
+    expect(journal).toEqual(['rollups start 1', 'rollups stop']);
+
+    jobs.register('rollups', recordingJob('rollups again', journal));
+    await settle();
+    expect(journal).toEqual(['rollups start 1', 'rollups stop', 'rollups again start 2']);
+    await jobs.close();
+  });
+});
+
+describe('createLeaderJobSlot', () => {
+  it('runs the work of whichever worker is plugged in, once, with the current epoch', async () => {
+    const elector = fakeElector();
+    const journal: string[] = [];
+    const jobs = createLeaderJobs(elector, silentLog);
+    const slot = createLeaderJobSlot(silentLog);
+    jobs.register('dispatch', slot.job);
+    const unplugFirst = slot.plug(recordingJob('first', journal));
+    elector.set(true, 3);
+    await settle();
+    expect(journal).toEqual(['first start 3']);
+
+    // The service stops and starts again: the old worker stops, the new one takes over the epoch.
+    await unplugFirst();
+    const unplugSecond = slot.plug(recordingJob('second', journal));
+    await settle();
+    expect(journal).toEqual(['first start 3', 'first stop', 'second start 3']);
+
+    elector.set(false);
+    await settle();
+    await unplugFirst(); // a stale unplug leaves the current worker alone
+    expect(journal).toEqual(['first start 3', 'first stop', 'second start 3', 'second stop']);
+    await unplugSecond();
+    expect(journal).toEqual(['first start 3', 'first stop', 'second start 3', 'second stop']);
+    await jobs.close();
+  });
+
+  it('starts nothing while no worker is plugged in, and a worker plugged in while following waits for election', async () => {
+    const elector = fakeElector();
+    const journal: string[] = [];
+    const jobs = createLeaderJobs(elector, silentLog);
+    const slot = createLeaderJobSlot(silentLog);
+    jobs.register('dispatch', slot.job);
+    elector.set(true, 1);
+    await settle();
+    elector.set(false);
+    await settle();
+    slot.plug(recordingJob('worker', journal));
+    await settle();
+    expect(journal).toEqual([]);
+    elector.set(true, 2);
+    await settle();
+    expect(journal).toEqual(['worker start 2']);
+    await jobs.close();
+    expect(journal).toEqual(['worker start 2', 'worker stop']);
   });
 });

@@ -2,6 +2,7 @@
 // order and recorded in <tenant>.schema_migrations, so a start on an existing data dir only adds.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Log } from '../../log.ts';
+import { orderMigrationFiles, refuseNewerSchema } from '../migration-files.ts';
 import type { Params } from './transport.ts';
 
 export interface Migration {
@@ -19,7 +20,6 @@ export interface MigrationTarget {
 }
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
-const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 
 /**
  * Splits a file into statements: each ends with `;` at the end of a line (a `;` inside a line,
@@ -38,20 +38,13 @@ export function splitStatements(sql: string): string[] {
     .filter((statement) => statement.length > 0);
 }
 
+/** The tenant migrations in version order; a misnamed file or a repeated version stops start-up, named. */
 export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
-  const migrations = readdirSync(dir)
-    .map((file) => ({ file, match: FILE.exec(file) }))
-    .filter((entry) => entry.match !== null)
-    .map(({ file, match }) => ({
-      version: Number(match![1]),
-      name: file.slice(0, -'.sql'.length),
-      statements: splitStatements(readFileSync(new URL(file, dir), 'utf8')),
-    }))
-    .sort((a, b) => a.version - b.version);
-  migrations.forEach((migration, index) => {
-    if (index > 0 && migration.version === migrations[index - 1].version) throw new Error(`Two tenant migrations numbered ${migration.version}`);
-  });
-  return migrations;
+  return orderMigrationFiles('tenant', readdirSync(dir)).map(({ version, file }) => ({
+    version,
+    name: file.slice(0, -'.sql'.length),
+    statements: splitStatements(readFileSync(new URL(file, dir), 'utf8')),
+  }));
 }
 
 /**
@@ -59,6 +52,7 @@ export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
  * database as `{db:Identifier}` (ClickHouse accepts identifier parameters in DDL), so no name is
  * spliced into SQL. Every statement is `IF NOT EXISTS`-safe, and the record is inserted with a
  * dedup token, so two nodes racing on the same tenant end with one record per version.
+ * A tenant that records a version newer than the newest migration here is refused, untouched.
  * Returns the versions applied now.
  */
 export async function migrateTenant(store: MigrationTarget, db: string, migrations: readonly Migration[], log: Log): Promise<number[]> {
@@ -72,6 +66,7 @@ export async function migrateTenant(store: MigrationTarget, db: string, migratio
   );
   const rows = await store.query<{ version: number }>('SELECT DISTINCT version FROM {db:Identifier}.schema_migrations', { db });
   const done = new Set(rows.map((row) => Number(row.version)));
+  refuseNewerSchema(`tenant database ${db}`, done, migrations.at(-1)?.version ?? 0);
   const applied: number[] = [];
   for (const migration of migrations) {
     if (done.has(migration.version)) continue;

@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Log } from '../../log.ts';
+import { orderMigrationFiles, refuseNewerSchema } from '../migration-files.ts';
 import type { MetadataSession } from './index.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
@@ -22,28 +23,19 @@ export interface Migration {
   sql: string;
 }
 
-const FILE_NAME = /^(\d{4,})_([a-z0-9_]+)\.sql$/;
 // The runner owns the transaction; a script that commits on its own would break the
 // "migration and its record land together" guarantee.
 const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|START\s+TRANSACTION|END)\b/im;
 
 /** Reads `NNNN_name.sql` files from dir in numeric order; refuses misnamed files and duplicate versions. */
 export async function loadMigrations(dir: string): Promise<Migration[]> {
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql'));
   const migrations: Migration[] = [];
-  const byVersion = new Map<number, string>();
-  for (const file of files) {
-    const match = FILE_NAME.exec(file);
-    if (!match) throw new Error(`metadata migration ${file}: name must look like 0001_snake_case_name.sql`);
-    const version = Number(match[1]);
-    const clash = byVersion.get(version);
-    if (clash) throw new Error(`metadata migrations ${clash} and ${file} share version ${match[1]}: each version must be unique`);
-    byVersion.set(version, file);
+  for (const { version, name, file } of orderMigrationFiles('metadata', await readdir(dir))) {
     const sql = await readFile(join(dir, file), 'utf8');
     if (TRANSACTION_CONTROL.test(sql)) throw new Error(`metadata migration ${file}: must not contain BEGIN/COMMIT/ROLLBACK; the runner wraps each file in a transaction`);
-    migrations.push({ version, name: match[2], file, sql });
+    migrations.push({ version, name, file, sql });
   }
-  return migrations.sort((a, b) => a.version - b.version);
+  return migrations;
 }
 
 export interface RunMigrationsOptions {
@@ -69,7 +61,7 @@ export async function runMigrations(session: MetadataSession, options: RunMigrat
     )`);
     const recorded = await session.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     const done = new Set(recorded.rows.map((r) => r.version));
-    refuseNewerDatabase(recorded.rows.at(-1)?.version, migrations.at(-1)?.version ?? 0);
+    refuseNewerSchema('metadata database', done, migrations.at(-1)?.version ?? 0);
 
     const applied: number[] = [];
     for (const m of migrations) {
@@ -92,12 +84,4 @@ export async function runMigrations(session: MetadataSession, options: RunMigrat
       log.warn({ err }, 'metadata migrations: advisory unlock failed');
     });
   }
-}
-
-function refuseNewerDatabase(latestRecorded: number | undefined, latestKnown: number): void {
-  if (latestRecorded === undefined || latestRecorded <= latestKnown) return;
-  throw new Error(
-    `metadata database is at schema version ${latestRecorded} but this Plumb only knows migrations up to ${latestKnown}: ` +
-      'a newer Plumb wrote it. Refusing to start so that no data is lost; run that newer Plumb (or restore a backup made for this version).',
-  );
 }
