@@ -7,6 +7,7 @@ import { unauthorized } from '../lib/errors.ts';
 import { Ok } from '../lib/auth/responses.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
+import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import * as U from '../lib/users/responses.ts';
 import { type ApiClientRequest, changePassword, deleteOwnApiClient, issueApiClient, ownApiClient, rotateOwnApiClient } from '../lib/users/account.ts';
@@ -14,14 +15,9 @@ import { adminCreateUser, changeRole, deleteUser, disableMfa, listUsers, type Us
 import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
-type Page = { limit: number; offset: number };
 type ById = { id: string };
 
 const ROLES: InstanceRole[] = ['owner', 'admin', 'user'];
-const page = {
-  limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, default: 50, convert: true },
-  offset: { type: 'number', integer: true, min: 0, optional: true, default: 0, convert: true },
-};
 const admin = { auth: 'user', access: { instance: 'admin' } } as const;
 const byId = { id: 'uuid' };
 
@@ -72,9 +68,9 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
       listUsers: action({
         rest: 'GET /api/admin/users',
         ...admin,
-        params: page,
+        params: pageParams,
         openapi: { summary: 'Instance users, oldest first (instance owners and admins)', tags: ['admin'], response: U.UserPage },
-        handler: (ctx: Ctx<Page>) => listUsers(db(), ctx.params),
+        handler: (ctx: Ctx<PageQuery>) => listUsers(db(), ctx.params),
       }),
 
       createUser: action({
@@ -170,9 +166,9 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
       listApiClients: action({
         rest: 'GET /api/user/api-clients',
         auth: 'user',
-        params: page,
+        params: pageParams,
         openapi: { summary: 'Your API clients (never their tokens)', tags: ['api-clients'], response: U.ApiClientPage },
-        handler: (ctx: Ctx<Page>) => listApiClients(db(), caller(ctx).id, ctx.params),
+        handler: (ctx: Ctx<PageQuery>) => listApiClients(db(), caller(ctx).id, ctx.params),
       }),
 
       createApiClient: action({

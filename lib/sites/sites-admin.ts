@@ -143,7 +143,7 @@ const clientSites = (caller: Caller) => (caller.apiClient ? Object.keys(caller.a
 export async function listSites(db: MetadataQueryable, caller: Caller, page: { limit: number; offset: number }): Promise<Page<SiteView>> {
   if (caller.apiClient && !caller.apiClient.scopes.includes('stats:read')) throw forbidden('This token lacks the stats:read scope');
   const user = await actingUser(db, caller);
-  if (!user) return { items: [], total: 0, limit: page.limit, offset: page.offset, has_more: false };
+  if (!user) return pageOf([], 0, page);
   const params = [user.id, seesEverySite(user), clientSites(caller)];
   const counted = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${VISIBLE_SITES}`, params);
   const { rows } = await db.query<SiteRow>(`SELECT ${SITE_COLUMNS} ${VISIBLE_SITES} ORDER BY s.domain, s.id LIMIT $4 OFFSET $5`, [...params, page.limit, page.offset]);

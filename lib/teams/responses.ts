@@ -2,7 +2,7 @@
 // and the team audit page, published in the OpenAPI document and typing the handlers.
 import { Type } from '@sinclair/typebox';
 import { UserPrincipal } from '../auth/responses.ts';
-import { DateTime, envelope, nullable, object, page, stringEnum, Uuid } from '../openapi/responses.ts';
+import { DateTime, envelope, nullable, object, page, pageFields, stringEnum, Uuid } from '../openapi/responses.ts';
 
 export const TeamRole = stringEnum(['owner', 'admin', 'member']);
 
@@ -52,8 +52,5 @@ export const AuditPage = object({
       created_at: DateTime,
     }),
   ),
-  has_more: Type.Boolean(),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-  total: Type.Integer(),
+  ...pageFields,
 });
