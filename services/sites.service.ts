@@ -1,7 +1,7 @@
 // Sites over HTTP: list, read, create, change, delete; site members; moving a site to another
 // team with its analytics. Thin actions over lib/sites/; who may call what is declared on each.
 import type { Context, ServiceSchema } from 'moleculer';
-import type { SiteRole } from '../lib/auth/api-clients.ts';
+import { SITE_ROLES, type SiteRole } from '../lib/auth/roles.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
 import { type PageQuery, pageParams } from '../lib/pagination.ts';
@@ -15,7 +15,6 @@ import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
 
-const SITE_ROLES: SiteRole[] = ['owner', 'admin', 'editor', 'viewer'];
 const siteFields = { timezone: timeZone(), hostnames: extraHostnames() };
 const tags = ['sites'];
 /**

@@ -3,7 +3,7 @@
 // A change's webhook event is queued in the change's own transaction (lib/teams/ does it); the
 // `ops.*` event emitted after the commit only tells the webhooks dispatcher to look now.
 import type { Context, ServiceSchema } from 'moleculer';
-import type { TeamRole } from '../lib/auth/access.ts';
+import { TEAM_ROLES, type TeamRole } from '../lib/auth/roles.ts';
 import { auditPage } from '../lib/audit/audit.ts';
 import { Ok } from '../lib/auth/responses.ts';
 import { action } from '../lib/openapi/action.ts';
@@ -17,7 +17,6 @@ import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
 
-const TEAM_ROLES: TeamRole[] = ['owner', 'admin', 'member'];
 const role = { type: 'enum', values: TEAM_ROLES };
 const name = 'string|trim|min:1|max:100';
 const teamId = { id: 'uuid' };

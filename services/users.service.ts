@@ -1,8 +1,9 @@
 // Accounts: instance user administration (/api/admin/users), the caller's own account
 // (/api/user/me, /api/user/password) and their API clients (/api/user/api-clients).
 import type { Context, ServiceSchema } from 'moleculer';
-import { API_SCOPES, listApiClients } from '../lib/auth/api-clients.ts';
-import type { InstanceRole, UserPrincipal } from '../lib/auth/sessions.ts';
+import { listApiClients } from '../lib/auth/api-clients.ts';
+import { API_SCOPES, INSTANCE_ROLES, type InstanceRole, SITE_ROLES } from '../lib/auth/roles.ts';
+import type { UserPrincipal } from '../lib/auth/sessions.ts';
 import { unauthorized } from '../lib/errors.ts';
 import { Ok } from '../lib/auth/responses.ts';
 import { action } from '../lib/openapi/action.ts';
@@ -17,7 +18,6 @@ import type { RequestMeta } from '../types/meta.ts';
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
 type ById = { id: string };
 
-const ROLES: InstanceRole[] = ['owner', 'admin', 'user'];
 const admin = { auth: 'user', access: { instance: 'admin' } } as const;
 const byId = { id: 'uuid' };
 
@@ -77,7 +77,7 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
         rest: 'POST /api/admin/users',
         location: '/api/admin/users/{user.id}',
         ...admin,
-        params: { email: 'string|min:3|max:254|trim', password: 'string|min:1|max:1024', role: { type: 'enum', values: ROLES } },
+        params: { email: 'string|min:3|max:254|trim', password: 'string|min:1|max:1024', role: { type: 'enum', values: INSTANCE_ROLES } },
         openapi: { summary: 'Create an account directly; only an instance owner may create owners and admins', tags: ['admin'], successStatus: 201, response: U.UserEnvelope, errors: [409] },
         async handler(ctx: Ctx<{ email: string; password: string; role: InstanceRole }>) {
           const user = await adminCreateUser(db(), caller(ctx), ctx.params);
@@ -90,7 +90,7 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
       updateUser: action({
         rest: 'PATCH /api/admin/users/:id',
         ...admin,
-        params: { ...byId, role: { type: 'enum', values: ROLES } },
+        params: { ...byId, role: { type: 'enum', values: INSTANCE_ROLES } },
         openapi: { summary: "Change a user's instance role (owners only for owner and admin); ends that user's sessions", tags: ['admin'], response: U.UserEnvelope, errors: [409] },
         async handler(ctx: Ctx<ById & { role: InstanceRole }>) {
           const actor = caller(ctx);
@@ -183,7 +183,7 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
             optional: true,
             default: [],
             max: 200,
-            items: { type: 'object', strict: true, props: { site_id: 'uuid', role: { type: 'enum', values: ['owner', 'admin', 'editor', 'viewer'] } } },
+            items: { type: 'object', strict: true, props: { site_id: 'uuid', role: { type: 'enum', values: SITE_ROLES } } },
           },
           expires_at: { type: 'string', optional: true, max: 64 },
         },

@@ -6,11 +6,10 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { jwtVerify, SignJWT } from 'jose';
 import type { Config } from '../config.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
+import type { InstanceRole } from './roles.ts';
 
 export const SESSION_COOKIE = 'plumb_session';
 export const REMEMBER_COOKIE = 'plumb_remember';
-
-export type InstanceRole = 'owner' | 'admin' | 'user';
 
 /** Plain JSON: rides in ctx.meta across nodes. */
 export interface UserPrincipal {

@@ -1,8 +1,8 @@
 // Managing sites through the API: list what a caller can see with their effective role, read,
 // create in a team, change domain/timezone/hostnames, soft-delete. Each step that changes metadata
 // runs in one transaction with its audit entry, so an entry exists exactly when the change does.
-import type { ApiClientPrincipal, SiteRole } from '../auth/api-clients.ts';
-import { SITE_RANK, type TeamRole } from '../auth/access.ts';
+import type { ApiClientPrincipal } from '../auth/api-clients.ts';
+import { SITE_RANK, type SiteRole, type TeamRole } from '../auth/roles.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { conflict, type FieldError, forbidden, notFound, validationFailed } from '../errors.ts';

@@ -2,7 +2,8 @@
 // token shown once; only its SHA-256 is stored, so a database leak opens no team. An invitation
 // lives 7 days, can be resent (new token, new expiry, old token dead) or revoked, and is used once.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { type TeamRole, teamRoleOf } from '../auth/access.ts';
+import { teamRoleOf } from '../auth/access.ts';
+import type { TeamRole } from '../auth/roles.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
