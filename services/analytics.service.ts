@@ -8,6 +8,7 @@ import { COMPARISONS, siteBreakdown, siteKpis, siteStats, siteTimeseries, type S
 import type { AccessRule } from '../lib/auth/access.ts';
 import { notFound } from '../lib/errors.ts';
 import { action } from '../lib/openapi/action.ts';
+import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -34,7 +35,7 @@ const statsQuery = {
 const intervalParam = { type: 'enum', values: ['auto', ...INTERVALS], optional: true };
 
 type StatsParams = StatsRequest & { id: string; interval?: Interval | 'auto' };
-type BreakdownParams = StatsRequest & { id: string; dimension: BreakdownDimension; limit: number; offset: number };
+type BreakdownParams = StatsRequest & PageQuery & { id: string; dimension: BreakdownDimension };
 
 function statsActions(runtime: Runtime): ServiceSchema['actions'] {
   const siteOf = async (id: string): Promise<StatsSite> => {
@@ -88,8 +89,7 @@ function statsActions(runtime: Runtime): ServiceSchema['actions'] {
       params: {
         ...statsQuery,
         dimension: { type: 'enum', values: BREAKDOWN_DIMENSIONS },
-        limit: { type: 'number', integer: true, min: 1, max: 1000, optional: true, default: 10, convert: true },
-        offset: { type: 'number', integer: true, min: 0, max: 1_000_000, optional: true, default: 0, convert: true },
+        ...pageParams,
       },
       openapi: { summary: 'Visitors, visits, pageviews, bounce rate and visit duration per value of a dimension, most visitors first', tags: statsTags, response: S.Breakdown },
       async handler(ctx: Ctx<BreakdownParams>) {

@@ -14,20 +14,16 @@ import * as F from '../lib/funnels/responses.ts';
 import * as G from '../lib/goals/responses.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
+import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { Site } from '../lib/sites/sites.ts';
 import { queueOperationalEvent } from '../lib/webhooks/outbox.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
-type Paging = { limit: number; offset: number };
 type SiteParam = { id: string };
 type Range = { from?: string; to?: string };
 
-const paging = {
-  limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, default: 100, convert: true },
-  offset: { type: 'number', integer: true, min: 0, optional: true, default: 0, convert: true },
-};
 const range = { from: { type: 'string', optional: true }, to: { type: 'string', optional: true } };
 /** Reading: viewers and up, signed in or with a stats:read token. */
 const read = { auth: 'any' as const, access: { site: { param: 'id', role: 'viewer' as const, scope: 'stats:read' as const } } };
@@ -62,9 +58,9 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
       listGoals: action({
         rest: 'GET /api/sites/:id/goals',
         ...read,
-        params: { id: 'uuid', ...paging },
+        params: { id: 'uuid', ...pageParams },
         openapi: { summary: 'Goals of the site, oldest first', tags: goalTags, response: G.GoalPage },
-        handler: (ctx: Ctx<SiteParam & Paging>) => listGoals(runtime.metadata(), ctx.params.id, ctx.params),
+        handler: (ctx: Ctx<SiteParam & PageQuery>) => listGoals(runtime.metadata(), ctx.params.id, ctx.params),
       }),
 
       // Declared before `getGoal` so "stats" is never taken for a goal id.
@@ -144,9 +140,9 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
       listFunnels: action({
         rest: 'GET /api/sites/:id/funnels',
         ...read,
-        params: { id: 'uuid', ...paging },
+        params: { id: 'uuid', ...pageParams },
         openapi: { summary: 'Funnels of the site, oldest first', tags: funnelTags, response: F.FunnelPage },
-        handler: (ctx: Ctx<SiteParam & Paging>) => listFunnels(runtime.metadata(), ctx.params.id, ctx.params),
+        handler: (ctx: Ctx<SiteParam & PageQuery>) => listFunnels(runtime.metadata(), ctx.params.id, ctx.params),
       }),
 
       createFunnel: action({

@@ -22,7 +22,7 @@ import {
   type TrackerPageview,
   type TrackerWebVital,
 } from '../lib/ingest/schemas.ts';
-import { createSessionTracker } from '../lib/ingest/sessions.ts';
+import { createVisitTracker } from '../lib/ingest/visit-tracker.ts';
 import type { IngestSink } from '../lib/ingest/sink.ts';
 import * as I from '../lib/ingest/responses.ts';
 import { action } from '../lib/openapi/action.ts';
@@ -170,7 +170,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
         geo,
         salts,
         rejections,
-        sessions: createSessionTracker({ timeoutMs: config.sessionTimeoutMinutes * 60_000 }),
+        visits: createVisitTracker({ timeoutMs: config.sessionTimeoutMinutes * 60_000 }),
         sites: runtime.sites,
         // The sink wakes its own writer.
         appended: () => undefined,

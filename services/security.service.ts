@@ -22,6 +22,7 @@ import { completeTotpSetup, disableTotp, startTotpSetup, totpEnabled, verifyTotp
 import { conflict, PlumbError, validationFailed } from '../lib/errors.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
+import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
 import { MFA_CHALLENGE_SECONDS } from './auth.service.ts';
@@ -244,12 +245,9 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
       passkeyList: action({
         rest: 'GET /api/user/security/passkeys',
         auth: 'user',
-        params: {
-          limit: { type: 'number', integer: true, min: 1, max: 100, optional: true, default: 25, convert: true },
-          offset: { type: 'number', integer: true, min: 0, optional: true, default: 0, convert: true },
-        },
+        params: pageParams,
         openapi: { summary: "The signed-in person's passkeys, oldest first", tags: ['security'], response: X.PasskeyPage },
-        handler: (ctx: Ctx<{ limit: number; offset: number }>) => listPasskeys(db(), ctx.meta.user!.id, ctx.params),
+        handler: (ctx: Ctx<PageQuery>) => listPasskeys(db(), ctx.meta.user!.id, ctx.params),
       }),
 
       passkeyRename: action({

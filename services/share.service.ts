@@ -9,6 +9,7 @@ import { Ok } from '../lib/auth/responses.ts';
 import * as G from '../lib/goals/responses.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent, type TSchema } from '../lib/openapi/responses.ts';
+import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import * as H from '../lib/share/responses.ts';
 import { createShareLink, listShareLinks, type ResolvedShare, resolveShareToken, revokeShareLink, type ShareInput } from '../lib/share/links.ts';
@@ -16,25 +17,20 @@ import { assertUnlocked, unlockCookie, unlockShare } from '../lib/share/unlock.t
 import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P> = Context<P, RequestMeta & Pick<AuthMeta, 'share'>>;
-type Paging = { limit: number; offset: number };
 type TokenParams = { token: string } & Record<string, unknown>;
 
 const tags = ['share links'];
-const paging = {
-  limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, default: 25, convert: true },
-  offset: { type: 'number', integer: true, min: 0, optional: true, default: 0, convert: true },
-};
 const token = { type: 'string', min: 1, max: 128 };
 
 /**
  * The read endpoints a share link opens: its path under /api/share/{token} → the action that
  * answers the same question under /api/sites/{id}. Nothing else of the site is reachable.
  */
-const READS: Record<string, { path: string; action: string; summary: string; response: TSchema }> = {
+const READS: Record<string, { path: string; action: string; summary: string; response: TSchema; paged?: boolean }> = {
   stats: { path: '/stats', action: 'analytics.stats', summary: 'KPIs (with comparison) and timeseries of the shared site', response: S.Stats },
   kpis: { path: '/stats/kpis', action: 'analytics.kpis', summary: 'KPIs (with comparison) of the shared site, without the timeseries', response: S.KpisOnly },
   timeseries: { path: '/stats/timeseries', action: 'analytics.timeseries', summary: 'Visitors, visits and pageviews over time on the shared site', response: S.Timeseries },
-  breakdown: { path: '/stats/breakdown', action: 'analytics.breakdown', summary: 'A breakdown (pages, sources, countries …) of the shared site', response: S.Breakdown },
+  breakdown: { path: '/stats/breakdown', action: 'analytics.breakdown', summary: 'A breakdown (pages, sources, countries …) of the shared site', response: S.Breakdown, paged: true },
   eventNames: { path: '/events/names', action: 'events.names', summary: 'Custom event names of the shared site', response: E.EventNames },
   eventProperties: { path: '/events/properties', action: 'events.properties', summary: 'Property keys of one custom event of the shared site', response: E.EventProperties },
   eventBreakdown: { path: '/events/breakdown', action: 'events.breakdown', summary: 'Values of one event property of the shared site', response: E.EventBreakdown },
@@ -59,7 +55,7 @@ export default function createShareService(runtime: Runtime): ServiceSchema {
     action({
       rest: `GET /api/share/:token${read.path}`,
       auth: 'none' as const,
-      params: { token },
+      params: read.paged ? { token, ...pageParams } : { token },
       openapi: {
         summary: read.summary,
         description: `Public, read-only: the query parameters of the site's own endpoint (${read.action}); the site is always the link's own.`,
@@ -106,9 +102,9 @@ export default function createShareService(runtime: Runtime): ServiceSchema {
         rest: 'GET /api/sites/:id/share',
         auth: 'user',
         access: { site: { param: 'id', role: 'admin' } },
-        params: { id: 'uuid', ...paging },
+        params: { id: 'uuid', ...pageParams },
         openapi: { summary: 'The site’s share links that were not revoked, newest first (tokens are never shown again)', tags, response: H.SharePage },
-        handler: (ctx: Ctx<Paging & { id: string }>) => listShareLinks(runtime.metadata(), ctx.params.id, ctx.params),
+        handler: (ctx: Ctx<PageQuery & { id: string }>) => listShareLinks(runtime.metadata(), ctx.params.id, ctx.params),
       }),
 
       revoke: action({

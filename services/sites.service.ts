@@ -1,9 +1,10 @@
 // Sites over HTTP: list, read, create, change, delete; site members; moving a site to another
 // team with its analytics. Thin actions over lib/sites/; who may call what is declared on each.
 import type { Context, ServiceSchema } from 'moleculer';
-import type { SiteRole } from '../lib/auth/api-clients.ts';
+import { SITE_ROLES, type SiteRole } from '../lib/auth/roles.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
+import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import { extraHostnames, siteDomain, timeZone } from '../lib/sites/fields.ts';
 import * as S from '../lib/sites/responses.ts';
@@ -13,13 +14,7 @@ import { deleteSiteRows, sweepMovedSite, type TransferResult, transferSite } fro
 import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
-type Paging = { limit: number; offset: number };
 
-const SITE_ROLES: SiteRole[] = ['owner', 'admin', 'editor', 'viewer'];
-const paging = {
-  limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, default: 25, convert: true },
-  offset: { type: 'number', integer: true, min: 0, optional: true, default: 0, convert: true },
-};
 const siteFields = { timezone: timeZone(), hostnames: extraHostnames() };
 const tags = ['sites'];
 /**
@@ -66,9 +61,9 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
       list: action({
         rest: 'GET /api/sites',
         auth: 'any',
-        params: paging,
+        params: pageParams,
         openapi: { summary: 'Sites the caller can see, with the caller’s effective role on each', tags, response: S.SitePage },
-        handler: (ctx: Ctx<Paging>) => listSites(runtime.metadata(), ctx.meta, ctx.params),
+        handler: (ctx: Ctx<PageQuery>) => listSites(runtime.metadata(), ctx.meta, ctx.params),
       }),
 
       create: action({
@@ -142,9 +137,9 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
         rest: 'GET /api/sites/:id/members',
         auth: 'user',
         access: { site: { param: 'id', role: 'admin' } },
-        params: { id: 'uuid', ...paging },
+        params: { id: 'uuid', ...pageParams },
         openapi: { summary: 'People with a role on this site itself (team roles are listed with the team)', tags, response: S.SiteMemberPage },
-        handler: (ctx: Ctx<Paging & { id: string }>) => listSiteMembers(runtime.metadata(), ctx.params.id, ctx.params),
+        handler: (ctx: Ctx<PageQuery & { id: string }>) => listSiteMembers(runtime.metadata(), ctx.params.id, ctx.params),
       }),
 
       setMember: action({

@@ -3,7 +3,7 @@
 // A change's webhook event is queued in the change's own transaction (lib/teams/ does it); the
 // `ops.*` event emitted after the commit only tells the webhooks dispatcher to look now.
 import type { Context, ServiceSchema } from 'moleculer';
-import type { TeamRole } from '../lib/auth/access.ts';
+import { TEAM_ROLES, type TeamRole } from '../lib/auth/roles.ts';
 import { auditPage } from '../lib/audit/audit.ts';
 import { Ok } from '../lib/auth/responses.ts';
 import { action } from '../lib/openapi/action.ts';
@@ -20,22 +20,14 @@ import {
   revokeInvitation,
 } from '../lib/teams/invitations.ts';
 import { addMember, changeRole, listMembers, removeMember } from '../lib/teams/members.ts';
-import type { PageQuery } from '../lib/pagination.ts';
+import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import { archiveTeam, createTeamWithOwner, listTeams, renameTeam } from '../lib/teams/teams.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
 
-const TEAM_ROLES: TeamRole[] = ['owner', 'admin', 'member'];
-/** Beyond this an OFFSET would overflow PostgreSQL's bigint; no real list gets near it. */
-const MAX_OFFSET = 2_147_483_647;
 const role = { type: 'enum', values: TEAM_ROLES };
 const name = 'string|trim|min:1|max:100';
-/** Query params arrive as text: convert, then check as integers. */
-const pageParams = (defaultLimit: number) => ({
-  limit: { type: 'number', integer: true, min: 1, max: 200, default: defaultLimit, convert: true },
-  offset: { type: 'number', integer: true, min: 0, max: MAX_OFFSET, default: 0, convert: true },
-});
 const teamId = { id: 'uuid' };
 const tags = ['teams'];
 
@@ -50,7 +42,7 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
       list: action({
         rest: 'GET /api/user/teams',
         auth: 'user',
-        params: pageParams(50),
+        params: pageParams,
         openapi: { summary: 'Teams you belong to, with your role (instance owners and admins see every team)', tags, response: T.TeamPage },
         handler: (ctx: Ctx<PageQuery>) => listTeams(db(), ctx.meta.user!, ctx.params),
       }),
@@ -99,7 +91,7 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
         rest: 'GET /api/user/teams/:id/members',
         auth: 'user',
         access: { team: { param: 'id', role: 'member' } },
-        params: { ...teamId, ...pageParams(100) },
+        params: { ...teamId, ...pageParams },
         openapi: { summary: 'Members of a team with their roles (any team member)', tags, response: T.MemberPage },
         handler: (ctx: Ctx<{ id: string } & PageQuery>) => listMembers(db(), ctx.params.id, ctx.params),
       }),
@@ -154,7 +146,7 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
         rest: 'GET /api/user/teams/:id/invitations',
         auth: 'user',
         access: { team: { param: 'id', role: 'admin' } },
-        params: { ...teamId, ...pageParams(100) },
+        params: { ...teamId, ...pageParams },
         openapi: { summary: 'Open invitations of a team, pending or expired (team admin)', tags, response: T.InvitationPage },
         handler: (ctx: Ctx<{ id: string } & PageQuery>) => listInvitations(db(), ctx.params.id, ctx.params),
       }),
@@ -244,7 +236,7 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
         rest: 'GET /api/user/teams/:id/audit',
         auth: 'user',
         access: { team: { param: 'id', role: 'admin' } },
-        params: { ...teamId, action: { type: 'string', optional: true, max: 100 }, ...pageParams(25) },
+        params: { ...teamId, action: { type: 'string', optional: true, max: 100 }, ...pageParams },
         openapi: { summary: 'Team audit page: recent team-management actions, newest first (team admin)', tags, response: T.AuditPage },
         handler(ctx: Ctx<{ id: string; action?: string } & PageQuery>) {
           const { id, action, limit, offset } = ctx.params;

@@ -1,12 +1,14 @@
 // Accounts: instance user administration (/api/admin/users), the caller's own account
 // (/api/user/me, /api/user/password) and their API clients (/api/user/api-clients).
 import type { Context, ServiceSchema } from 'moleculer';
-import { API_SCOPES, listApiClients } from '../lib/auth/api-clients.ts';
-import type { InstanceRole, UserPrincipal } from '../lib/auth/sessions.ts';
+import { listApiClients } from '../lib/auth/api-clients.ts';
+import { API_SCOPES, INSTANCE_ROLES, type InstanceRole, SITE_ROLES } from '../lib/auth/roles.ts';
+import type { UserPrincipal } from '../lib/auth/sessions.ts';
 import { unauthorized } from '../lib/errors.ts';
 import { Ok } from '../lib/auth/responses.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
+import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import * as U from '../lib/users/responses.ts';
 import { type ApiClientRequest, changePassword, deleteOwnApiClient, issueApiClient, ownApiClient, rotateOwnApiClient } from '../lib/users/account.ts';
@@ -14,14 +16,8 @@ import { adminCreateUser, changeRole, deleteUser, disableMfa, listUsers, type Us
 import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
-type Page = { limit: number; offset: number };
 type ById = { id: string };
 
-const ROLES: InstanceRole[] = ['owner', 'admin', 'user'];
-const page = {
-  limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, default: 50, convert: true },
-  offset: { type: 'number', integer: true, min: 0, optional: true, default: 0, convert: true },
-};
 const admin = { auth: 'user', access: { instance: 'admin' } } as const;
 const byId = { id: 'uuid' };
 
@@ -72,16 +68,16 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
       listUsers: action({
         rest: 'GET /api/admin/users',
         ...admin,
-        params: page,
+        params: pageParams,
         openapi: { summary: 'Instance users, oldest first (instance owners and admins)', tags: ['admin'], response: U.UserPage },
-        handler: (ctx: Ctx<Page>) => listUsers(db(), ctx.params),
+        handler: (ctx: Ctx<PageQuery>) => listUsers(db(), ctx.params),
       }),
 
       createUser: action({
         rest: 'POST /api/admin/users',
         location: '/api/admin/users/{user.id}',
         ...admin,
-        params: { email: 'string|min:3|max:254|trim', password: 'string|min:1|max:1024', role: { type: 'enum', values: ROLES } },
+        params: { email: 'string|min:3|max:254|trim', password: 'string|min:1|max:1024', role: { type: 'enum', values: INSTANCE_ROLES } },
         openapi: { summary: 'Create an account directly; only an instance owner may create owners and admins', tags: ['admin'], successStatus: 201, response: U.UserEnvelope, errors: [409] },
         async handler(ctx: Ctx<{ email: string; password: string; role: InstanceRole }>) {
           const user = await adminCreateUser(db(), caller(ctx), ctx.params);
@@ -94,7 +90,7 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
       updateUser: action({
         rest: 'PATCH /api/admin/users/:id',
         ...admin,
-        params: { ...byId, role: { type: 'enum', values: ROLES } },
+        params: { ...byId, role: { type: 'enum', values: INSTANCE_ROLES } },
         openapi: { summary: "Change a user's instance role (owners only for owner and admin); ends that user's sessions", tags: ['admin'], response: U.UserEnvelope, errors: [409] },
         async handler(ctx: Ctx<ById & { role: InstanceRole }>) {
           const actor = caller(ctx);
@@ -170,9 +166,9 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
       listApiClients: action({
         rest: 'GET /api/user/api-clients',
         auth: 'user',
-        params: page,
+        params: pageParams,
         openapi: { summary: 'Your API clients (never their tokens)', tags: ['api-clients'], response: U.ApiClientPage },
-        handler: (ctx: Ctx<Page>) => listApiClients(db(), caller(ctx).id, ctx.params),
+        handler: (ctx: Ctx<PageQuery>) => listApiClients(db(), caller(ctx).id, ctx.params),
       }),
 
       createApiClient: action({
@@ -187,7 +183,7 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
             optional: true,
             default: [],
             max: 200,
-            items: { type: 'object', strict: true, props: { site_id: 'uuid', role: { type: 'enum', values: ['owner', 'admin', 'editor', 'viewer'] } } },
+            items: { type: 'object', strict: true, props: { site_id: 'uuid', role: { type: 'enum', values: SITE_ROLES } } },
           },
           expires_at: { type: 'string', optional: true, max: 64 },
         },

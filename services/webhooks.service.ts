@@ -7,6 +7,7 @@ import type { Context, ServiceSchema } from 'moleculer';
 import type { AccessRule } from '../lib/auth/access.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
+import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import * as K from '../lib/webhooks/responses.ts';
 import { catalogFor, isKnownType } from '../lib/webhooks/catalog.ts';
@@ -31,7 +32,6 @@ import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P> = Context<P, RequestMeta>;
 type OwnerParams = { id?: string };
-type Paging = { limit: number; offset: number };
 type WebhookParams = OwnerParams & { webhookId: string };
 
 /**
@@ -45,10 +45,6 @@ export interface WebhooksNetwork {
   ca?: string | Buffer;
 }
 
-const paging = {
-  limit: { type: 'number', integer: true, min: 1, max: 200, optional: true, default: 25, convert: true },
-  offset: { type: 'number', integer: true, min: 0, optional: true, default: 0, convert: true },
-};
 const tags = ['webhooks'];
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
@@ -98,9 +94,9 @@ export default function createWebhooksService(runtime: Runtime, network: Webhook
       [`${kind}List`]: action({
         rest: `GET ${path}`,
         ...manage,
-        params: { ...ownerParams, ...paging },
+        params: { ...ownerParams, ...pageParams },
         openapi: { summary: `The ${label}'s webhooks, oldest first (secrets are never shown again)`, tags, response: K.WebhookPage },
-        handler: (ctx: Ctx<OwnerParams & Paging>) => listWebhooks(runtime.metadata(), owner(ctx.params), ctx.params),
+        handler: (ctx: Ctx<OwnerParams & PageQuery>) => listWebhooks(runtime.metadata(), owner(ctx.params), ctx.params),
       }),
       [`${kind}Create`]: action({
         rest: `POST ${path}`,
@@ -171,9 +167,9 @@ export default function createWebhooksService(runtime: Runtime, network: Webhook
       [`${kind}Deliveries`]: action({
         rest: `GET ${path}/:webhookId/deliveries`,
         ...manage,
-        params: { ...one, ...paging },
+        params: { ...one, ...pageParams },
         openapi: { summary: 'Delivery history of a webhook, newest first: status, attempts, response status (never bodies or secrets)', tags, response: K.DeliveryPage },
-        handler: (ctx: Ctx<WebhookParams & Paging>) => listDeliveries(runtime.metadata(), owner(ctx.params), ctx.params.webhookId, ctx.params),
+        handler: (ctx: Ctx<WebhookParams & PageQuery>) => listDeliveries(runtime.metadata(), owner(ctx.params), ctx.params.webhookId, ctx.params),
       }),
     };
   }

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { notFound } from '../errors.ts';
+import { type PageQuery, pageFields } from '../pagination.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
 
 /** The site an entry concerned: its id and its domain at the time. */
@@ -100,7 +101,7 @@ const toEntry = ({ site_id, site_domain, subject_type, subject_id, subject_name,
   created_at,
 });
 
-export async function auditPage(db: MetadataQueryable, teamId: string, query: { action?: string; limit: number; offset: number }) {
+export async function auditPage(db: MetadataQueryable, teamId: string, query: PageQuery & { action?: string }) {
   const filter = query.action ?? null;
   const { rows } = await db.query<AuditRow>(
     `SELECT id, team_id, action, actor_user_id, actor_email, target_user_id, target_email,
@@ -119,5 +120,5 @@ export async function auditPage(db: MetadataQueryable, teamId: string, query: { 
     total = counted.rows[0].n;
   }
   const entries = rows.map(toEntry);
-  return { action: query.action ?? '', entries, has_more: query.offset + entries.length < total, limit: query.limit, offset: query.offset, total };
+  return { action: query.action ?? '', entries, ...pageFields(entries.length, total, query) };
 }

@@ -9,10 +9,10 @@ import type { Context, Middleware } from 'moleculer';
 import { type FieldError, forbidden, notFound, PlumbError, unauthorized, validationFailed } from '../errors.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
 import { compileChecker } from '../validation.ts';
-import type { ApiClientPrincipal, ApiScope, SiteRole } from './api-clients.ts';
+import type { ApiClientPrincipal } from './api-clients.ts';
+import { type ApiScope, INSTANCE_RANK, SITE_RANK, type SiteRole, TEAM_RANK, type TeamRole } from './roles.ts';
 import type { SessionInfo, UserPrincipal } from './sessions.ts';
 
-export type TeamRole = 'owner' | 'admin' | 'member';
 export type AuthMode = 'none' | 'user' | 'client' | 'any';
 
 export interface AccessRule {
@@ -41,9 +41,6 @@ export interface AuthMeta {
   share?: SharePrincipal;
 }
 
-export const SITE_RANK: Record<SiteRole, number> = { viewer: 1, editor: 2, admin: 3, owner: 4 };
-export const TEAM_RANK: Record<TeamRole, number> = { member: 1, admin: 2, owner: 3 };
-const INSTANCE_RANK = { user: 1, admin: 2, owner: 3 } as const;
 const TEAM_TO_SITE: Record<TeamRole, SiteRole> = { owner: 'owner', admin: 'admin', member: 'viewer' };
 
 const higher = (a: SiteRole | null, b: SiteRole | null): SiteRole | null => (!a ? b : !b ? a : SITE_RANK[a] >= SITE_RANK[b] ? a : b);

@@ -4,12 +4,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { forbidden, unauthorized } from '../errors.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
-import { SITE_RANK, siteRoleOf } from './access.ts';
+import { siteRoleOf } from './access.ts';
+import { type ApiScope, SITE_RANK, type SiteRole } from './roles.ts';
 import { pageOf } from '../pagination.ts';
 
-export const API_SCOPES = ['stats:read', 'ingest:write', 'ai-fetch:write', 'mcp'] as const;
-export type ApiScope = (typeof API_SCOPES)[number];
-export type SiteRole = 'owner' | 'admin' | 'editor' | 'viewer';
 
 /** Plain JSON: it rides in ctx.meta, which crosses nodes serialised. */
 export interface ApiClientPrincipal {

@@ -1,9 +1,10 @@
 // Response schemas of signing in and of the session API (services/auth.service.ts and the sign-in
 // steps of services/security.service.ts): one declaration publishes them and types the handlers.
 import { Type } from '@sinclair/typebox';
+import { INSTANCE_ROLES } from './roles.ts';
 import { DateTime, nullable, object, stringEnum, Uuid } from '../openapi/responses.ts';
 
-export const UserPrincipal = object({ id: Uuid, email: Type.String(), role: stringEnum(['owner', 'admin', 'user']) });
+export const UserPrincipal = object({ id: Uuid, email: Type.String(), role: stringEnum(INSTANCE_ROLES) });
 
 export const SessionView = object({
   issued_at: DateTime,

@@ -8,11 +8,10 @@ import { jwtVerify, SignJWT } from 'jose';
 import type { Config } from '../config.ts';
 import { unauthorized, unavailable } from '../errors.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
+import type { InstanceRole } from './roles.ts';
 
 export const SESSION_COOKIE = 'plumb_session';
 export const REMEMBER_COOKIE = 'plumb_remember';
-
-export type InstanceRole = 'owner' | 'admin' | 'user';
 
 /** Plain JSON: rides in ctx.meta across nodes. */
 export interface UserPrincipal {

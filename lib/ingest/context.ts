@@ -9,12 +9,12 @@ import type { PageUrl } from './enrich/url.ts';
 import { parseUserAgent } from './enrich/user-agent.ts';
 import { visitorHash } from './enrich/visitor.ts';
 import type { SaltRing } from './salts.ts';
-import type { SessionTracker, VisitLedger } from './sessions.ts';
+import type { VisitLedger, VisitTracker } from './visit-tracker.ts';
 
 export interface IdentityDeps {
   geo: GeoLookup;
   salts: SaltRing;
-  sessions: SessionTracker;
+  visits: VisitTracker;
 }
 
 export interface HitInput {
@@ -26,8 +26,8 @@ export interface HitInput {
   ip: string;
   width?: number;
   at: Date;
-  /** A server-side caller's own session key, used instead of the visitor's idle timeout. */
-  clientSessionKey?: string;
+  /** A server-side caller's own visit key (its `session_id`), used instead of the visitor's idle timeout. */
+  clientVisitKey?: string;
 }
 
 export type VisitColumns = Record<string, string | number>;
@@ -37,7 +37,7 @@ export interface Visit {
   isEntry: boolean;
   /** Only pageviews keep versions; events group by browser and OS name. */
   versions: { browser_version: string; os_version: string };
-  /** The session's visit, which this hit extends (see lib/ingest/visits.ts). */
+  /** The visitor's visit, which this hit extends (see lib/ingest/visits.ts). */
   visit: VisitLedger;
 }
 
@@ -45,18 +45,18 @@ export async function visitColumns(deps: IdentityDeps, hit: HitInput): Promise<V
   const { page } = hit;
   const salt = await deps.salts.forTime(hit.at);
   const visitorId = visitorHash(salt, hit.site.id, hit.ip, hit.userAgent);
-  const session = deps.sessions.touch(hit.site.id, hit.clientSessionKey ? `client:${hit.clientSessionKey}` : visitorId, hit.at.getTime());
+  const touched = deps.visits.touch(hit.site.id, hit.clientVisitKey ? `client:${hit.clientVisitKey}` : visitorId, hit.at.getTime());
   const agent = parseUserAgent(hit.userAgent, hit.width);
   const referrer = classifyReferrer(hit.referrer, page.hostname, page.utm.utm_source, page.utm.utm_medium);
   const place = deps.geo.lookup(hit.ip);
   return {
-    isEntry: session.isEntry,
-    visit: session.visit,
+    isEntry: touched.isEntry,
+    visit: touched.visit,
     versions: { browser_version: agent.browser_version, os_version: agent.os_version },
     columns: {
       ts: hit.at.toISOString(),
       site_id: hit.site.id,
-      session_id: session.sessionId,
+      session_id: touched.visitId,
       visitor_id: visitorId,
       path: page.path,
       hostname: page.hostname,

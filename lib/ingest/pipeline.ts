@@ -177,7 +177,7 @@ async function serverRecords(deps: IngestDeps, item: ServerBatchItem, client: Ap
     ip: item.visitor_ip,
     width: item.width,
     at,
-    clientSessionKey: item.session_id,
+    clientVisitKey: item.session_id,
   });
   const records =
     item.type === 'pageview'

@@ -1,4 +1,4 @@
-// The running state of each visit, kept with its session in the session tracker, and the rows it
+// The running state of each visit, kept with it in the visit tracker, and the rows it
 // writes to the `visits` table (lib/stores/analytics/migrations/0003_visits.sql). Every pageview
 // or event that changes a visit yields the new state (sign 1, next version) and, when an earlier
 // state was written, its cancellation (sign -1, that state's version, journaled by reference: see
@@ -27,7 +27,7 @@ export interface PageviewFacts {
 
 export interface VisitState {
   siteId: string;
-  sessionId: string;
+  visitId: string;
   visitorId: string;
   start: string;
   firstTs: string;
@@ -115,7 +115,7 @@ export function withPageview(state: VisitState | null, pending: PendingActivity,
     for (const column of ORIGIN_COLUMNS) origin[column] = hit.columns[column] ?? '';
     return {
       siteId: String(hit.columns.site_id),
-      sessionId: String(hit.columns.session_id),
+      visitId: String(hit.columns.session_id),
       visitorId: String(hit.columns.visitor_id),
       start: hit.ts,
       firstTs: hit.ts,
@@ -153,7 +153,7 @@ export function withEvent(state: VisitState, event: { engagementMs?: number }): 
 export function visitRow(state: VisitState, sign: 1 | -1, version: number): Record<string, unknown> {
   return {
     site_id: state.siteId,
-    session_id: state.sessionId,
+    session_id: state.visitId,
     sign,
     version,
     visitor_id: state.visitorId,
@@ -188,12 +188,12 @@ const REFERENCE_FIELD = '$reference';
  * (lib/ingest/writer.ts). `start` lets a lookup in the store use the table's sort key.
  */
 export function stateReference(state: VisitState, version: number): Record<string, unknown> {
-  return { site_id: state.siteId, session_id: state.sessionId, sign: -1, version, start: state.start, [REFERENCE_FIELD]: 1 };
+  return { site_id: state.siteId, session_id: state.visitId, sign: -1, version, start: state.start, [REFERENCE_FIELD]: 1 };
 }
 
 /** Which state of which visit a `visits` row is: the pair a cancellation shares with its state. */
 export interface VisitStateKey {
-  /** Site, session and version: a state and its cancellation have the same. */
+  /** Site, visit and version: a state and its cancellation have the same. */
   key: string;
   sign: number;
   /** A cancellation by reference (stateReference), whose row the writer has to fill in. */

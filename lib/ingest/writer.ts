@@ -32,14 +32,14 @@ const unique = <T>(values: Iterable<T>): T[] => [...new Set(values)];
 async function storedStates(analytics: AnalyticsStore, database: string, references: readonly Record<string, unknown>[]): Promise<Map<string, Record<string, unknown>>> {
   const rows = await analytics.query(
     `SELECT * FROM {db:Identifier}.visits
-      WHERE site_id IN {sites:Array(UUID)} AND toDate(start) IN {days:Array(Date)} AND session_id IN {sessions:Array(UInt64)}
+      WHERE site_id IN {sites:Array(UUID)} AND toDate(start) IN {days:Array(Date)} AND session_id IN {visits:Array(UInt64)}
         AND version IN {versions:Array(UInt32)} AND sign = 1`,
     {
       db: database,
       sites: unique(references.map((r) => r.site_id)),
       days: unique(references.map((r) => String(r.start).slice(0, 10))),
       // A UInt64 binds from a bigint (its decimal text does not parse inside an array parameter).
-      sessions: unique(references.map((r) => String(r.session_id))).map((id) => BigInt(id)),
+      visits: unique(references.map((r) => String(r.session_id))).map((id) => BigInt(id)),
       versions: unique(references.map((r) => r.version)),
     },
   );

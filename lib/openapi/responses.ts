@@ -25,9 +25,11 @@ export const stringEnum = <const V extends readonly string[]>(values: V, options
 export const keyed = <const K extends readonly string[], T extends TSchema>(keys: K, value: T, options: { description?: string } = {}) =>
   object(Object.fromEntries(keys.map((key) => [key, value])) as { [P in K[number]]: T }, options);
 
+/** The page fields every list answer carries beside its list (lib/pagination.ts). */
+export const pageFields = { total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), has_more: Type.Boolean() };
+
 /** The one list shape (lib/pagination.ts): `{items, total, limit, offset, has_more}`. */
-export const page = <T extends TSchema>(item: T) =>
-  object({ items: Type.Array(item), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), has_more: Type.Boolean() });
+export const page = <T extends TSchema>(item: T) => object({ items: Type.Array(item), ...pageFields });
 
 /** `{ key: value }` with one named field, the envelope of single-resource answers (`{ goal }`). */
 export const envelope = <K extends string, T extends TSchema>(key: K, item: T) => object({ [key]: item } as { [P in K]: T });

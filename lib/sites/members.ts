@@ -1,7 +1,7 @@
 // People with a role on one site (owner, admin, editor, viewer), besides those who reach it
 // through its team or their instance role. Only an owner hands out or takes away ownership.
 import { siteRoleOf } from '../auth/access.ts';
-import type { SiteRole } from '../auth/api-clients.ts';
+import type { SiteRole } from '../auth/roles.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { auditedSite, writeAudit } from '../audit/audit.ts';
 import { forbidden, notFound } from '../errors.ts';

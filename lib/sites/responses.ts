@@ -1,9 +1,10 @@
 // Response schemas of the sites routes (services/sites.service.ts): published in the OpenAPI
 // document and the types the handlers must return.
 import { Type } from '@sinclair/typebox';
+import { SITE_ROLES } from '../auth/roles.ts';
 import { DateTime, envelope, object, page, stringEnum, Uuid } from '../openapi/responses.ts';
 
-export const SiteRole = stringEnum(['owner', 'admin', 'editor', 'viewer']);
+export const SiteRole = stringEnum(SITE_ROLES);
 
 export const Site = object({
   id: Uuid,

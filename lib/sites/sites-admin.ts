@@ -1,8 +1,8 @@
 // Managing sites through the API: list what a caller can see with their effective role, read,
 // create in a team, change domain/timezone/hostnames, soft-delete. Each step that changes metadata
 // runs in one transaction with its audit entry, so an entry exists exactly when the change does.
-import type { ApiClientPrincipal, SiteRole } from '../auth/api-clients.ts';
-import { SITE_RANK, type TeamRole } from '../auth/access.ts';
+import type { ApiClientPrincipal } from '../auth/api-clients.ts';
+import { SITE_RANK, type SiteRole, type TeamRole } from '../auth/roles.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { conflict, type FieldError, forbidden, notFound, validationFailed } from '../errors.ts';
@@ -143,7 +143,7 @@ const clientSites = (caller: Caller) => (caller.apiClient ? Object.keys(caller.a
 export async function listSites(db: MetadataQueryable, caller: Caller, page: { limit: number; offset: number }): Promise<Page<SiteView>> {
   if (caller.apiClient && !caller.apiClient.scopes.includes('stats:read')) throw forbidden('This token lacks the stats:read scope');
   const user = await actingUser(db, caller);
-  if (!user) return { items: [], total: 0, limit: page.limit, offset: page.offset, has_more: false };
+  if (!user) return pageOf([], 0, page);
   const params = [user.id, seesEverySite(user), clientSites(caller)];
   const counted = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${VISIBLE_SITES}`, params);
   const { rows } = await db.query<SiteRow>(`SELECT ${SITE_COLUMNS} ${VISIBLE_SITES} ORDER BY s.domain, s.id LIMIT $4 OFFSET $5`, [...params, page.limit, page.offset]);

@@ -11,7 +11,8 @@
 // is either moved or still in the source for the next sweep, never lost. The service sweeps once
 // more a minute later (sweepMovedSite) for the stragglers.
 import { randomUUID } from 'node:crypto';
-import { TEAM_RANK, teamRoleOf } from '../auth/access.ts';
+import { teamRoleOf } from '../auth/access.ts';
+import { TEAM_RANK } from '../auth/roles.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { conflict, forbidden, notFound, PlumbError, validationFailed } from '../errors.ts';

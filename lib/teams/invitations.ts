@@ -6,7 +6,8 @@
 // creates it from the link. An invitation lives 7 days, can be resent (new token, new expiry, old
 // token dead), revoked or declined, and is used once.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { type TeamRole, teamRoleOf } from '../auth/access.ts';
+import { teamRoleOf } from '../auth/access.ts';
+import type { TeamRole } from '../auth/roles.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { conflict, forbidden, notFound, validationFailed } from '../errors.ts';

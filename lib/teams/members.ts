@@ -1,7 +1,8 @@
 // Team membership: list, add by email (always an invitation the person accepts), change a role,
 // remove or leave. Two rules hold whatever the caller's rights: only an owner hands
 // out or takes away ownership, and a team is never left without an owner.
-import { type TeamRole, teamRoleOf } from '../auth/access.ts';
+import { teamRoleOf } from '../auth/access.ts';
+import type { TeamRole } from '../auth/roles.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';

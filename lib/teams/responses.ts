@@ -2,9 +2,10 @@
 // and the team audit page, published in the OpenAPI document and typing the handlers.
 import { Type } from '@sinclair/typebox';
 import { UserPrincipal } from '../auth/responses.ts';
-import { DateTime, envelope, nullable, object, page, stringEnum, Uuid } from '../openapi/responses.ts';
+import { TEAM_ROLES } from '../auth/roles.ts';
+import { DateTime, envelope, nullable, object, page, pageFields, stringEnum, Uuid } from '../openapi/responses.ts';
 
-export const TeamRole = stringEnum(['owner', 'admin', 'member']);
+export const TeamRole = stringEnum(TEAM_ROLES);
 
 export const Team = object({
   id: Uuid,
@@ -63,8 +64,5 @@ export const AuditPage = object({
       created_at: DateTime,
     }),
   ),
-  has_more: Type.Boolean(),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-  total: Type.Integer(),
+  ...pageFields,
 });

@@ -1,7 +1,7 @@
 // Teams as people manage them: list the ones you can see, create one (its creator becomes owner),
 // rename, archive. Each change and its audit entry commit together in one transaction.
-import { TEAM_RANK, type TeamRole } from '../auth/access.ts';
-import type { InstanceRole, UserPrincipal } from '../auth/sessions.ts';
+import { type InstanceRole, TEAM_RANK, type TeamRole } from '../auth/roles.ts';
+import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { conflict, notFound } from '../errors.ts';
 import { createTeam } from '../sites/sites.ts';

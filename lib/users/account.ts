@@ -1,16 +1,8 @@
 // A signed-in person's own account: changing the password, and issuing API tokens that never
 // exceed the rights the person holds themselves.
-import {
-  type ApiClientView,
-  type ApiScope,
-  API_SCOPES,
-  createApiClient,
-  deleteApiClient,
-  findApiClient,
-  rotateApiClient,
-  type SiteRole,
-} from '../auth/api-clients.ts';
-import { SITE_RANK, siteRoleOf } from '../auth/access.ts';
+import { type ApiClientView, createApiClient, deleteApiClient, findApiClient, rotateApiClient } from '../auth/api-clients.ts';
+import { siteRoleOf } from '../auth/access.ts';
+import { API_SCOPES, type ApiScope, SITE_RANK, type SiteRole } from '../auth/roles.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { type FieldError, forbidden, notFound, validationFailed } from '../errors.ts';

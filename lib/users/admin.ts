@@ -2,7 +2,8 @@
 // delete. Admins look after plain users only; owners and admins are an owner's business, so an
 // admin can neither promote themselves nor lock an owner out. The instance never loses its last owner.
 import { randomUUID } from 'node:crypto';
-import type { InstanceRole, UserPrincipal } from '../auth/sessions.ts';
+import type { InstanceRole } from '../auth/roles.ts';
+import type { UserPrincipal } from '../auth/sessions.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { queueOperationalEvent } from '../webhooks/outbox.ts';

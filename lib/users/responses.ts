@@ -1,7 +1,7 @@
 // Response schemas of the account routes (services/users.service.ts): instance users, the
 // caller's own account and API clients, published in the OpenAPI document and typing the handlers.
 import { Type } from '@sinclair/typebox';
-import { API_SCOPES } from '../auth/api-clients.ts';
+import { API_SCOPES } from '../auth/roles.ts';
 import { UserPrincipal } from '../auth/responses.ts';
 import { DateTime, envelope, nullable, object, page, Uuid } from '../openapi/responses.ts';
 import { SiteRole } from '../sites/responses.ts';

@@ -1,7 +1,8 @@
 // Accounts: create, find, and the first-run owner. Emails are stored lower-case and trimmed.
 import { randomUUID } from 'node:crypto';
 import { hashPassword, passwordProblem } from '../auth/passwords.ts';
-import type { InstanceRole, UserPrincipal } from '../auth/sessions.ts';
+import type { InstanceRole } from '../auth/roles.ts';
+import type { UserPrincipal } from '../auth/sessions.ts';
 import { conflict, type FieldError, validationFailed } from '../errors.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
 

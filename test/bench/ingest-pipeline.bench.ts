@@ -6,7 +6,7 @@
 import { encodeFrames } from '../../lib/ingest/journal/frame.ts';
 import { type IngestDeps, type RequestInfo, trackerPageview } from '../../lib/ingest/pipeline.ts';
 import { openGeoDatabase } from '../../lib/ingest/enrich/geo.ts';
-import { createSessionTracker } from '../../lib/ingest/sessions.ts';
+import { createVisitTracker } from '../../lib/ingest/visit-tracker.ts';
 import { ENCODED_RECORD_CODEC, encodeRecord } from '../../lib/ingest/sink.ts';
 import type { Site } from '../../lib/sites/sites.ts';
 import { seededRandom } from '../support/seeded-random.ts';
@@ -59,7 +59,7 @@ async function measure(pageviews: readonly Pageview[]): Promise<{ cpuUs: number;
   const deps: IngestDeps = {
     geo: await openGeoDatabase(),
     salts: { forTime: async () => salt, prune: async () => 0 },
-    sessions: createSessionTracker({ timeoutMs: 30 * 60_000 }),
+    visits: createVisitTracker({ timeoutMs: 30 * 60_000 }),
     sites: { byHostname: async () => SITE, byId: async () => SITE, invalidate() {} },
     rejections: { count() {}, flush: async () => {} },
     // What the single-node sink and the journal do to an append before the disk write.

@@ -127,8 +127,8 @@ describe('a three-node cluster', () => {
 
   it('shares rate limits through Redis, so a client cannot multiply its budget by the number of nodes', async () => {
     // Sign-in attempts: 10 a minute plus a burst of 10 per IP (defaults). 45 attempts, 15 to each
-    // node, would all pass per-node buckets; shared buckets pass at most 30 even if a minute
-    // window rolls over meanwhile (first run spent one attempt too).
+    // node, would all pass per-node buckets; the shared bucket holds 20 and refills one every 6 s,
+    // so at most 30 pass even on a slow run (first run spent one attempt too).
     const statuses: number[] = [];
     for (let i = 0; i < 45; i++) {
       const res = await fetch(`${[a, b, c][i % 3].url}/api/login`, {

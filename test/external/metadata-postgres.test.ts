@@ -7,7 +7,7 @@ import { silentLog } from '../../lib/log.ts';
 import { type MetadataStore, openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { metadataStoreContract } from '../support/metadata-contract.ts';
 import { METADATA_MIGRATIONS } from '../support/migration-files.ts';
-import { POSTGRES_URL } from '../support/services.ts';
+import { POSTGRES_URL, POSTGRES_URL_ENV } from '../support/services.ts';
 
 const baseUrl = POSTGRES_URL;
 const admin = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 5000 });
@@ -21,7 +21,7 @@ beforeAll(async () => {
     await admin.query('SELECT 1');
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    throw new Error(`PostgreSQL is required for test/external and is unreachable at ${safeUrl(baseUrl)} (${reason}). Start it (.ci/run does) or set PLUMB_TEST_POSTGRES_URL.`);
+    throw new Error(`PostgreSQL is required for test/external and is unreachable at ${safeUrl(baseUrl)} (${reason}). Start it (.ci/run does) or set ${POSTGRES_URL_ENV}.`);
   }
 });
 

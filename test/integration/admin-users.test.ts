@@ -56,7 +56,7 @@ describe('GET /api/admin/users', () => {
         { id: user.id, email: 'user@example.com', role: 'user', totp_enabled: false, created_at: expect.stringMatching(ISO) },
       ],
       total: 3,
-      limit: 50,
+      limit: 25,
       offset: 0,
       has_more: false,
     });

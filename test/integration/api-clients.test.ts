@@ -112,11 +112,11 @@ describe('the API client lifecycle', () => {
         },
       ],
       total: 1,
-      limit: 50,
+      limit: 25,
       offset: 0,
       has_more: false,
     });
-    expect((await as(t, stranger, 'GET', '/api/user/api-clients')).body).toEqual({ items: [], total: 0, limit: 50, offset: 0, has_more: false });
+    expect((await as(t, stranger, 'GET', '/api/user/api-clients')).body).toEqual({ items: [], total: 0, limit: 25, offset: 0, has_more: false });
   });
 
   it('POST /api/user/api-clients/:id/rotate kills the old token at once and returns a new one', async () => {

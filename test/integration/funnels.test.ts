@@ -43,7 +43,7 @@ describe('funnels CRUD', () => {
   it('GET lists and reads funnels for viewers', async () => {
     const list = await as(t, viewer, 'GET', funnelsOf(t.site.id));
     expect(list.status).toBe(200);
-    expect(list.body).toEqual({ items: [expect.objectContaining({ id: funnelId, name: 'Signup flow' })], total: 1, limit: 100, offset: 0, has_more: false });
+    expect(list.body).toEqual({ items: [expect.objectContaining({ id: funnelId, name: 'Signup flow' })], total: 1, limit: 25, offset: 0, has_more: false });
     expect((await as(t, viewer, 'GET', `${funnelsOf(t.site.id)}/${funnelId}`)).body).toEqual({ funnel: (list.body.items as unknown[])[0] });
   });
 

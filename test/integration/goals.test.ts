@@ -86,7 +86,7 @@ describe('goals CRUD', () => {
   it('GET lists the goals oldest first, for viewers and stats:read tokens', async () => {
     const byViewer = await as(t, viewer, 'GET', goalsOf(t.site.id));
     expect(byViewer.status).toBe(200);
-    expect(byViewer.body).toMatchObject({ total: 2, limit: 100, offset: 0, has_more: false });
+    expect(byViewer.body).toMatchObject({ total: 2, limit: 25, offset: 0, has_more: false });
     expect((byViewer.body.items as { name: string }[]).map((g) => g.name)).toEqual(['Pro signup', 'Read the blog']);
     const byToken = await withToken(t, readToken, 'GET', goalsOf(t.site.id));
     expect(byToken.body).toEqual(byViewer.body);

@@ -107,7 +107,7 @@ describe('GET /api/user/teams/:id/invitations', () => {
         { id: first.id, email: 'first@example.com', role: 'member', status: 'expired', created_at: expect.stringMatching(ISO), expires_at: expect.stringMatching(ISO) },
       ],
       total: 2,
-      limit: 100,
+      limit: 25,
       offset: 0,
       has_more: false,
     });

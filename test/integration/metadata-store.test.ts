@@ -120,13 +120,13 @@ describe('metadata migrations', () => {
     });
     const transport = await openPglite({ dataDir: await freshDir(), log: silentLog });
     try {
-      await expect(transport.session((s) => runMigrations(s, { dir, log: silentLog }))).rejects.toThrow('relation "no_such_table" does not exist');
+      await expect(transport.withConnection((s) => runMigrations(s, { dir, log: silentLog }))).rejects.toThrow('relation "no_such_table" does not exist');
       const tables = await transport.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
       expect(tables.rows.map((r) => r.table_name)).toEqual(['ok_one', 'schema_migrations']);
       expect((await transport.query('SELECT version, name FROM schema_migrations')).rows).toEqual([{ version: 1, name: 'ok' }]);
       // The lock was released: a fixed release migrates on the same connection.
       await writeFile(join(dir, '0002_broken.sql'), 'CREATE TABLE fixed (id int);');
-      await expect(transport.session((s) => runMigrations(s, { dir, log: silentLog }))).resolves.toEqual({ applied: [2, 3] });
+      await expect(transport.withConnection((s) => runMigrations(s, { dir, log: silentLog }))).resolves.toEqual({ applied: [2, 3] });
     } finally {
       await transport.close();
     }

@@ -318,7 +318,8 @@ describe('reads through a link (stand-ins that answer with what they were called
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       action,
-      params: { from: '2024-01-01', to: '2024-01-31', event_name: 'signup', filter: ['country:is:DE', 'device:is:mobile'], id: t.site.id },
+      // A paged read is paged as the link says or, by default, as every list is.
+      params: { from: '2024-01-01', to: '2024-01-31', event_name: 'signup', filter: ['country:is:DE', 'device:is:mobile'], id: t.site.id, ...(path === '/stats/breakdown' ? { limit: 25, offset: 0 } : {}) },
       share: { siteId: t.site.id },
       user: null,
     });

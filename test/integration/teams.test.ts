@@ -57,7 +57,7 @@ describe('POST /api/user/teams', () => {
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ id: expect.stringMatching(UUID), name: 'Marketing', role: 'owner', created_at: expect.stringMatching(ISO), archived_at: null });
     const members = await as(t, ana, 'GET', `/api/user/teams/${res.body.id}/members`);
-    expect(members.body).toEqual({ items: [memberRow(ana, 'owner')], total: 1, limit: 100, offset: 0, has_more: false });
+    expect(members.body).toEqual({ items: [memberRow(ana, 'owner')], total: 1, limit: 25, offset: 0, has_more: false });
     expect(await eventsSince(mark, 1)).toEqual([
       { name: 'ops.team.created', data: { team_id: res.body.id, name: 'Marketing', user_id: ana.id, email: ana.email, role: 'owner' } },
     ]);
@@ -96,7 +96,7 @@ describe('GET /api/user/teams', () => {
         { id: shared, name: 'Gamma', role: 'member', created_at: expect.stringMatching(ISO), archived_at: null },
       ],
       total: 3,
-      limit: 50,
+      limit: 25,
       offset: 0,
       has_more: false,
     });
@@ -179,7 +179,7 @@ describe('GET /api/user/teams/:id/members', () => {
     const member = await person(t);
     const id = await teamOf(owner, 'Listed', [[member, 'member'], [admin, 'admin']]);
     const res = await as(t, member, 'GET', `/api/user/teams/${id}/members`);
-    expect(res.body).toEqual({ items: [memberRow(owner, 'owner'), memberRow(admin, 'admin'), memberRow(member, 'member')], total: 3, limit: 100, offset: 0, has_more: false });
+    expect(res.body).toEqual({ items: [memberRow(owner, 'owner'), memberRow(admin, 'admin'), memberRow(member, 'member')], total: 3, limit: 25, offset: 0, has_more: false });
     expect(await as(t, await person(t), 'GET', `/api/user/teams/${id}/members`)).toMatchObject({ status: 404, body: NOT_FOUND });
   });
 });

@@ -1,6 +1,7 @@
 // Signed-in people for tests: an account created through the product's own functions, and the
 // Cookie header of a fresh session for it.
-import type { InstanceRole, UserPrincipal } from '../../lib/auth/sessions.ts';
+import type { InstanceRole } from '../../lib/auth/roles.ts';
+import type { UserPrincipal } from '../../lib/auth/sessions.ts';
 import { createUser } from '../../lib/users/users.ts';
 import type { TestNode } from './node.ts';
 

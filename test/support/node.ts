@@ -1,7 +1,8 @@
 // Test harness: a whole Plumb node in the test process (real gateway, real embedded stores, port
 // 0), plus seeding helpers that write through the same lib functions the product uses.
 import { rmSync } from 'node:fs';
-import { createApiClient, type ApiScope, type SiteRole } from '../../lib/auth/api-clients.ts';
+import { createApiClient } from '../../lib/auth/api-clients.ts';
+import type { ApiScope, SiteRole } from '../../lib/auth/roles.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { type PlumbNode, type StartOptions, startNode } from '../../lib/node.ts';
 import { createSite, createTeam, type Site } from '../../lib/sites/sites.ts';

@@ -1,7 +1,9 @@
 // The local services the test suites talk to, in one place: the external and cluster suites
 // connect to these URLs, and the preflight checks them before anything else runs.
 
-export const POSTGRES_URL = process.env.PLUMB_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The one name of the test PostgreSQL's URL (the product's own is PLUMB_DATABASE_URL). */
+export const POSTGRES_URL_ENV = 'PLUMB_TEST_DATABASE_URL';
+export const POSTGRES_URL = process.env[POSTGRES_URL_ENV] ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.PLUMB_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const NATS_URL = process.env.PLUMB_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 export const CHROMIUM_PATH = process.env.PLUMB_CHROMIUM ?? '/usr/bin/chromium';
@@ -19,7 +21,7 @@ export interface LocalService {
 export const LOCAL_SERVICES: readonly LocalService[] = [
   {
     name: 'PostgreSQL',
-    env: 'PLUMB_TEST_DATABASE_URL',
+    env: POSTGRES_URL_ENV,
     url: POSTGRES_URL,
     defaultPort: 5432,
     start: 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start',

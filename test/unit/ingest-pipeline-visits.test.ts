@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { JournalFullError } from '../../lib/ingest/journal.ts';
 import { type IngestDeps, type JournalRecord, trackerPageview } from '../../lib/ingest/pipeline.ts';
-import { createSessionTracker } from '../../lib/ingest/sessions.ts';
+import { createVisitTracker } from '../../lib/ingest/visit-tracker.ts';
 import { visitStateKey, withoutPassingStates } from '../../lib/ingest/visits.ts';
 import type { Site } from '../../lib/sites/sites.ts';
 
@@ -15,7 +15,7 @@ function depsWithJournal(refused: Set<number>) {
   const deps: IngestDeps = {
     geo: { lookup: () => ({ country: 'NL', region: '' }), close() {} },
     salts: { forTime: async () => new Uint8Array(32).fill(1), prune: async () => 0 },
-    sessions: createSessionTracker({ timeoutMs: 30 * 60_000 }),
+    visits: createVisitTracker({ timeoutMs: 30 * 60_000 }),
     sites: { byHostname: async () => SITE, byId: async () => SITE, invalidate() {} },
     rejections: { count() {}, flush: async () => {} },
     journal: {

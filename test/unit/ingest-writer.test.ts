@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Journal, JournalBatch } from '../../lib/ingest/journal.ts';
 import type { JournalRecord } from '../../lib/ingest/pipeline.ts';
-import { createSessionTracker } from '../../lib/ingest/sessions.ts';
+import { createVisitTracker } from '../../lib/ingest/visit-tracker.ts';
 import { encodeRecord } from '../../lib/ingest/sink.ts';
 import { createIngestWriter, type WritableRecord } from '../../lib/ingest/writer.ts';
 import { silentLog } from '../../lib/log.ts';
@@ -140,9 +140,9 @@ describe('createIngestWriter rows', () => {
 
 describe('createIngestWriter and cancellations by reference', () => {
   const SITE = '6d1f4b2e-8f0a-4c55-9d0e-1b2c3d4e5f60';
-  /** A visit's rows as the session ledger writes them, each encoded as the single-node sink does. */
+  /** A visit's rows as the visit ledger writes them, each encoded as the single-node sink does. */
   function visitRows(pageviews: number): WritableRecord[] {
-    const { visit } = createSessionTracker({ timeoutMs: 30 * 60_000 }).touch(SITE, 'visitor', 0);
+    const { visit } = createVisitTracker({ timeoutMs: 30 * 60_000 }).touch(SITE, 'visitor', 0);
     const records: WritableRecord[] = [];
     for (let i = 0; i < pageviews; i++) {
       const columns = { site_id: SITE, session_id: '42', visitor_id: '7', path: `/p${i}`, hostname: 'example.com', country: 'NL' };
@@ -210,7 +210,7 @@ describe('createIngestWriter and cancellations by reference', () => {
     const inStore = { site_id: SITE, session_id: '42', sign: 1, version: 2, visitor_id: '7', start: '2026-11-22 10:00:00.000', pages: ['/p0', '/p1'], page_hits: [1, 1], country: 'NL' };
     const found = await writeAll(records, 10, [inStore]);
     expect(found.inserts).toEqual([[{ ...inStore, sign: -1 }, expect.objectContaining({ version: 3, sign: 1, pages: ['/p0', '/p1', '/p2'] })]]);
-    expect(found.queries).toEqual([expect.objectContaining({ sites: [SITE], days: ['2026-11-22'], sessions: [42n], versions: [2] })]);
+    expect(found.queries).toEqual([expect.objectContaining({ sites: [SITE], days: ['2026-11-22'], visits: [42n], versions: [2] })]);
     const gone = await writeAll(records, 10, []);
     expect(gone.inserts).toEqual([[expect.objectContaining({ version: 3, sign: 1 })]]);
   });

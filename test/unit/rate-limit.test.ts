@@ -1,74 +1,41 @@
-// The in-memory rate limits of a single node: a steady window per second, a burst window over ten
-// of them used only for what the steady one refuses, 429 with Retry-After beyond both, and each
-// key (client IP) and kind counted on its own.
-import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import type { PlumbError } from '../../lib/errors.ts';
-import { createRateLimits } from '../../lib/http/rate-limit.ts';
+// The in-memory rate limits of a single node: the token-bucket contract every backend meets, taken
+// without a promise, still right once the buckets of many past clients were forgotten, and the
+// stand-in for Redis when Redis cannot be reached.
+import { describe, expect, it } from '@jest/globals';
+import { memoryRateLimits, redisRateLimits } from '../../lib/http/rate-limit.ts';
 import { silentLog } from '../../lib/log.ts';
+import { CONTRACT_LIMITS, outcome, rateLimitContract } from '../support/rate-limit-contract.ts';
 
-const limits = () =>
-  createRateLimits(
-    { redisUrl: undefined, namespace: 'plumb', ingestRatePerSecond: 3, ingestBurst: 2, apiRatePerSecond: 1, apiBurst: 1, loginRatePerMinute: 1, loginBurst: 1 },
-    silentLog,
-  );
-
-/** The status of each call: 200 when allowed, else the error's status and Retry-After. */
-function outcome(consume: () => unknown): string {
-  try {
-    const pending = consume();
-    if (pending !== undefined) return 'pending';
-    return '200';
-  } catch (err) {
-    const data = (err as PlumbError).data as { retry_after?: number };
-    return `${(err as PlumbError).code} retry ${data.retry_after}`;
-  }
-}
-
-beforeEach(() => {
-  jest.useFakeTimers({ now: new Date('2026-11-21T10:00:00.000Z') });
-});
-afterEach(() => {
-  jest.useRealTimers();
-});
+rateLimitContract('memory', (now) => memoryRateLimits(CONTRACT_LIMITS, now));
 
 describe('in-memory rate limits', () => {
-  it('allows the steady rate, then the burst, then answers 429 with Retry-After, without a promise', () => {
-    const rl = limits();
-    const results = Array.from({ length: 7 }, () => outcome(() => rl.consume('ingest', '1.1.1.1')));
-    expect(results).toEqual(['200', '200', '200', '200', '200', '429 retry 1', '429 retry 1']);
+  it('answers at once, without a promise, whether it allows or refuses', () => {
+    const limits = memoryRateLimits(CONTRACT_LIMITS, () => 0);
+    for (let i = 0; i < 5; i++) expect(limits.consume('ingest', '1.1.1.1')).toBeUndefined();
+    expect(() => limits.consume('ingest', '1.1.1.1')).toThrow(expect.objectContaining({ code: 429 }));
   });
 
-  it('refills the steady window each second while the burst window lasts ten', () => {
-    const rl = limits();
-    for (let i = 0; i < 5; i++) rl.consume('ingest', '1.1.1.1');
-    jest.advanceTimersByTime(1000);
-    // A new second: three steady points again, but the burst is spent for the next nine seconds.
-    const results = Array.from({ length: 4 }, () => outcome(() => rl.consume('ingest', '1.1.1.1')));
-    expect(results).toEqual(['200', '200', '200', '429 retry 1']);
-    jest.advanceTimersByTime(9000);
-    expect(Array.from({ length: 6 }, () => outcome(() => rl.consume('ingest', '1.1.1.1')))).toEqual(['200', '200', '200', '200', '200', '429 retry 1']);
+  it('still counts correctly once the buckets of many past clients have been forgotten', async () => {
+    let now = 0;
+    const limits = memoryRateLimits(CONTRACT_LIMITS, () => now);
+    for (let i = 0; i < 3000; i++) limits.consume('ingest', `10.0.${i >> 8}.${i & 255}`);
+    now += 2000;
+    for (let i = 0; i < 3000; i++) limits.consume('ingest', `10.1.${i >> 8}.${i & 255}`);
+    const results: string[] = [];
+    for (let i = 0; i < 6; i++) results.push(await outcome(() => limits.consume('ingest', '10.1.0.1')));
+    expect(results).toEqual(['200', '200', '200', '200', '429 retry 1', '429 retry 1']);
   });
+});
 
-  it('counts each IP and each kind on its own', () => {
-    const rl = limits();
-    for (let i = 0; i < 5; i++) rl.consume('ingest', '1.1.1.1');
-    expect(outcome(() => rl.consume('ingest', '1.1.1.1'))).toBe('429 retry 1');
-    expect(outcome(() => rl.consume('ingest', '2.2.2.2'))).toBe('200');
-    expect(outcome(() => rl.consume('api', '1.1.1.1'))).toBe('200');
-  });
-
-  it('says how long until a minute-long window ends', () => {
-    const rl = limits();
-    expect([outcome(() => rl.consume('login', 'x')), outcome(() => rl.consume('login', 'x'))]).toEqual(['200', '200']);
-    jest.advanceTimersByTime(20_000);
-    expect(outcome(() => rl.consume('login', 'x'))).toBe('429 retry 40');
-  });
-
-  it('still counts correctly once windows of many past IPs have been swept', () => {
-    const rl = limits();
-    for (let i = 0; i < 3000; i++) rl.consume('ingest', `10.0.${i >> 8}.${i & 255}`);
-    jest.advanceTimersByTime(11_000);
-    for (let i = 0; i < 3000; i++) rl.consume('ingest', `10.1.${i >> 8}.${i & 255}`);
-    expect(Array.from({ length: 6 }, () => outcome(() => rl.consume('ingest', '10.0.0.1')))).toEqual(['200', '200', '200', '200', '200', '429 retry 1']);
+describe('Redis rate limits when Redis cannot be reached', () => {
+  it('count in this node’s memory instead, by the same rule', async () => {
+    const limits = redisRateLimits({ ...CONTRACT_LIMITS, redisUrl: 'redis://127.0.0.1:1', keyPrefix: 'unreachable' }, silentLog, () => 0);
+    try {
+      const results: string[] = [];
+      for (let i = 0; i < 6; i++) results.push(await outcome(() => limits.consume('ingest', '1.1.1.1')));
+      expect(results).toEqual(['200', '200', '200', '200', '200', '429 retry 1']);
+    } finally {
+      await limits.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 // Response schemas of the stats routes (services/analytics.service.ts): published in the OpenAPI
 // document and the types the handlers must return.
 import { Type } from '@sinclair/typebox';
-import { DateTime, object, stringEnum } from '../../openapi/responses.ts';
+import { DateTime, object, pageFields, stringEnum } from '../../openapi/responses.ts';
 import { INTERVALS } from './interval.ts';
 import { BREAKDOWN_DIMENSIONS } from './plan.ts';
 
@@ -49,8 +49,5 @@ export const Breakdown = object({
       comparison: Type.Optional(object({ visitors: count })),
     }),
   ),
-  total: count,
-  limit: count,
-  offset: count,
-  has_more: Type.Boolean(),
+  ...pageFields,
 });

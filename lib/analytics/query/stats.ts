@@ -17,6 +17,7 @@
 // Filters AND-combine and keep or drop whole visits. The timeseries puts each visit in the bucket
 // it started in.
 import { type FieldError, validationFailed } from '../../errors.ts';
+import { pageFields } from '../../pagination.ts';
 import type { AnalyticsStore } from '../../stores/analytics/index.ts';
 import { checkRange, previousPeriod, previousYear, type TimeRange } from '../range.ts';
 import { checkFilters, type Filter } from './filters.ts';
@@ -266,5 +267,5 @@ export async function siteBreakdown(store: AnalyticsStore, site: StatsSite, requ
     const visitors = new Map(before.map((r) => [String(r.value), num(r.visitors)]));
     for (const row of shaped) row.comparison = { visitors: visitors.get(row.value) ?? 0 };
   }
-  return { dimension: request.dimension, rows: shaped, total, limit, offset, has_more: offset + shaped.length < total };
+  return { dimension: request.dimension, rows: shaped, ...pageFields(shaped.length, total, { limit, offset }) };
 }

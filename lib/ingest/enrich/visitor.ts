@@ -16,7 +16,7 @@ export const VISITOR_ID_CACHE_SIZE = 10_000;
 const keys = new WeakMap<Uint8Array, KeyObject>();
 /**
  * Ids by input, one cache per key, so an id is only ever answered under the salt it was made
- * with, and goes when the salt's key is dropped. Held in memory only, like the sessions.
+ * with, and goes when the salt's key is dropped. Held in memory only, like the running visits.
  */
 const ids = new WeakMap<KeyObject, BoundedCache<string>>();
 let lastSalt: Uint8Array | null = null;

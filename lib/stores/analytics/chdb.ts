@@ -4,7 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { type ChdbQueryStream, drainPending, Session } from 'chdb';
+import { type ChdbQueryStream, drainPending, Session as ChdbConnection } from 'chdb';
 import type { Log } from '../../log.ts';
 import { AnalyticsStoreError, type Params, PINNED_SETTINGS, parseRows, type Transport, toStoreError } from './transport.ts';
 
@@ -60,49 +60,49 @@ const hasKeys = (params: Params) => Object.keys(params).length > 0;
  * one query per core runs; the rest wait in call order.
  */
 class Readers {
-  private readonly wide: Session;
+  private readonly wide: ChdbConnection;
   private wideBusy = false;
-  private readonly narrow: Session[];
-  private readonly waiting: ((session: Session) => void)[] = [];
+  private readonly narrow: ChdbConnection[];
+  private readonly waiting: ((connection: ChdbConnection) => void)[] = [];
   private running = 0;
   private readonly limit: number;
 
   constructor(dir: string, cores: number) {
     this.limit = Math.max(1, cores);
-    this.wide = new Session(dir, { connectionArgs: CONNECTION_ARGS });
+    this.wide = new ChdbConnection(dir, { connectionArgs: CONNECTION_ARGS });
     // With one core the wide connection is the only one; else up to `limit` narrow ones can overlap.
     const narrowCount = this.limit === 1 ? 0 : this.limit;
-    this.narrow = Array.from({ length: narrowCount }, () => new Session(dir, { connectionArgs: NARROW_ARGS }));
+    this.narrow = Array.from({ length: narrowCount }, () => new ChdbConnection(dir, { connectionArgs: NARROW_ARGS }));
   }
 
   /** Runs `task` on a connection once one is free. */
-  async use<T>(task: (session: Session) => Promise<T>): Promise<T> {
-    const session = this.take() ?? (await new Promise<Session>((resolve) => this.waiting.push(resolve)));
+  async use<T>(task: (connection: ChdbConnection) => Promise<T>): Promise<T> {
+    const connection = this.take() ?? (await new Promise<ChdbConnection>((resolve) => this.waiting.push(resolve)));
     try {
-      return await task(session);
+      return await task(connection);
     } finally {
-      this.give(session);
+      this.give(connection);
     }
   }
 
   close(): void {
     this.wide.close();
-    for (const session of this.narrow) session.close();
+    for (const connection of this.narrow) connection.close();
   }
 
-  private take(): Session | undefined {
+  private take(): ChdbConnection | undefined {
     if (this.running >= this.limit) return undefined;
-    const session = this.running === 0 && !this.wideBusy ? this.wide : this.narrow.pop();
-    if (!session) return undefined;
-    if (session === this.wide) this.wideBusy = true;
+    const connection = this.running === 0 && !this.wideBusy ? this.wide : this.narrow.pop();
+    if (!connection) return undefined;
+    if (connection === this.wide) this.wideBusy = true;
     this.running++;
-    return session;
+    return connection;
   }
 
-  private give(session: Session): void {
+  private give(connection: ChdbConnection): void {
     this.running--;
-    if (session === this.wide) this.wideBusy = false;
-    else this.narrow.push(session);
+    if (connection === this.wide) this.wideBusy = false;
+    else this.narrow.push(connection);
     const next = this.waiting.length > 0 ? this.take() : undefined;
     if (next) this.waiting.shift()!(next);
   }
@@ -111,11 +111,11 @@ class Readers {
 export class ChdbTransport implements Transport {
   readonly kind = 'chdb' as const;
   readonly dir: string;
-  private readonly session: Session;
+  private readonly connection: ChdbConnection;
   private readonly readers: Readers;
   private readonly log: Log;
   /** Connections opened for streams; closed with the store. */
-  private readonly streams = new Set<Session>();
+  private readonly streams = new Set<ChdbConnection>();
   /**
    * Bound parameters live in engine-wide state in libchdb: two parameterised statements running
    * at once can read each other's values. chdb serialises its own queryBindAsync calls, but a
@@ -124,9 +124,9 @@ export class ChdbTransport implements Transport {
   private readonly bound = new Serial();
   private closing: Promise<void> | undefined;
 
-  private constructor(dir: string, session: Session, log: Log) {
+  private constructor(dir: string, connection: ChdbConnection, log: Log) {
     this.dir = dir;
-    this.session = session;
+    this.connection = connection;
     this.readers = new Readers(dir, availableParallelism());
     this.log = log;
   }
@@ -138,7 +138,7 @@ export class ChdbTransport implements Transport {
       mkdirSync(absolute, { recursive: true });
       // A store closed a moment ago may still be releasing its connection; wait for it.
       await drainPending();
-      const transport = new ChdbTransport(absolute, new Session(absolute, { connectionArgs: CONNECTION_ARGS }), log);
+      const transport = new ChdbTransport(absolute, new ChdbConnection(absolute, { connectionArgs: CONNECTION_ARGS }), log);
       await transport.ping();
       log.info({ dir: absolute }, 'analytics store open (chDB)');
       return transport;
@@ -154,10 +154,10 @@ export class ChdbTransport implements Transport {
    */
   async query<T>(sql: string, params: Params): Promise<T[]> {
     this.assertOpen();
-    return this.readers.use(async (session) => {
+    return this.readers.use(async (connection) => {
       let stream: ChdbQueryStream | undefined;
       try {
-        stream = await this.startStream(session, sql, params);
+        stream = await this.startStream(connection, sql, params);
         const rows: T[] = [];
         for await (const chunk of stream) for (const row of parseRows<T>(chunk.text())) rows.push(row);
         // Closing the store cancels running reads, and a cancelled stream just ends: say so.
@@ -183,23 +183,23 @@ export class ChdbTransport implements Transport {
    */
   async *stream<T>(sql: string, params: Params): AsyncIterable<T> {
     this.assertOpen();
-    const session = new Session(this.dir, { connectionArgs: STREAM_ARGS });
-    this.streams.add(session);
+    const connection = new ChdbConnection(this.dir, { connectionArgs: STREAM_ARGS });
+    this.streams.add(connection);
     let stream: ChdbQueryStream | undefined;
     try {
-      stream = await this.startStream(session, sql, params);
+      stream = await this.startStream(connection, sql, params);
       for await (const chunk of stream) {
         for (const row of chunk.rows<T>()) yield row;
       }
       // Closing the store cancels its streams, and a cancelled chDB stream just ends: say so,
       // rather than let an export pass for complete.
-      if (!this.streams.has(session)) throw new AnalyticsStoreError('The analytics store was closed during the stream');
+      if (!this.streams.has(connection)) throw new AnalyticsStoreError('The analytics store was closed during the stream');
     } catch (error) {
       throw toStoreError(error);
     } finally {
       stream?.cancel();
-      this.streams.delete(session);
-      session.close();
+      this.streams.delete(connection);
+      connection.close();
     }
   }
 
@@ -208,7 +208,7 @@ export class ChdbTransport implements Transport {
     if (ndjson.length === 0) return;
     try {
       // The raw insert hands the bytes to the engine's own JSONEachRow parser.
-      await this.session.insert({ table: target, values: ndjson, format: 'JSONEachRow', settings });
+      await this.connection.insert({ table: target, values: ndjson, format: 'JSONEachRow', settings });
     } catch (error) {
       throw toStoreError(error);
     }
@@ -220,10 +220,10 @@ export class ChdbTransport implements Transport {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
-      for (const session of this.streams) session.close();
+      for (const connection of this.streams) connection.close();
       this.streams.clear();
       this.readers.close();
-      this.session.close();
+      this.connection.close();
       // close() defers the native teardown behind running operations; the directory is free
       // (for a store on another path) only once they are done.
       await drainPending();
@@ -237,18 +237,18 @@ export class ChdbTransport implements Transport {
     this.assertOpen();
     try {
       const result = hasKeys(params)
-        ? await this.bound.run(() => this.session.queryBindAsync(sql, params, { format }))
-        : await this.session.queryAsync(sql, { format });
+        ? await this.bound.run(() => this.connection.queryBindAsync(sql, params, { format }))
+        : await this.connection.queryAsync(sql, { format });
       return result.text();
     } catch (error) {
       throw toStoreError(error);
     }
   }
 
-  /** Starts a JSONEachRow stream on `session`; a bound one only once no other bound start or query runs. */
-  private startStream(session: Session, sql: string, params: Params): Promise<ChdbQueryStream> {
-    if (!hasKeys(params)) return Promise.resolve(session.queryStream(sql, { format: 'JSONEachRow' }));
-    return this.bound.run(() => session.queryStreamBind(sql, params, { format: 'JSONEachRow' }));
+  /** Starts a JSONEachRow stream on `connection`; a bound one only once no other bound start or query runs. */
+  private startStream(connection: ChdbConnection, sql: string, params: Params): Promise<ChdbQueryStream> {
+    if (!hasKeys(params)) return Promise.resolve(connection.queryStream(sql, { format: 'JSONEachRow' }));
+    return this.bound.run(() => connection.queryStreamBind(sql, params, { format: 'JSONEachRow' }));
   }
 
   private assertOpen(): void {

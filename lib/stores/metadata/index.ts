@@ -45,8 +45,8 @@ export interface MetadataScriptable extends MetadataQueryable {
   exec(script: string): Promise<void>;
 }
 
-/** One connection held for a while, so a session-level advisory lock covers everything done on it. */
-export interface MetadataSession extends MetadataScriptable {
+/** One connection held for a while, so a PostgreSQL session-level advisory lock covers everything done on it. */
+export interface MetadataConnection extends MetadataScriptable {
   transaction<T>(fn: (tx: MetadataScriptable) => Promise<T>): Promise<T>;
 }
 
@@ -54,7 +54,7 @@ export interface MetadataTransport extends MetadataQueryable {
   readonly kind: MetadataStore['kind'];
   transaction<T>(fn: (tx: MetadataScriptable) => Promise<T>): Promise<T>;
   /** Runs fn on one dedicated connection; nothing else uses that connection meanwhile. */
-  session<T>(fn: (session: MetadataSession) => Promise<T>): Promise<T>;
+  withConnection<T>(fn: (connection: MetadataConnection) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -94,7 +94,7 @@ function storeOver(transport: MetadataTransport, log: Log): MetadataStore {
     },
     async migrate() {
       open();
-      return transport.session((session) => runMigrations(session, { dir: MIGRATIONS_DIR, log }));
+      return transport.withConnection((connection) => runMigrations(connection, { dir: MIGRATIONS_DIR, log }));
     },
     async ping() {
       open();

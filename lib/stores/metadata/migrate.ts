@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Log } from '../../log.ts';
 import { orderMigrationFiles, refuseNewerSchema } from '../migration-files.ts';
-import type { MetadataSession } from './index.ts';
+import type { MetadataConnection } from './index.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
@@ -44,22 +44,22 @@ export interface RunMigrationsOptions {
 }
 
 /**
- * Applies the migrations in dir that the database has not recorded. The session keeps one
- * connection for the whole run, so the session-level advisory lock taken on it covers every step;
+ * Applies the migrations in dir that the database has not recorded. The connection is held
+ * for the whole run, so the PostgreSQL session-level advisory lock taken on it covers every step;
  * a second node blocks on the lock, then finds everything recorded and applies nothing.
  */
-export async function runMigrations(session: MetadataSession, options: RunMigrationsOptions): Promise<{ applied: number[] }> {
+export async function runMigrations(connection: MetadataConnection, options: RunMigrationsOptions): Promise<{ applied: number[] }> {
   const { log } = options;
   // Read the files before touching the database: a broken release fails without taking the lock.
   const migrations = await loadMigrations(options.dir);
-  await session.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+  await connection.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
   try {
-    await session.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    await connection.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY,
       name text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const recorded = await session.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+    const recorded = await connection.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     const done = new Set(recorded.rows.map((r) => r.version));
     refuseNewerSchema('metadata database', done, migrations.at(-1)?.version ?? 0);
 
@@ -67,7 +67,7 @@ export async function runMigrations(session: MetadataSession, options: RunMigrat
     for (const m of migrations) {
       if (done.has(m.version)) continue;
       const started = performance.now();
-      await session.transaction(async (tx) => {
+      await connection.transaction(async (tx) => {
         await tx.exec(m.sql);
         await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
       });
@@ -79,8 +79,8 @@ export async function runMigrations(session: MetadataSession, options: RunMigrat
     return { applied };
   } finally {
     // Failing to unlock must not hide the error that brought us here; the lock also ends with the
-    // connection, which the transport drops when a session fails.
-    await session.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch((err: unknown) => {
+    // connection, which the transport drops when its work fails.
+    await connection.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch((err: unknown) => {
       log.warn({ err }, 'metadata migrations: advisory unlock failed');
     });
   }

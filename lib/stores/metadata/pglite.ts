@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
 import type { Log } from '../../log.ts';
-import type { MetadataScriptable, MetadataSession, MetadataTransport, QueryResult } from './index.ts';
+import type { MetadataScriptable, MetadataConnection, MetadataTransport, QueryResult } from './index.ts';
 
 export interface PgliteOptions {
   dataDir: string;
@@ -25,7 +25,7 @@ export async function openPglite(options: PgliteOptions): Promise<MetadataTransp
 }
 
 function pgliteTransport(db: PGlite): MetadataTransport {
-  // PGlite queues its own calls too, but only call by call. This queue is ours so a session
+  // PGlite queues its own calls too, but only call by call. This queue is ours so a held connection
   // (migrations: lock, several transactions, unlock) keeps the connection between calls.
   const queue = new Queue();
   let closed = false;
@@ -35,13 +35,13 @@ function pgliteTransport(db: PGlite): MetadataTransport {
       return fn();
     });
   const transaction = <T>(fn: (tx: MetadataScriptable) => Promise<T>) => db.transaction((tx) => fn(scriptable(tx)));
-  const session: MetadataSession = { ...scriptable(db), transaction };
+  const connection: MetadataConnection = { ...scriptable(db), transaction };
 
   return {
     kind: 'pglite',
     query: <T>(sql: string, params?: unknown[]) => whenOpen(() => run<T>(db, sql, params)),
     transaction: (fn) => whenOpen(() => transaction(fn)),
-    session: (fn) => whenOpen(() => fn(session)),
+    withConnection: (fn) => whenOpen(() => fn(connection)),
     close: () =>
       // Queued behind work already accepted, so nothing in flight is cut off.
       queue.run(async () => {

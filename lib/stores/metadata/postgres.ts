@@ -2,7 +2,7 @@
 import pg from 'pg';
 import type { PoolClient, QueryResult as PgQueryResult } from 'pg';
 import type { Log } from '../../log.ts';
-import type { MetadataScriptable, MetadataSession, MetadataTransport, QueryResult } from './index.ts';
+import type { MetadataScriptable, MetadataConnection, MetadataTransport, QueryResult } from './index.ts';
 
 export interface PostgresOptions {
   url: string;
@@ -53,8 +53,8 @@ export async function openPostgres(options: PostgresOptions): Promise<MetadataTr
     kind: 'postgres',
     query: async <T>(sql: string, params?: unknown[]) => toResult<T>(await pool.query(sql, params)),
     transaction: (fn) => withClient(pool, log, (client) => inTransaction(client, fn), false),
-    // A failed session may still hold its advisory lock, so its connection is never reused.
-    session: (fn) => withClient(pool, log, (client) => fn(sessionOn(client)), true),
+    // A connection whose work failed may still hold its advisory lock, so it is never reused.
+    withConnection: (fn) => withClient(pool, log, (client) => fn(connectionOn(client)), true),
     close: async () => {
       if (closed) return;
       closed = true;
@@ -107,7 +107,7 @@ async function inTransaction<T>(client: PoolClient, fn: (tx: MetadataScriptable)
   return result;
 }
 
-function sessionOn(client: PoolClient): MetadataSession {
+function connectionOn(client: PoolClient): MetadataConnection {
   return { ...scriptable(client), transaction: (fn) => inTransaction(client, fn) };
 }
 
