@@ -6,7 +6,8 @@ export const POSTGRES_URL_ENV = 'PLUMB_TEST_DATABASE_URL';
 export const POSTGRES_URL = process.env[POSTGRES_URL_ENV] ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.PLUMB_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const NATS_URL = process.env.PLUMB_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
-export const CHROMIUM_PATH = process.env.PLUMB_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM_PATH_ENV = 'PLUMB_CHROMIUM';
+export const CHROMIUM_PATH = process.env[CHROMIUM_PATH_ENV] ?? '/usr/bin/chromium';
 
 export interface LocalService {
   name: string;
