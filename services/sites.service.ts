@@ -10,6 +10,7 @@ import { extraHostnames, siteDomain, timeZone } from '../lib/sites/fields.ts';
 import * as S from '../lib/sites/responses.ts';
 import { listSiteMembers, removeSiteMember, setSiteMember } from '../lib/sites/members.ts';
 import { createTeamSite, getSite, listSites, type SiteChanges, softDeleteSite, updateSite } from '../lib/sites/sites-admin.ts';
+import { principalsChanged } from '../lib/auth/principal-cache.ts';
 import { deleteSiteRows, sweepMovedSite, type TransferResult, transferSite } from '../lib/sites/transfer.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -121,6 +122,7 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
         async handler(ctx: Ctx<{ id: string }>) {
           const site = await softDeleteSite(runtime.metadata(), ctx.meta.user!, ctx.params.id);
           sitesChanged(ctx, site.id);
+          principalsChanged(ctx, runtime, { all_tokens: true });
           try {
             await deleteSiteRows(runtime.analytics(), site.team_id, site.id);
           } catch (err) {
@@ -149,7 +151,9 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
         params: { id: 'uuid', userId: 'uuid', role: { type: 'enum', values: SITE_ROLES } },
         openapi: { summary: 'Give a user a role on the site, or change it (only an owner grants owner)', tags, response: S.SiteMemberEnvelope },
         async handler(ctx: Ctx<{ id: string; userId: string; role: SiteRole }>) {
-          return { member: await setSiteMember(runtime.metadata(), ctx.meta.user!, ctx.params.id, ctx.params.userId, ctx.params.role) };
+          const member = await setSiteMember(runtime.metadata(), ctx.meta.user!, ctx.params.id, ctx.params.userId, ctx.params.role);
+          principalsChanged(ctx, runtime, { user_id: ctx.params.userId });
+          return { member };
         },
       }),
 
@@ -161,6 +165,7 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
         openapi: { summary: 'Take a user’s role on the site away', tags, successStatus: 204, response: NoContent },
         async handler(ctx: Ctx<{ id: string; userId: string }>) {
           await removeSiteMember(runtime.metadata(), ctx.meta.user!, ctx.params.id, ctx.params.userId);
+          principalsChanged(ctx, runtime, { user_id: ctx.params.userId });
           ctx.meta.$statusCode = 204;
           return null;
         },
@@ -174,7 +179,16 @@ export default function createSitesService(runtime: Runtime): ServiceSchema {
         ...NO_CALL_TIMEOUT,
         openapi: { summary: 'Move the site, with its analytics, into another team (needs the site’s owner role and the admin role in both teams)', tags, response: S.Transfer, errors: [409] },
         async handler(ctx: Ctx<{ id: string; team_id: string }>) {
-          const deps = { metadata: runtime.metadata(), analytics: runtime.analytics(), log, sitesChanged: () => sitesChanged(ctx, ctx.params.id) };
+          const deps = {
+            metadata: runtime.metadata(),
+            analytics: runtime.analytics(),
+            log,
+            sitesChanged: () => {
+              sitesChanged(ctx, ctx.params.id);
+              // Everyone's role on the site came from the old team; tokens must be looked at again.
+              principalsChanged(ctx, runtime, { all_tokens: true });
+            },
+          };
           const result = await transferSite(deps, { siteId: ctx.params.id, destinationTeamId: ctx.params.team_id, actor: ctx.meta.user! });
           scheduleLateSweep(result);
           const site = await runtime.sites.byId(ctx.params.id);

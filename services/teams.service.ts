@@ -5,6 +5,7 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import { TEAM_ROLES, type TeamRole } from '../lib/auth/roles.ts';
 import { auditPage } from '../lib/audit/audit.ts';
+import { principalsChanged } from '../lib/auth/principal-cache.ts';
 import { Ok } from '../lib/auth/responses.ts';
 import { action } from '../lib/openapi/action.ts';
 import type { Runtime } from '../lib/runtime.ts';
@@ -123,7 +124,8 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
         params: { ...teamId, userId: 'uuid', role },
         openapi: { summary: "Change a member's role (team admin; the owner role only by an owner; never the last owner)", tags, response: T.MemberEnvelope, errors: [409] },
         async handler(ctx: Ctx<{ id: string; userId: string; role: TeamRole }>) {
-          const { member } = await changeRole(db(), ctx.meta.user!, ctx.params.id, ctx.params.userId, ctx.params.role);
+          const { member, changed } = await changeRole(db(), ctx.meta.user!, ctx.params.id, ctx.params.userId, ctx.params.role);
+          if (changed) principalsChanged(ctx, runtime, { user_id: member.user_id });
           return { member };
         },
       }),
@@ -137,6 +139,7 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
         openapi: { summary: 'Remove a member (team admin; an owner only by an owner) or leave the team yourself; never the last owner', tags, response: Ok, errors: [409] },
         async handler(ctx: Ctx<{ id: string; userId: string }>) {
           const removed = await removeMember(db(), ctx.meta.user!, ctx.params.id, ctx.params.userId);
+          principalsChanged(ctx, runtime, { user_id: removed.user_id });
           ctx.emit('ops.team.member.removed', { team_id: ctx.params.id, user_id: removed.user_id, email: removed.email, role: removed.role });
           return { status: 'ok' as const };
         },

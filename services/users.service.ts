@@ -2,6 +2,7 @@
 // (/api/user/me, /api/user/password) and their API clients (/api/user/api-clients).
 import type { Context, ServiceSchema } from 'moleculer';
 import { listApiClients } from '../lib/auth/api-clients.ts';
+import { forgetPrincipalsLocally, type PrincipalsChange, PRINCIPALS_CHANGED, principalsChanged } from '../lib/auth/principal-cache.ts';
 import { API_SCOPES, INSTANCE_ROLES, type InstanceRole, SITE_ROLES } from '../lib/auth/roles.ts';
 import type { UserPrincipal } from '../lib/auth/sessions.ts';
 import { unauthorized } from '../lib/errors.ts';
@@ -21,17 +22,6 @@ type ById = { id: string };
 const admin = { auth: 'user', access: { instance: 'admin' } } as const;
 const byId = { id: 'uuid' };
 
-/**
- * Broadcast to every node so that each drops what it caches about a user's sessions (3 s) or an API
- * client (5 s). The node that made the change has already dropped its own before answering; the
- * others follow as soon as the event reaches them, and at worst when their caches expire.
- */
-const FORGET_EVENT = 'users.credentials.changed';
-interface ForgetRequest {
-  user_id?: string;
-  api_client_id?: string;
-}
-
 export default function createUsersService(runtime: Runtime): ServiceSchema {
   const db = () => runtime.metadata();
 
@@ -41,17 +31,7 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
     return ctx.meta.user;
   };
 
-  const forget = (ctx: Ctx<unknown>, request: ForgetRequest) => {
-    forgetLocally(request);
-    ctx.broadcast(FORGET_EVENT, request);
-  };
-  const forgetLocally = ({ user_id, api_client_id }: ForgetRequest) => {
-    if (user_id) {
-      runtime.sessions.forget(user_id);
-      runtime.apiClients.forget({ ownerUserId: user_id });
-    }
-    if (api_client_id) runtime.apiClients.forget({ clientId: api_client_id });
-  };
+  const forget = (ctx: Ctx<unknown>, change: PrincipalsChange) => principalsChanged(ctx, runtime, change);
 
   /** Sends a fresh session's cookies, so the caller stays signed in after their other sessions ended. */
   const restartSession = async (ctx: Ctx<unknown>, user: UserPrincipal) => {
@@ -224,8 +204,8 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
     },
 
     events: {
-      [FORGET_EVENT](ctx: Context<ForgetRequest>) {
-        forgetLocally(ctx.params);
+      [PRINCIPALS_CHANGED](ctx: Context<PrincipalsChange>) {
+        forgetPrincipalsLocally(runtime, ctx.params);
       },
     },
   };

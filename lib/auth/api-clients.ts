@@ -139,7 +139,7 @@ export interface ApiClientVerifier {
    * nodes keep theirs until their TTL runs out (5 s by default) unless told too (the users service
    * broadcasts the same request to every node).
    */
-  forget(which: { clientId?: string; ownerUserId?: string }): void;
+  forget(which: { clientId?: string; ownerUserId?: string; all?: boolean }): void;
 }
 
 interface VerifiedRow {
@@ -232,7 +232,8 @@ export function createApiClientVerifier(
       return entry.principal;
     },
 
-    forget({ clientId, ownerUserId }) {
+    forget({ clientId, ownerUserId, all }) {
+      if (all) return cache.clear();
       for (const [key, entry] of cache) {
         if ((clientId && entry.principal?.id === clientId) || (ownerUserId && entry.ownerUserId === ownerUserId)) cache.delete(key);
       }

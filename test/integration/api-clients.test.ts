@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createSite, createTeam } from '../../lib/sites/sites.ts';
 import { waitFor } from '../support/instance.ts';
-import { as, type Person, person, withToken } from '../support/accounts.ts';
+import { as, joinTeam, type Person, person, withToken } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -227,5 +227,35 @@ describe("a token follows its owner's current rights", () => {
     expect((await ingest(token)).status).toBe(202);
     expect((await as(t, owner, 'PATCH', `/api/admin/users/${carol.id}`, { role: 'user' })).status).toBe(200);
     expect(await ingest(token)).toEqual({ status: 403, body: { message: 'This token has no access to that site', code: 'forbidden' } });
+  });
+});
+
+describe('a token whose owner loses their role', () => {
+  /** A new team with a site, `who` in it as `role` through an accepted invitation, and a token of theirs for the site. */
+  async function memberWithToken(role: string) {
+    const owner = await person(t);
+    const teamId = (await as(t, owner, 'POST', '/api/user/teams', { name: `Token team ${Date.now()}` })).body.id as string;
+    const site = await as(t, owner, 'POST', '/api/sites', { domain: `token-${Date.now()}.example`, team_id: teamId });
+    const siteId = (site.body.site as { id: string }).id;
+    const who = await person(t);
+    expect((await joinTeam(t, owner, teamId, who, role)).status).toBe(200);
+    const issued = await as(t, who, 'POST', '/api/user/api-clients', { name: 'reader', scopes: ['stats:read'], sites: [{ site_id: siteId, role: 'viewer' }] });
+    expect(issued.status).toBe(201);
+    const token = issued.body.token as string;
+    const read = () => withToken(t, token, 'GET', `/api/sites/${siteId}/stats?period=day`);
+    expect((await read()).status).toBe(200);
+    return { owner, teamId, who, read };
+  }
+
+  it('stops reading the moment its owner is removed from the team, with no wait for a cache', async () => {
+    const { owner, teamId, who, read } = await memberWithToken('member');
+    expect((await as(t, owner, 'DELETE', `/api/user/teams/${teamId}/members/${who.id}`)).status).toBe(200);
+    expect((await read()).status).toBe(404);
+  });
+
+  it('stops reading the moment its owner leaves the team', async () => {
+    const { teamId, who, read } = await memberWithToken('member');
+    expect((await as(t, who, 'DELETE', `/api/user/teams/${teamId}/members/${who.id}`)).status).toBe(200);
+    expect((await read()).status).toBe(404);
   });
 });
