@@ -62,7 +62,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
   };
   const deps = () => started().deps;
   const serverDeps = () => started().serverDeps;
-  const tracker = { crossOrigin: true, textBody: true, bodyLimit: TRACKER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true };
+  const tracker = { auth: 'none' as const, crossOrigin: true, textBody: true, bodyLimit: TRACKER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true };
   const server = { bodyLimit: SERVER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true, auth: 'client' as const };
 
   return {
@@ -132,6 +132,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
       aiFetch: action({
         rest: 'POST /api/sites/:id/ingest/ai-fetch',
         auth: 'client',
+        access: { site: { param: 'id', role: 'editor', scope: 'ai-fetch:write' } },
         bodyLimit: BATCH_BODY_LIMIT,
         rateLimit: 'ingest',
         params: { id: 'uuid', items: { type: 'array', min: 1, max: MAX_BATCH_ITEMS, items: 'object', optional: true } },

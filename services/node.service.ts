@@ -15,11 +15,13 @@ export default function createNodeService(runtime: Runtime): ServiceSchema {
     actions: {
       health: action({
         rest: 'GET /healthz',
+        auth: 'none',
         openapi: { summary: 'Liveness: the process answers', tags: ['node'], response: object({ status: Type.Literal('ok') }) },
         handler: () => ({ status: 'ok' as const }),
       }),
       ready: action({
         rest: 'GET /readyz',
+        auth: 'none',
         openapi: { summary: 'Readiness: 200 once the metadata and analytics stores are open, 503 before and while stopping', tags: ['node'], response: object({ status: Type.Literal('ready'), leader: Type.Boolean() }) },
         async handler() {
           if (!runtime.isReady()) throw unavailable('Stores are not ready', 1);

@@ -135,22 +135,54 @@ export async function enforce(db: MetadataQueryable, meta: AuthMeta, mode: AuthM
   }
 }
 
-/** The auth an HTTP action gets: its declared `auth`, else 'any' under /api and 'none' elsewhere (the OpenAPI document says the same). */
+/** The routes an action's `rest` declares, in any of the forms Moleculer accepts ("GET /x", {method, path}, or a list of them). */
+export function declaredRoutes(rest: unknown): string[] {
+  return [rest ?? []].flat().flatMap((route) => {
+    if (typeof route === 'string') return [route];
+    if (route && typeof route === 'object') {
+      const { method, path } = route as { method?: unknown; path?: unknown };
+      return [`${typeof method === 'string' ? method : '*'} ${typeof path === 'string' ? path : ''}`.trim()];
+    }
+    return route === true ? ['(automatic route)'] : [];
+  });
+}
+
+/** The auth an HTTP action declared; assertDeclaresAccess made sure, at start, that it declared one. */
 export function authModeOf(action: { auth?: AuthMode; rest?: unknown }): AuthMode {
-  if (action.auth) return action.auth;
-  return [action.rest ?? []].flat().some((rest) => String(rest).includes(' /api/')) ? 'any' : 'none';
+  return action.auth ?? (declaredRoutes(action.rest).length > 0 ? 'user' : 'none');
+}
+
+const AUTH_MODES: readonly AuthMode[] = ['none', 'user', 'client', 'any'];
+
+/**
+ * Refuses, naming the action, an HTTP action that does not say who may call it: every route
+ * declares `auth`, and one under a site or a team (`/sites/:id…`, `/teams/:id…`) also the `access`
+ * rule that guards it. Nothing is public, or open to any signed-in person, by omission.
+ */
+export function assertDeclaresAccess(name: string, action: { auth?: unknown; access?: AccessRule; rest?: unknown }): void {
+  const routes = declaredRoutes(action.rest);
+  if (routes.length === 0) return;
+  const where = `HTTP action ${name} (${routes.join(', ')})`;
+  if (!AUTH_MODES.includes(action.auth as AuthMode)) throw new Error(`${where} must declare auth (${AUTH_MODES.join(', ')}): who may call it is never left to a default`);
+  if (action.auth === 'none') return;
+  const access = action.access ?? {};
+  for (const route of routes) {
+    if (/\/sites\/:/.test(route) && !access.site && !access.instance) throw new Error(`${where} acts on a site and must declare access.site (or access.instance)`);
+    if (/\/teams\/:/.test(route) && !access.team && !access.instance) throw new Error(`${where} acts on a team and must declare access.team (or access.instance)`);
+  }
 }
 
 /**
- * The access middleware. Calls that came in over HTTP (the gateway sets meta.request) must meet
- * their action's `auth` and `access`; an HTTP action under /api without `auth` needs a signed-in
- * user or a token, so forgetting to declare never opens a route.
+ * The access middleware. An HTTP action that does not declare its access cannot be registered (the
+ * node refuses to start, naming it); calls that came in over HTTP (the gateway sets meta.request)
+ * must meet their action's `auth` and `access`.
  */
 export function accessMiddleware(db: () => MetadataQueryable): Middleware {
   return {
     name: 'Access',
-    localAction(handler: (ctx: Context) => unknown, action: { auth?: AuthMode; access?: AccessRule; rest?: unknown; params?: Record<string, unknown> }) {
-      if (!action.rest) return handler;
+    localAction(handler: (ctx: Context) => unknown, action: { name?: string; auth?: AuthMode; access?: AccessRule; rest?: unknown; params?: Record<string, unknown> }) {
+      if (declaredRoutes(action.rest).length === 0) return handler;
+      assertDeclaresAccess(action.name ?? '(unnamed)', action);
       const mode = authModeOf(action);
       if (mode === 'none' && !action.access) return handler;
       let checkParams: ((value: unknown) => FieldError[]) | undefined;

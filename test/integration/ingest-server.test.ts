@@ -199,10 +199,10 @@ describe('POST /api/sites/:id/ingest/ai-fetch', () => {
     expect(await t.rowsNow('ai_fetches', "path = '/unknown'")).toEqual([]);
   });
 
-  it('needs the ai-fetch:write scope for that very site', async () => {
+  it('needs the ai-fetch:write scope for that very site (another site is not found, as on every site route)', async () => {
     expect((await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, fetchOf(), ingestToken)).status).toBe(403);
-    expect((await post(`/api/sites/${t.otherSite.id}/ingest/ai-fetch`, fetchOf(), aiToken)).status).toBe(403);
-    expect((await post('/api/sites/00000000-0000-4000-8000-000000000000/ingest/ai-fetch', fetchOf(), aiToken)).status).toBe(403);
+    expect((await post(`/api/sites/${t.otherSite.id}/ingest/ai-fetch`, fetchOf(), aiToken)).status).toBe(404);
+    expect((await post('/api/sites/00000000-0000-4000-8000-000000000000/ingest/ai-fetch', fetchOf(), aiToken)).status).toBe(404);
     expect((await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, fetchOf())).status).toBe(401);
   });
 

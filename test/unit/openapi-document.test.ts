@@ -35,9 +35,10 @@ describe('GET /api/docs/v1/openapi.json: security', () => {
     expect(operation({ method: 'GET', path: '/api/things', action: act({ rest: 'GET /api/things', auth }) }).security).toEqual(security);
   });
 
-  it('treats an /api action without auth as any credential, and one outside /api as public, as the access middleware does', () => {
-    expect(operation({ method: 'GET', path: '/api/things', action: act({ rest: 'GET /api/things' }) }).security).toHaveLength(3);
-    expect(operation({ method: 'GET', path: '/healthz', action: act({ rest: 'GET /healthz' }) }).security).toEqual([]);
+  it('gives each operation the credentials its declared auth accepts', () => {
+    expect(operation({ method: 'GET', path: '/api/things', action: act({ rest: 'GET /api/things', auth: 'any' }) }).security).toHaveLength(3);
+    expect(operation({ method: 'GET', path: '/api/things', action: act({ rest: 'GET /api/things', auth: 'user' }) }).security).toEqual([{ session: [] }]);
+    expect(operation({ method: 'GET', path: '/healthz', action: act({ rest: 'GET /healthz', auth: 'none' }) }).security).toEqual([]);
   });
 });
 
@@ -63,7 +64,7 @@ describe('GET /api/docs/v1/openapi.json: responses', () => {
     });
     expect(Object.keys(read.responses)).toEqual(['200', '400', '401', '403', '404', '429', '5XX']);
     expect(read.responses['404'].$ref).toBe('#/components/responses/Error');
-    const open = operation({ method: 'GET', path: '/healthz', action: act({ rest: 'GET /healthz' }) });
+    const open = operation({ method: 'GET', path: '/healthz', action: act({ rest: 'GET /healthz', auth: 'none' }) });
     expect(Object.keys(open.responses)).toEqual(['200', '401', '5XX']);
     const create = operation({ method: 'POST', path: '/api/things', action: act({ rest: 'POST /api/things', auth: 'user', params: { name: 'string' }, openapi: { summary: 'x', response: Thing, errors: [409] } }) });
     expect(Object.keys(create.responses)).toEqual(['200', '400', '401', '403', '409', '413', '415', '429', '5XX']);
