@@ -19,6 +19,9 @@ async function main(argv: string[]): Promise<number> {
   }
   if (parsed.command !== 'serve') return fail(new ConfigError(parsed.command, 'unknown command (see plumb --help)'));
 
+  // Everything the node writes (the embedded stores' files, the journal, the JWT secret, the
+  // favicon cache) is for its own user alone, whatever the shell's umask says.
+  process.umask(0o077);
   let node: Awaited<ReturnType<typeof startNode>>;
   try {
     node = await startNode(loadConfig({ argv }));

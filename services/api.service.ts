@@ -14,7 +14,9 @@ import { judgeCrossOrigin } from '../lib/http/cross-origin.ts';
 import { sendAsHead } from '../lib/http/head.ts';
 import { locateCreated } from '../lib/http/location.ts';
 import { renderError } from '../lib/http/error-response.ts';
+import { API_SECURITY_HEADERS, setApiSecurityHeaders } from '../lib/http/security-headers.ts';
 import { type StaticAssets, loadStaticAssets } from '../lib/http/static-assets.ts';
+import { shareEmbedders } from '../lib/share/embedding.ts';
 import { buildOpenApiDocument, type RouteEntry } from '../lib/openapi/document.ts';
 import { gatewayRouteDocs } from '../lib/openapi/gateway-routes.ts';
 import { clientIp } from '../lib/ingest/enrich/client-ip.ts';
@@ -55,7 +57,7 @@ interface GatewayAlias {
 
 export default function createApiService(runtime: Runtime): ServiceSchema {
   const { config, log } = runtime;
-  const assets: StaticAssets = loadStaticAssets(log);
+  const assets: StaticAssets = loadStaticAssets(log, { shareEmbedders: (token) => shareEmbedders(runtime.metadata(), token) });
   // The per-request line is written only at debug level; below it, no hook is attached at all.
   const logRequests = config.logLevel === 'debug' || config.logLevel === 'trace';
   const trackerPath = config.trackerScriptPath.startsWith('/') ? config.trackerScriptPath : `/${config.trackerScriptPath}`;
@@ -126,9 +128,9 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
           });
         }
         const hot = req.method === 'POST' ? this.hotRoutes.get((url ?? '').split('?')[0]) : undefined;
-        if (hot) return callHotAction(this, runtime, req, res, hot, ['X-Request-ID', requestId, 'X-Content-Type-Options', 'nosniff']);
+        if (hot) return callHotAction(this, runtime, req, res, hot, ['X-Request-ID', requestId, ...API_SECURITY_HEADERS]);
         res.setHeader('X-Request-ID', requestId);
-        res.setHeader('X-Content-Type-Options', 'nosniff');
+        setApiSecurityHeaders(res);
         if (req.method === 'OPTIONS' && this.isCrossOriginPath(url ?? '')) {
           res.writeHead(204, CORS_HEADERS);
           res.end();

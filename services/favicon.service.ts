@@ -1,7 +1,9 @@
 // GET /api/favicon/{domain}: the dashboard's site icons, fetched by the server from one fixed
 // favicon host and relayed with a 24-hour cache header, so browsers never ask a third party; and
 // GET /api/favicon/source/{name}, the icon of a named traffic source (Google, Hacker News).
-// Public (img tags send no token); on any upstream trouble the placeholder icon, never a 5xx.
+// Public (img tags send no token), but an anonymous caller gets icons only of registered sites
+// and named sources: any other domain answers the placeholder without a fetch or a cache entry.
+// On any upstream trouble the placeholder icon, never a 5xx.
 import { join } from 'node:path';
 import type { Context, ServiceSchema } from 'moleculer';
 import { validationFailed } from '../lib/errors.ts';
@@ -9,6 +11,7 @@ import { normaliseFaviconDomain } from '../lib/favicon/domain.ts';
 import { sourceHomeHost } from '../lib/ingest/enrich/referrer.ts';
 import { createFaviconProxy, FAVICON_MAX_AGE_SECONDS, type Icon } from '../lib/favicon/proxy.ts';
 import { placeholderIcon } from '../lib/favicon/cache.ts';
+import { isRegisteredDomain } from '../lib/favicon/registered.ts';
 import { action } from '../lib/openapi/action.ts';
 import { binary } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
@@ -18,6 +21,8 @@ import type { RequestMeta } from '../types/meta.ts';
 export interface FaviconServiceOptions {
   timeoutMs?: number;
   maxBytes?: number;
+  maxDiskEntries?: number;
+  maxDiskBytes?: number;
 }
 
 type Meta = RequestMeta & { $responseType?: string };
@@ -56,6 +61,8 @@ export default function createFaviconService(runtime: Runtime, options: FaviconS
     log,
     timeoutMs: options.timeoutMs,
     maxBytes: options.maxBytes,
+    maxDiskEntries: options.maxDiskEntries,
+    maxDiskBytes: options.maxDiskBytes,
   });
   let pruner: NodeJS.Timeout | undefined;
   const prune = () => proxy.prune().catch((err: unknown) => log.warn({ err }, 'favicon: pruning the disk cache failed'));
@@ -69,6 +76,10 @@ export default function createFaviconService(runtime: Runtime, options: FaviconS
       return placeholderIcon(Date.now());
     }
   };
+  /** A signed-in person or API client may ask for any domain's icon; anyone else for registered sites'. */
+  const mayFetch = async (meta: Meta, domain: string) => meta.user !== undefined || meta.apiClient !== undefined || (await isRegisteredDomain(runtime.metadata(), domain));
+  const guardedIconOf = async (meta: Meta, domain: string) => ((await mayFetch(meta, domain)) ? iconOf(domain) : placeholderIcon(Date.now()));
+
   /** The icon with its cache headers, or 304 when the browser holds it already. */
   const answer = (meta: Meta, icon: Icon) => {
     meta.$responseHeaders = iconHeaders(icon);
@@ -90,7 +101,8 @@ export default function createFaviconService(runtime: Runtime, options: FaviconS
         params: { domain: 'string|min:1|max:2048' },
         openapi: {
           summary: 'A site’s favicon, fetched by the server from the configured favicon host (placeholder icon when it has none)',
-          description: 'Cached for 24 hours; answers 304 to a matching If-None-Match. 400 when the domain is not a plain public DNS name.',
+          description:
+            'Cached for 24 hours; answers 304 to a matching If-None-Match. 400 when the domain is not a plain public DNS name. Without a session or API token, only domains of registered sites are fetched; any other answers the placeholder.',
           tags: ['favicon'],
           response: binary('image/*'),
           errors: [304],
@@ -100,7 +112,7 @@ export default function createFaviconService(runtime: Runtime, options: FaviconS
           if (!domain) {
             throw validationFailed([{ field: 'domain', message: 'domain must be a DNS name with at least two labels: no IP address, port, user or path, at most 253 characters', type: 'faviconDomain' }]);
           }
-          return answer(ctx.meta, await iconOf(domain));
+          return answer(ctx.meta, await guardedIconOf(ctx.meta, domain));
         },
       }),
 
@@ -116,8 +128,11 @@ export default function createFaviconService(runtime: Runtime, options: FaviconS
           errors: [304],
         },
         async handler(ctx: Context<{ name: string }, Meta>) {
-          const domain = sourceHomeHost(ctx.params.name) ?? normaliseFaviconDomain(ctx.params.name);
-          return answer(ctx.meta, domain ? await iconOf(domain) : placeholderIcon(Date.now()));
+          // A source Plumb names maps to a fixed host; a referring hostname is any domain at all.
+          const known = sourceHomeHost(ctx.params.name);
+          if (known) return answer(ctx.meta, await iconOf(known));
+          const domain = normaliseFaviconDomain(ctx.params.name);
+          return answer(ctx.meta, domain ? await guardedIconOf(ctx.meta, domain) : placeholderIcon(Date.now()));
         },
       }),
     },

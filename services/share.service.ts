@@ -12,7 +12,8 @@ import { NoContent, type TSchema } from '../lib/openapi/responses.ts';
 import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import * as H from '../lib/share/responses.ts';
-import { createShareLink, listShareLinks, type ResolvedShare, resolveShareToken, revokeShareLink, type ShareInput } from '../lib/share/links.ts';
+import { MAX_EMBED_ORIGINS } from '../lib/share/embedding.ts';
+import { createShareLink, listShareLinks, type ResolvedShare, resolveShareToken, revokeShareLink, type ShareChanges, type ShareInput, updateShareLink } from '../lib/share/links.ts';
 import { assertUnlocked, unlockCookie, unlockShare } from '../lib/share/unlock.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -21,6 +22,8 @@ type TokenParams = { token: string } & Record<string, unknown>;
 
 const tags = ['share links'];
 const token = { type: 'string', min: 1, max: 128 };
+/** Checked item by item in lib/share/embedding.ts, so every bad origin is named at once. */
+const embedOrigins = { type: 'array', items: { type: 'string', max: 2048 }, max: MAX_EMBED_ORIGINS, optional: true };
 
 /**
  * The read endpoints a share link opens: its path under /api/share/{token} → the action that
@@ -87,8 +90,9 @@ export default function createShareService(runtime: Runtime): ServiceSchema {
           name: { type: 'string', max: 120, optional: true, nullable: true },
           expires_at: { type: 'string', max: 64, optional: true, nullable: true },
           password: { type: 'string', max: 256, optional: true, nullable: true },
+          embed_origins: embedOrigins,
         },
-        openapi: { summary: 'Create a read-only share link of the site (optional expiry and password); the token is shown only here', tags, successStatus: 201, response: H.CreatedShare },
+        openapi: { summary: 'Create a read-only share link of the site (optional expiry, password and sites allowed to embed it); the token is shown only here', tags, successStatus: 201, response: H.CreatedShare },
         async handler(ctx: Ctx<ShareInput & { id: string }>) {
           const { id, ...input } = ctx.params;
           const created = await createShareLink(runtime.metadata(), ctx.meta.user!, id, input, config.publicUrl);
@@ -105,6 +109,23 @@ export default function createShareService(runtime: Runtime): ServiceSchema {
         params: { id: 'uuid', ...pageParams },
         openapi: { summary: 'The site’s share links that were not revoked, newest first (tokens are never shown again)', tags, response: H.SharePage },
         handler: (ctx: Ctx<PageQuery & { id: string }>) => listShareLinks(runtime.metadata(), ctx.params.id, ctx.params),
+      }),
+
+      update: action({
+        rest: 'PATCH /api/sites/:id/share/:shareId',
+        auth: 'user',
+        access: { site: { param: 'id', role: 'admin' } },
+        params: { id: 'uuid', shareId: 'uuid', name: { type: 'string', max: 120, optional: true, nullable: true }, embed_origins: embedOrigins },
+        openapi: {
+          summary: 'Rename a share link or set the sites allowed to embed its page in a frame (none by default)',
+          description: 'embed_origins lists origins such as https://blog.example.com; they become the share page’s frame-ancestors. An empty list stops all embedding.',
+          tags,
+          response: H.ShareLink,
+        },
+        async handler(ctx: Ctx<ShareChanges & { id: string; shareId: string }>) {
+          const { id, shareId, ...changes } = ctx.params;
+          return updateShareLink(runtime.metadata(), ctx.meta.user!, id, shareId, changes);
+        },
       }),
 
       revoke: action({

@@ -17,7 +17,7 @@ export function resolveJwtSecret(configured: string | undefined, dataDir: string
     return new Uint8Array(bytes);
   }
   const file = join(dataDir, 'jwt-secret');
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   try {
     // 'wx' fails when the file exists, so two processes never overwrite each other's key.
     writeFileSync(file, randomBytes(48).toString('base64url'), { flag: 'wx', mode: 0o600 });

@@ -23,6 +23,9 @@ export interface FaviconProxyOptions {
   log: Log;
   timeoutMs?: number;
   maxBytes?: number;
+  /** Bounds of the disk cache (entries, bytes); defaults in cache.ts. */
+  maxDiskEntries?: number;
+  maxDiskBytes?: number;
   resolver?: (host: string) => Promise<string[]>;
 }
 
@@ -78,7 +81,13 @@ export function createFaviconProxy(options: FaviconProxyOptions): FaviconProxy {
   const { log } = options;
   const timeoutMs = options.timeoutMs ?? FAVICON_TIMEOUT_MS;
   const maxBytes = options.maxBytes ?? FAVICON_MAX_BYTES;
-  const cache = createFaviconCache({ dir: options.cacheDir, ttlMs: FAVICON_MAX_AGE_SECONDS * 1000, log });
+  const cache = createFaviconCache({
+    dir: options.cacheDir,
+    ttlMs: FAVICON_MAX_AGE_SECONDS * 1000,
+    log,
+    maxDiskEntries: options.maxDiskEntries,
+    maxDiskBytes: options.maxDiskBytes,
+  });
   const inFlight = new Map<string, Promise<Icon>>();
 
   /** One upstream request; why it failed is logged at debug level (it is the upstream's business). */

@@ -1,11 +1,14 @@
 // Serves the built dashboard (dist/web), tracking script and web-vitals add-on (dist/tracker) from
 // memory, gzip precomputed once at start, with ETags; dashboard URLs fall back to the SPA shell.
+// Every dashboard answer carries the dashboard's security headers; a share page may name the
+// sites allowed to frame it.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Log } from '../log.ts';
+import { setDashboardSecurityHeaders, setTrackerSecurityHeaders } from './security-headers.ts';
 
 const DIST = new URL('../../dist/', import.meta.url).pathname;
 
@@ -22,6 +25,9 @@ const TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
   '.webmanifest': 'application/manifest+json',
 };
+/** A share link's page: the SPA shell at /share/{token}. */
+const SHARE_PAGE = /^\/share\/([^/]+)\/?$/;
+
 const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.json', '.svg', '.txt', '.webmanifest']);
 
 interface Asset {
@@ -56,7 +62,14 @@ function walk(dir: string): string[] {
   });
 }
 
-export function loadStaticAssets(log: Log, distDir = DIST): StaticAssets {
+export interface StaticAssetsOptions {
+  distDir?: string;
+  /** The origins allowed to frame the share page of a token (none when it may not be framed). */
+  shareEmbedders?: (token: string) => Promise<readonly string[]>;
+}
+
+export function loadStaticAssets(log: Log, options: StaticAssetsOptions = {}): StaticAssets {
+  const distDir = options.distDir ?? DIST;
   const dashboard = new Map<string, Asset>();
   const webDir = join(distDir, 'web');
   if (existsSync(webDir)) {
@@ -86,7 +99,9 @@ export function loadStaticAssets(log: Log, distDir = DIST): StaticAssets {
       // Client-side routes (/login, /sites/…) get the shell; missing files with an extension do not.
       const wantsHtml = (req.headers.accept ?? '').includes('text/html');
       if (shell && wantsHtml && extname(path) === '') {
-        send(req, res, shell);
+        const share = SHARE_PAGE.exec(path);
+        if (share && options.shareEmbedders) sendSharePage(req, res, shell, options.shareEmbedders(share[1]), log);
+        else send(req, res, shell);
         return true;
       }
       return false;
@@ -108,12 +123,24 @@ function loadScript(log: Log, file: string): Asset | undefined {
 }
 
 function sendScript(req: IncomingMessage, res: ServerResponse, script: Asset | undefined) {
+  setTrackerSecurityHeaders(res);
   if (!script) {
     res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8' });
     res.end(JSON.stringify({ message: 'The tracking script is not built; run npm run build', code: 'unavailable' }));
     return;
   }
-  send(req, res, script);
+  send(req, res, script, false);
+}
+
+/** The shell of a share page, framable by the origins its link lists; by none when the look-up fails. */
+function sendSharePage(req: IncomingMessage, res: ServerResponse, shell: Asset, embedders: Promise<readonly string[]>, log: Log) {
+  embedders.then(
+    (origins) => send(req, res, shell, true, origins),
+    (err: unknown) => {
+      log.warn({ err }, 'share page: reading who may embed it failed; it may not be framed');
+      send(req, res, shell);
+    },
+  );
 }
 
 function decodePath(url: string): string | undefined {
@@ -124,7 +151,8 @@ function decodePath(url: string): string | undefined {
   }
 }
 
-function send(req: IncomingMessage, res: ServerResponse, asset: Asset) {
+function send(req: IncomingMessage, res: ServerResponse, asset: Asset, dashboard = true, embedders: readonly string[] = []) {
+  if (dashboard) setDashboardSecurityHeaders(res, embedders);
   res.setHeader('ETag', asset.etag);
   res.setHeader('Cache-Control', asset.cacheControl);
   res.setHeader('Content-Type', asset.type);

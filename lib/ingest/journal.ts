@@ -374,7 +374,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
 
 /** Creates the directory; the entries of any directories created are fsync'd, or a crash could lose the whole journal. */
 async function makeDurableDir(dir: string, fsync: boolean): Promise<void> {
-  const first = await mkdir(dir, { recursive: true });
+  const first = await mkdir(dir, { recursive: true, mode: 0o700 });
   if (!first || !fsync) return;
   for (let child = dir; child !== dirname(first); child = dirname(child)) {
     const parent = await open(dirname(child), 'r');
@@ -400,7 +400,7 @@ export async function openJournal<T>(options: JournalOptions<T>): Promise<Journa
   let activeHandle: FileHandle | null = null;
   try {
     const recovered = await recoverJournal(settings.dir, dirHandle, settings.log, settings.fsync);
-    activeHandle = await open(segmentFile(settings.dir, recovered.active.seq), 'a');
+    activeHandle = await open(segmentFile(settings.dir, recovered.active.seq), 'a', 0o600);
     const journal = new FileJournal<T>(settings, dirHandle, recovered, activeHandle);
     await journal.loadIntent(recovered.checkpoint.intent);
     settings.log.info(

@@ -1,6 +1,7 @@
 // Read-only share links of a site: created and revoked by its owners and admins, each a random
 // token (shown once, stored as SHA-256) with an optional expiry and password. A token resolves to
 // its live site only while the link is neither revoked nor expired and the site still exists.
+// A link may list the other sites allowed to frame its page (lib/share/embedding.ts).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type AuditSite, auditedSite, writeAudit } from '../audit/audit.ts';
 import { hashPassword, passwordProblem } from '../auth/passwords.ts';
@@ -9,12 +10,15 @@ import { type FieldError, notFound, validationFailed } from '../errors.ts';
 import { checkExpiry } from '../validation.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { pageOf, type Page } from '../pagination.ts';
+import { normaliseEmbedOrigins } from './embedding.ts';
 
 export interface ShareView {
   id: string;
   name: string | null;
   expires_at: string | null;
   has_password: boolean;
+  /** Origins allowed to frame the link's page; empty: no site may. */
+  embed_origins: string[];
   created_at: string;
 }
 
@@ -28,6 +32,12 @@ export interface ShareInput {
   name?: string | null;
   expires_at?: string | null;
   password?: string | null;
+  embed_origins?: string[];
+}
+
+export interface ShareChanges {
+  name?: string | null;
+  embed_origins?: string[];
 }
 
 /** A live share link behind a token, with what the public view needs. */
@@ -43,9 +53,11 @@ interface ShareRow {
   name: string | null;
   expires_at: Date | string | null;
   password_hash: string | null;
+  embed_origins: string[];
   created_at: Date | string;
 }
 
+const VIEW_COLUMNS = 'id, name, expires_at, password_hash, embed_origins, created_at';
 const TOKEN_BYTES = 32;
 /** 32 random bytes in base64url: 43 characters of [A-Za-z0-9_-]. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -58,6 +70,7 @@ const toView = (row: ShareRow): ShareView => ({
   name: row.name,
   expires_at: row.expires_at === null ? null : iso(row.expires_at),
   has_password: row.password_hash !== null,
+  embed_origins: row.embed_origins,
   created_at: iso(row.created_at),
 });
 
@@ -77,6 +90,7 @@ export async function createShareLink(store: MetadataStore, actor: UserPrincipal
   const password = input.password || null;
   const problem = password === null ? null : passwordProblem(password);
   if (problem) problems.push({ field: 'password', message: problem, type: 'password' });
+  const embedOrigins = normaliseEmbedOrigins(input.embed_origins ?? [], problems);
   if (problems.length > 0) throw validationFailed(problems);
   const passwordHash = password === null ? null : await hashPassword(password);
   const token = randomBytes(TOKEN_BYTES).toString('base64url');
@@ -84,10 +98,10 @@ export async function createShareLink(store: MetadataStore, actor: UserPrincipal
   const row = await store.transaction(async (tx) => {
     const { teamId, ...site } = await auditedSite(tx, siteId);
     const { rows } = await tx.query<ShareRow>(
-      `INSERT INTO share_links (id, site_id, name, token_hash, password_hash, expires_at, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       RETURNING id, name, expires_at, password_hash, created_at`,
-      [id, siteId, name, sha256(token), passwordHash, expiresAt, actor.id],
+      `INSERT INTO share_links (id, site_id, name, token_hash, password_hash, expires_at, created_by, embed_origins)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       RETURNING ${VIEW_COLUMNS}`,
+      [id, siteId, name, sha256(token), passwordHash, expiresAt, actor.id, embedOrigins],
     );
     await writeAudit(tx, { teamId, action: 'site.share.created', actor, ...audited({ id, name }, site) });
     return rows[0];
@@ -99,7 +113,7 @@ export async function createShareLink(store: MetadataStore, actor: UserPrincipal
 export async function listShareLinks(db: MetadataQueryable, siteId: string, page: { limit: number; offset: number }): Promise<Page<ShareView>> {
   const counted = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM share_links WHERE site_id = $1 AND revoked_at IS NULL', [siteId]);
   const { rows } = await db.query<ShareRow>(
-    `SELECT id, name, expires_at, password_hash, created_at FROM share_links
+    `SELECT ${VIEW_COLUMNS} FROM share_links
       WHERE site_id = $1 AND revoked_at IS NULL
       ORDER BY created_at DESC, id LIMIT $2 OFFSET $3`,
     [siteId, page.limit, page.offset],
@@ -107,6 +121,30 @@ export async function listShareLinks(db: MetadataQueryable, siteId: string, page
   const total = counted.rows[0].n;
   const items = rows.map(toView);
   return pageOf(items, total, page);
+}
+
+/** Renames a link of this site or changes who may frame it; 404 for a link of another site or a revoked one. */
+export async function updateShareLink(store: MetadataStore, actor: UserPrincipal, siteId: string, shareId: string, changes: ShareChanges): Promise<ShareView> {
+  const problems: FieldError[] = [];
+  const embedOrigins = changes.embed_origins === undefined ? undefined : normaliseEmbedOrigins(changes.embed_origins, problems);
+  if (problems.length > 0) throw validationFailed(problems);
+  const name = changes.name === undefined ? undefined : changes.name?.trim() || null;
+  return store.transaction(async (tx) => {
+    const { teamId, ...site } = await auditedSite(tx, siteId);
+    const { rows } = await tx.query<ShareRow>(
+      `UPDATE share_links
+          SET name = CASE WHEN $3 THEN $4 ELSE name END,
+              embed_origins = COALESCE($5::text[], embed_origins)
+        WHERE id = $1 AND site_id = $2 AND revoked_at IS NULL
+        RETURNING ${VIEW_COLUMNS}`,
+      [shareId, siteId, name !== undefined, name ?? null, embedOrigins ?? null],
+    );
+    const row = rows[0];
+    if (!row) throw notFound('Share link not found');
+    const framing = row.embed_origins.length > 0 ? `may be embedded by ${row.embed_origins.join(', ')}` : 'may not be embedded';
+    await writeAudit(tx, { teamId, action: 'site.share.updated', actor, ...audited(row, site), details: `${audited(row, site).details} changed; it ${framing}` });
+    return toView(row);
+  });
 }
 
 /** Revokes a link of this site; 404 for a link of another site or one already revoked. */

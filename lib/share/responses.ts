@@ -3,9 +3,14 @@
 import { Type } from '@sinclair/typebox';
 import { DateTime, nullable, object, page, Uuid } from '../openapi/responses.ts';
 
-const ShareFields = { id: Uuid, name: nullable(Type.String()), expires_at: nullable(DateTime), has_password: Type.Boolean(), created_at: DateTime };
+const ShareFields = { id: Uuid, name: nullable(Type.String()), expires_at: nullable(DateTime), has_password: Type.Boolean(),
+  embed_origins: Type.Array(Type.String(), { description: 'Origins allowed to frame the link’s page (its frame-ancestors); empty: no site may' }),
+  created_at: DateTime,
+};
 
-export const SharePage = page(object(ShareFields, { description: 'A share link; its token is never shown again' }));
+export const ShareLink = object(ShareFields, { description: 'A share link; its token is never shown again' });
+
+export const SharePage = page(ShareLink);
 
 export const CreatedShare = object({
   share: object({ ...ShareFields, url: Type.String({ format: 'uri', description: 'The link to hand out, token included' }) }),

@@ -1,8 +1,11 @@
 // GET /api/favicon/{domain} through a real node against a local upstream: images relayed with the
 // 24-hour header and an ETag; every upstream failure a placeholder, never a 5xx; one upstream
-// request per domain, under concurrency and after a restart; hostile domains refused.
+// request per domain, under concurrency and after a restart; hostile domains refused; strangers
+// get icons only of registered sites; the disk cache keeps a bounded number of entries.
 import { once } from 'node:events';
-import { readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -47,19 +50,27 @@ const upstreamRoutes: Record<string, (res: ServerResponse) => void> = {
   '/crowd.example.ico': (res) => setTimeout(() => send(res, 200, 'image/x-icon', ICO), 100),
   '/restart.example.ico': (res) => send(res, 200, 'image/png', PNG),
   '/flaky.example.ico': (res) => send(res, 500, 'text/plain', 'oops'),
+  '/example.com.ico': (res) => send(res, 200, 'image/x-icon', ICO),
+  '/shop.example.net.ico': (res) => send(res, 200, 'image/png', PNG),
+  '/lru-a.example.ico': (res) => send(res, 200, 'image/x-icon', ICO),
+  '/lru-b.example.ico': (res) => send(res, 200, 'image/x-icon', ICO),
+  '/lru-c.example.ico': (res) => send(res, 200, 'image/x-icon', ICO),
 };
 
 /** Swaps the node's favicon service for one built by the test (short timeout, or another config). */
-async function replaceFaviconService(runtime: Runtime) {
+async function replaceFaviconService(runtime: Runtime, options: { maxDiskEntries?: number } = {}) {
   const broker = t.node.broker;
   await broker.destroyService(broker.getLocalService('favicon')!);
-  broker.createService(createFaviconService(runtime, { timeoutMs: TEST_TIMEOUT_MS }));
+  broker.createService(createFaviconService(runtime, { timeoutMs: TEST_TIMEOUT_MS, ...options }));
   await broker.waitForServices('favicon');
   gatewayOf(broker).refreshRoutes();
 }
 
-const icon = async (domain: string, headers: Record<string, string> = {}) => {
-  const res = await fetch(`${t.url}/api/favicon/${domain}`, { headers });
+/** A signed-in caller's API token: such callers may ask for any domain's icon. */
+let token = '';
+
+const icon = async (domain: string, headers: Record<string, string> = {}, signedIn = true) => {
+  const res = await fetch(`${t.url}/api/favicon/${domain}`, { headers: signedIn ? { Authorization: `Bearer ${token}`, ...headers } : headers });
   return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
 };
 
@@ -78,6 +89,7 @@ beforeAll(async () => {
     PLUMB_API_BURST: '100000',
   });
   await replaceFaviconService(t.node.runtime);
+  token = await t.token(['stats:read']);
 }, 60_000);
 
 afterAll(async () => {
@@ -94,7 +106,8 @@ describe('GET /api/favicon/:domain relays the upstream image', () => {
     expect(res.headers.get('cache-control')).toBe(DAY);
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
-    expect(res.headers.get('content-security-policy')).toBeNull();
+    // Every API answer's policy: nothing loads in it, nothing frames it.
+    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
     expect(res.body).toEqual(ICO);
     expect(count('/icon.example.ico')).toBe(1);
   });
@@ -134,8 +147,8 @@ describe('GET /api/favicon/:domain relays the upstream image', () => {
 });
 
 describe('GET /api/favicon/source/:name', () => {
-  const sourceIcon = async (name: string) => {
-    const res = await fetch(`${t.url}/api/favicon/source/${encodeURIComponent(name)}`);
+  const sourceIcon = async (name: string, signedIn = false) => {
+    const res = await fetch(`${t.url}/api/favicon/source/${encodeURIComponent(name)}`, { headers: signedIn ? { Authorization: `Bearer ${token}` } : {} });
     return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
   };
 
@@ -147,8 +160,8 @@ describe('GET /api/favicon/source/:name', () => {
     expect(count('/news.ycombinator.com.ico')).toBe(1);
   });
 
-  it('answers the icon of a source that is a referring hostname', async () => {
-    const res = await sourceIcon('png.example');
+  it('answers a signed-in caller the icon of a source that is a referring hostname', async () => {
+    const res = await sourceIcon('png.example', true);
     expect(res.status).toBe(200);
     expect(res.body.equals(PNG)).toBe(true);
   });
@@ -156,6 +169,14 @@ describe('GET /api/favicon/source/:name', () => {
   it('answers the placeholder for a name Plumb does not know, without asking the upstream', async () => {
     const before = asked.length;
     const res = await sourceIcon('Spring newsletter');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(PLACEHOLDER_ICON);
+    expect(asked.length).toBe(before);
+  });
+
+  it('answers a stranger the placeholder for an unregistered referring hostname, without asking the upstream', async () => {
+    const before = asked.length;
+    const res = await sourceIcon('stranger-source.example');
     expect(res.status).toBe(200);
     expect(res.body).toEqual(PLACEHOLDER_ICON);
     expect(asked.length).toBe(before);
@@ -254,6 +275,56 @@ describe('one upstream request per domain and day', () => {
     expect((await icon('html.example')).body).toEqual(PLACEHOLDER_ICON);
     expect(count('/restart.example.ico')).toBe(1);
     expect(count('/html.example.ico')).toBe(1);
+  });
+});
+
+describe('GET /api/favicon/:domain for callers who are not signed in', () => {
+  const cacheFile = (domain: string) => join(t.dataDir, 'favicons', `${createHash('sha256').update(domain).digest('hex')}.icon`);
+
+  it('answers the placeholder for a domain no site is registered under, without a fetch or a cache file', async () => {
+    const before = asked.length;
+    const res = await icon('unregistered.example', {}, false);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(PLACEHOLDER_ICON);
+    expect(asked.length).toBe(before);
+    expect(existsSync(cacheFile('unregistered.example'))).toBe(false);
+  });
+
+  it("relays a registered site's icon, for its domain and for its further hostnames", async () => {
+    const site = await icon('example.com', {}, false);
+    expect({ status: site.status, type: site.headers.get('content-type') }).toEqual({ status: 200, type: 'image/x-icon' });
+    const hostname = await icon('shop.example.net', {}, false);
+    expect({ status: hostname.status, type: hostname.headers.get('content-type') }).toEqual({ status: 200, type: 'image/png' });
+    expect(count('/example.com.ico')).toBe(1);
+    expect(count('/shop.example.net.ico')).toBe(1);
+    expect(existsSync(cacheFile('example.com'))).toBe(true);
+  });
+});
+
+describe('the disk cache is bounded', () => {
+  it('keeps at most its number of entries, deleting the least recently used', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'plumb-favicons-'));
+    const runtime = t.node.runtime;
+    const bounded = { ...runtime, config: { ...runtime.config, dataDir } } as Runtime;
+    const files = () => readdirSync(join(dataDir, 'favicons')).filter((f) => f.endsWith('.icon'));
+    const fileOf = (domain: string) => `${createHash('sha256').update(domain).digest('hex')}.icon`;
+    try {
+      await replaceFaviconService(bounded, { maxDiskEntries: 2 });
+      await icon('lru-a.example');
+      await icon('lru-b.example');
+      await icon('lru-a.example'); // a is now used more recently than b
+      await icon('lru-c.example');
+      expect(files().sort()).toEqual([fileOf('lru-a.example'), fileOf('lru-c.example')].sort());
+      // A fresh service reads what the disk kept: a again without asking, b evicted so asked anew.
+      await replaceFaviconService(bounded, { maxDiskEntries: 2 });
+      await icon('lru-a.example');
+      await icon('lru-b.example');
+      expect([count('/lru-a.example.ico'), count('/lru-b.example.ico'), count('/lru-c.example.ico')]).toEqual([1, 2, 1]);
+      expect(files()).toHaveLength(2);
+    } finally {
+      await replaceFaviconService(runtime);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -188,6 +188,13 @@ const MATRIX: Record<string, Entry> = {
   // Share links: managed by site admins; the public side answers everyone alike (404 for a bad token).
   'POST /api/sites/{id}/share': { allow: SITE_ADMINS },
   'GET /api/sites/{id}/share': { allow: SITE_ADMINS },
+  'PATCH /api/sites/{id}/share/{shareId}': {
+    allow: SITE_ADMINS,
+    params: async (fx) => ({
+      shareId: (await createShareLink(fx.t.node.runtime.metadata(), { id: await fx.freshUser(), email: 'sharer@example.com', role: 'user' }, fx.siteId, {}, '')).share.id,
+    }),
+    body: () => ({ embed_origins: ['https://blog.example.com'] }),
+  },
   'DELETE /api/sites/{id}/share/{shareId}': {
     allow: SITE_ADMINS,
     params: async (fx) => ({

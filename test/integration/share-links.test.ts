@@ -101,7 +101,7 @@ describe('POST /api/sites/:id/share', () => {
     expect(res.status).toBe(201);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.body).toEqual({
-      share: { id: UUID, name: 'Team board', url: expect.any(String), expires_at: '2099-01-31T12:00:00.000Z', has_password: true, created_at: ISO },
+      share: { id: UUID, name: 'Team board', url: expect.any(String), expires_at: '2099-01-31T12:00:00.000Z', has_password: true, embed_origins: [], created_at: ISO },
       token: TOKEN,
     });
     const { share, token } = res.body as { share: { id: string; url: string }; token: string };
@@ -115,7 +115,7 @@ describe('POST /api/sites/:id/share', () => {
 
   it('creates a plain link with every field optional', async () => {
     const res = await as(t, siteAdmin, 'POST', `/api/sites/${t.site.id}/share`, {});
-    expect(res.body).toEqual({ share: { id: UUID, name: null, url: expect.any(String), expires_at: null, has_password: false, created_at: ISO }, token: TOKEN });
+    expect(res.body).toEqual({ share: { id: UUID, name: null, url: expect.any(String), expires_at: null, has_password: false, embed_origins: [], created_at: ISO }, token: TOKEN });
   });
 
   it('lets site admins and team admins create links; editors get 403, viewers 403, outsiders 404, strangers 401', async () => {
@@ -153,14 +153,14 @@ describe('GET /api/sites/:id/share', () => {
     const page = await as(t, teamAdmin, 'GET', `/api/sites/${siteId}/share?limit=1`);
     expect(page.status).toBe(200);
     expect(page.body).toEqual({
-      items: [{ id: second.share.id, name: 'second', expires_at: null, has_password: true, created_at: ISO }],
+      items: [{ id: second.share.id, name: 'second', expires_at: null, has_password: true, embed_origins: [], created_at: ISO }],
       total: 2,
       limit: 1,
       offset: 0,
       has_more: true,
     });
     const rest = await as(t, teamAdmin, 'GET', `/api/sites/${siteId}/share?limit=1&offset=1`);
-    expect(rest.body).toEqual({ items: [{ id: first.share.id, name: 'first', expires_at: null, has_password: false, created_at: ISO }], total: 2, limit: 1, offset: 1, has_more: false });
+    expect(rest.body).toEqual({ items: [{ id: first.share.id, name: 'first', expires_at: null, has_password: false, embed_origins: [], created_at: ISO }], total: 2, limit: 1, offset: 1, has_more: false });
   });
 
   it('is for owners and admins only', async () => {
@@ -168,6 +168,39 @@ describe('GET /api/sites/:id/share', () => {
     expect((await as(t, editor, 'GET', `/api/sites/${t.site.id}/share`)).status).toBe(403);
     expect((await as(t, viewer, 'GET', `/api/sites/${t.site.id}/share`)).status).toBe(403);
     expect((await as(t, outsider, 'GET', `/api/sites/${t.site.id}/share`)).status).toBe(404);
+  });
+});
+
+describe('PATCH /api/sites/:id/share/:shareId', () => {
+  it('sets the sites allowed to embed the link, in canonical origin form, and audits the change', async () => {
+    const { share } = await createLink(owner, { name: 'Embedded board' });
+    const res = await as(t, siteAdmin, 'PATCH', `/api/sites/${t.site.id}/share/${share.id}`, { embed_origins: ['https://Blog.Example.com/', 'http://intranet.example:8080', 'https://blog.example.com:443'] });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ id: share.id, name: 'Embedded board', expires_at: null, has_password: false, embed_origins: ['https://blog.example.com', 'http://intranet.example:8080'], created_at: ISO });
+    const audit = await db().query<{ details: string }>("SELECT details FROM audit_log WHERE team_id = $1 AND action = 'site.share.updated' AND subject_id = $2", [t.team.id, share.id]);
+    expect(audit.rows).toEqual([{ details: 'share link "Embedded board" on example.com changed; it may be embedded by https://blog.example.com, http://intranet.example:8080' }]);
+    const cleared = await as(t, owner, 'PATCH', `/api/sites/${t.site.id}/share/${share.id}`, { embed_origins: [] });
+    expect(cleared.body.embed_origins).toEqual([]);
+    expect(cleared.body.name).toBe('Embedded board');
+  });
+
+  it('names every origin that is not a plain http(s) origin, at once', async () => {
+    const { share } = await createLink(owner);
+    const res = await as(t, owner, 'PATCH', `/api/sites/${t.site.id}/share/${share.id}`, { embed_origins: ['https://ok.example', 'https://blog.example.com/embed', 'javascript:alert(1)', '*'] });
+    expect(res.status).toBe(400);
+    expect((res.body.fields as { field: string }[]).map((f) => f.field)).toEqual(['embed_origins', 'embed_origins', 'embed_origins']);
+  });
+
+  it('accepts the embedding sites when the link is created', async () => {
+    const res = await as(t, owner, 'POST', `/api/sites/${t.site.id}/share`, { embed_origins: ['https://wiki.example.org'] });
+    expect(res.status).toBe(201);
+    expect((res.body.share as { embed_origins: string[] }).embed_origins).toEqual(['https://wiki.example.org']);
+  });
+
+  it('is for site admins: editors get 403, a link of another site 404', async () => {
+    const { share } = await createLink(owner);
+    expect((await as(t, editor, 'PATCH', `/api/sites/${t.site.id}/share/${share.id}`, { embed_origins: [] })).status).toBe(403);
+    expect((await as(t, otherOwner, 'PATCH', `/api/sites/${t.otherSite.id}/share/${share.id}`, { embed_origins: [] })).status).toBe(404);
   });
 });
 

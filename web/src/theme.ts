@@ -4,8 +4,20 @@ export type Theme = 'light' | 'dark' | 'system';
 
 const KEY = 'plumb-theme';
 
+/**
+ * localStorage, or null where the browser refuses it: a share page framed by another site is
+ * third-party there, and browsers that block third-party storage throw on the mere access.
+ */
+function storage(): Storage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
 export function storedTheme(): Theme {
-  const value = localStorage.getItem(KEY);
+  const value = storage()?.getItem(KEY);
   return value === 'light' || value === 'dark' ? value : 'system';
 }
 
@@ -13,10 +25,10 @@ const CHANGED = 'plumb-theme-change';
 
 export function applyTheme(theme: Theme) {
   if (theme === 'system') {
-    localStorage.removeItem(KEY);
+    storage()?.removeItem(KEY);
     delete document.documentElement.dataset.theme;
   } else {
-    localStorage.setItem(KEY, theme);
+    storage()?.setItem(KEY, theme);
     document.documentElement.dataset.theme = theme;
   }
   window.dispatchEvent(new Event(CHANGED));

@@ -66,7 +66,7 @@ export async function readCheckpoint(dir: string): Promise<Checkpoint | null> {
 /** Write tmp, fsync, rename over, fsync the directory: a reader sees the old or the new checkpoint, never a mix. */
 export async function writeCheckpoint(dir: string, dirHandle: FileHandle, checkpoint: Checkpoint, fsync: boolean): Promise<void> {
   const tmp = join(dir, `${FILE}.tmp`);
-  const handle = await open(tmp, 'w');
+  const handle = await open(tmp, 'w', 0o600);
   try {
     await handle.writeFile(JSON.stringify(checkpoint));
     if (fsync) await handle.sync();

@@ -36,7 +36,7 @@ async function listSegments(dir: string): Promise<number[]> {
 
 /** Creates an empty segment and makes its directory entry durable (a later fsync of the file alone would not). */
 export async function createSegment(dir: string, dirHandle: FileHandle, seq: number, fsync: boolean): Promise<FileHandle> {
-  const handle = await open(segmentFile(dir, seq), 'a');
+  const handle = await open(segmentFile(dir, seq), 'a', 0o600);
   if (fsync) await dirHandle.sync();
   return handle;
 }

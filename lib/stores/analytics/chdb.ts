@@ -135,7 +135,7 @@ export class ChdbTransport implements Transport {
     const absolute = resolve(dir);
     claim(absolute);
     try {
-      mkdirSync(absolute, { recursive: true });
+      mkdirSync(absolute, { recursive: true, mode: 0o700 });
       // A store closed a moment ago may still be releasing its connection; wait for it.
       await drainPending();
       const transport = new ChdbTransport(absolute, new ChdbConnection(absolute, { connectionArgs: CONNECTION_ARGS }), log);

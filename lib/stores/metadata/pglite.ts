@@ -3,6 +3,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
+import { closeToOthers } from '../../data-dir-lock.ts';
 import type { Log } from '../../log.ts';
 import type { MetadataScriptable, MetadataConnection, MetadataTransport, QueryResult } from './index.ts';
 
@@ -13,13 +14,15 @@ export interface PgliteOptions {
 
 export async function openPglite(options: PgliteOptions): Promise<MetadataTransport> {
   const dir = join(options.dataDir, 'meta');
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   let db: PGlite;
   try {
     db = await PGlite.create(dir);
   } catch (err) {
     throw new Error(`metadata store: cannot open PGlite in ${dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
+  // PGlite writes a new database's files world-readable (0666), past the umask.
+  closeToOthers(dir);
   options.log.info({ dir }, 'metadata store: PGlite opened');
   return pgliteTransport(db);
 }

@@ -28,6 +28,7 @@ const ACTIONS: Record<string, string> = {
   'site.member.updated': 'Site role set',
   'site.member.removed': 'Site role withdrawn',
   'site.share.created': 'Share link created',
+  'site.share.updated': 'Share link changed',
   'site.share.revoked': 'Share link revoked',
   'site.webhook.created': 'Webhook added',
   'site.webhook.updated': 'Webhook changed',
