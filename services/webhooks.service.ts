@@ -3,6 +3,7 @@
 // only; `goal.converted` turned into queued deliveries (the other services queue their changes'
 // events in their own transactions, lib/webhooks/outbox.ts); and, on the leader, the dispatcher
 // that sends them. Thin actions over lib/webhooks.
+import { envName } from '../lib/brand.ts';
 import type { Context, ServiceSchema } from 'moleculer';
 import type { AccessRule } from '../lib/auth/access.ts';
 import { action } from '../lib/openapi/action.ts';
@@ -199,7 +200,7 @@ export default function createWebhooksService(runtime: Runtime, network: Webhook
 
     started() {
       if (allowDevelopmentTargets) {
-        log.warn('PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS is on: webhooks may target http:// and loopback/private addresses. Development only: this removes the SSRF protection.');
+        log.warn(`${envName('WEBHOOK_ALLOW_DEVELOPMENT_TARGETS')} is on: webhooks may target http:// and loopback/private addresses. Development only: this removes the SSRF protection.`);
       }
       dispatcher = createDispatcher({
         queue: (epoch) => createDeliveryQueue(runtime.metadata, (fn) => runtime.fence.run(epoch, fn)),
