@@ -98,7 +98,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
         if (logRequests) {
           res.once('finish', () => {
             const ms = Number(process.hrtime.bigint() - started) / 1e6;
-            log.debug({ reqId: requestId, method: req.method, url, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+            log.debug({ reqId: requestId, method: requestedMethod(req), url, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
           });
         }
         const queryAt = url.indexOf('?');
