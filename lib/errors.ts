@@ -5,6 +5,7 @@ import { Errors } from 'moleculer';
 export type ErrorCode =
   | 'validation_failed'
   | 'invalid_json'
+  | 'bad_request'
   | 'unauthorized'
   | 'password_required'
   | 'forbidden'

@@ -47,6 +47,9 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
  * Moleculer's logger options, writing through Plumb's log. Moleculer's `info` lines (its banner,
  * every service registered and started, the gateway's own listening line) go out at `debug`: at
  * `info` the start-up reads as what Plumb itself did. Warnings and errors keep their level.
+ * The gateway (module API) logs through Plumb's log itself, once per failed request: moleculer-web's
+ * own lines (an error line for every 5xx, 503 included; a warning whenever a browser closes an
+ * event stream) are left at `fatal`, through Moleculer's per-module log levels.
  */
 export function moleculerLogger(root: pino.Logger, level: Exclude<Config['logLevel'], 'silent'>) {
   const createLogger = (moduleLevel: Level, bindings: Record<string, unknown>) => {
@@ -54,5 +57,5 @@ export function moleculerLogger(root: pino.Logger, level: Exclude<Config['logLev
     const write = (to: Level) => (...args: unknown[]) => (child[to] as (...a: unknown[]) => void)(...args);
     return { fatal: write('fatal'), error: write('error'), warn: write('warn'), info: write('debug'), debug: write('debug'), trace: write('trace') };
   };
-  return { type: 'Pino', options: { level, createLogger } };
+  return { type: 'Pino', options: { level: { API: 'fatal', '**': level }, createLogger } };
 }

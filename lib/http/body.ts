@@ -1,6 +1,9 @@
 // Reads and parses a request body with a hard byte limit, so an oversized or hostile body is
-// refused (413/400/415) before it is buffered whole.
+// refused (413/400/415) before it is buffered whole. A gzip or deflate body is decoded as it
+// arrives, and the limit applies to the decoded bytes: a small bomb stops at the limit.
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { createGunzip, createInflate } from 'node:zlib';
 import { PlumbError, payloadTooLarge } from '../errors.ts';
 
 export interface BodyOptions {
@@ -9,24 +12,40 @@ export interface BodyOptions {
   acceptTextPlain: boolean;
 }
 
+/**
+ * How deeply objects and arrays may nest in a body. Plumb's richest payloads (event properties,
+ * a batch of server events, plugin settings) nest 3 to 4 levels; the margin is for clients'
+ * own structure. Deeper JSON is refused before anything walks it recursively.
+ */
+export const MAX_JSON_DEPTH = 32;
+
 /** Returns the parsed JSON object, or undefined when the request has no body. */
 export async function readJsonBody(req: IncomingMessage, options: BodyOptions): Promise<Record<string, unknown> | undefined> {
+  const encoding = contentEncoding(req);
+  if (encoding === undefined) {
+    req.resume();
+    throw new PlumbError(415, 'unsupported_media_type', 'Content-Encoding must be gzip, deflate or identity');
+  }
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > options.limitBytes) {
     req.resume();
     throw payloadTooLarge(options.limitBytes);
   }
-  const { chunks, size } = await collect(req, options.limitBytes);
+  const { chunks, size } = await collect(encoding === 'identity' ? req : decoded(req, encoding), options.limitBytes, req);
   if (size === 0) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   const isJson = type === 'application/json' || type.endsWith('+json');
   if (!isJson && !(options.acceptTextPlain && type === 'text/plain')) {
     throw new PlumbError(415, 'unsupported_media_type', `Content-Type must be application/json${options.acceptTextPlain ? ' or text/plain' : ''}`);
   }
+  // A tracker body arrives in one chunk; concatenating it would only copy it.
+  const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8');
+  if (nestingDepth(text) > MAX_JSON_DEPTH) {
+    throw new PlumbError(400, 'invalid_json', `Request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`);
+  }
   let parsed: unknown;
   try {
-    // A tracker body arrives in one chunk; concatenating it would only copy it.
-    parsed = JSON.parse((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8'));
+    parsed = JSON.parse(text);
   } catch (err) {
     throw new PlumbError(400, 'invalid_json', `Request body is not valid JSON: ${(err as Error).message}`);
   }
@@ -36,11 +55,56 @@ export async function readJsonBody(req: IncomingMessage, options: BodyOptions): 
   return parsed as Record<string, unknown>;
 }
 
+type Encoding = 'identity' | 'gzip' | 'deflate';
+
+/** The body's Content-Encoding, if it is one this reader decodes (RFC 9110 §8.4; x-gzip is gzip). */
+function contentEncoding(req: IncomingMessage): Encoding | undefined {
+  const header = req.headers['content-encoding'];
+  if (header === undefined) return 'identity';
+  const codings = header
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+  if (codings.length === 0) return 'identity';
+  if (codings.length > 1) return undefined;
+  if (codings[0] === 'gzip' || codings[0] === 'x-gzip') return 'gzip';
+  if (codings[0] === 'deflate') return 'deflate';
+  return undefined;
+}
+
+function decoded(req: IncomingMessage, encoding: 'gzip' | 'deflate'): Readable {
+  const decoder = encoding === 'gzip' ? createGunzip() : createInflate();
+  req.on('error', (err) => decoder.destroy(err));
+  return req.pipe(decoder);
+}
+
+/**
+ * The deepest nesting of objects and arrays in a JSON text, counted in one pass without
+ * recursion (brackets inside strings do not count). Invalid JSON is left to the parser.
+ */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > deepest) deepest = depth;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
+}
+
 /**
  * Buffers the body up to the limit with plain stream events: an async iterator over the request
- * costs more than the rest of a small ingest request. Past the limit, the rest is drained unread.
+ * costs more than the rest of a small ingest request. Past the limit, the request's rest is
+ * drained unread (and a decoder is stopped, so it inflates nothing more).
  */
-function collect(req: IncomingMessage, limitBytes: number): Promise<{ chunks: Buffer[]; size: number }> {
+function collect(source: Readable, limitBytes: number, req: IncomingMessage): Promise<{ chunks: Buffer[]; size: number }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -48,6 +112,10 @@ function collect(req: IncomingMessage, limitBytes: number): Promise<{ chunks: Bu
       size += chunk.length;
       if (size > limitBytes) {
         cleanup();
+        if (source !== req) {
+          req.unpipe();
+          source.destroy();
+        }
         req.resume();
         reject(payloadTooLarge(limitBytes));
         return;
@@ -58,17 +126,20 @@ function collect(req: IncomingMessage, limitBytes: number): Promise<{ chunks: Bu
       cleanup();
       resolve({ chunks, size });
     };
-    const onError = (err: Error) => {
+    const onError = (err: Error & { code?: string }) => {
       cleanup();
-      reject(err);
+      if (source !== req) req.resume();
+      // zlib's errors (truncated or corrupt data) are the client's: the body cannot be decoded.
+      if (source !== req && err.code?.startsWith('Z_')) reject(new PlumbError(400, 'bad_request', `Request body could not be decoded: ${err.message}`));
+      else reject(err);
     };
     const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('error', onError);
     };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
+    source.on('data', onData);
+    source.on('end', onEnd);
+    source.on('error', onError);
   });
 }

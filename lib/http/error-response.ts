@@ -1,6 +1,8 @@
 // Maps any error (ours, Moleculer's, moleculer-web's, or a bug) to the one wire format:
 // JSON { message, code, fields? } with the right status. Unknown errors never leak their text.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type FieldError, PlumbError, validationFailed } from '../errors.ts';
+import type { Log } from '../log.ts';
 import { fieldErrors, type ValidatorIssue } from '../validation.ts';
 
 export interface RenderedError {
@@ -47,4 +49,23 @@ export function renderError(error: Error): RenderedError {
     default:
       return { status: 500, body: { message: 'Internal server error', code: 'internal_error' }, headers };
   }
+}
+
+/** Sends an error in the wire format; a response already under way can only be cut. */
+export function sendError(log: Log, req: IncomingMessage, res: ServerResponse, err: Error) {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const { status, body, headers } = renderError(err);
+  // 503 is an expected state (starting, stopping, leader away), not a failure worth an error line.
+  if (status >= 500 && status !== 503) log.error({ err, url: req.url }, 'request failed');
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  sendJson(res, status, body);
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
 }

@@ -40,7 +40,7 @@ const REASONS: Record<string, string> = {
   404: 'Not found, or not visible to the caller',
   409: 'Conflicts with the current state',
   413: 'Body larger than the limit',
-  415: 'Body is not JSON',
+  415: 'Body is not JSON, or its Content-Encoding is neither gzip nor deflate',
   429: 'Rate limited; see Retry-After',
   '5XX': 'Server error or not ready (503 with Retry-After)',
 };

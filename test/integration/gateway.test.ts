@@ -60,7 +60,7 @@ const echoService = {
       params: { url: 'string' },
       handler: () => ({ ok: true }),
     },
-    // A tracker-like action on the gateway's hot path, run without broker.call.
+    // A tracker-like action on the gateway's hot path, answered in front of moleculer-web's routing.
     hotBeacon: {
       rest: 'POST /collect-hot',
       crossOrigin: true,
@@ -146,7 +146,8 @@ const json = (body: unknown, headers: Record<string, string> = {}) => ({
 });
 
 beforeAll(async () => {
-  broker = new ServiceBroker({ logger: false, nodeID: 'gateway-test', validator: createValidator() });
+  // Context tracking on, as a Plumb node's broker has it: a stopping service waits for its calls.
+  broker = new ServiceBroker({ logger: false, nodeID: 'gateway-test', validator: createValidator(), tracking: { enabled: true, shutdownTimeout: 10_000 } });
   for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));
   broker.createService(echoService as never);
   await broker.start();

@@ -1,0 +1,66 @@
+// Admission of one request to an action, the same on the gateway's routed path and on its ingest
+// hot path: who is asking (client IP, user agent, origin) into meta, the rate limit, cross-origin
+// protection (or CORS headers for public cross-origin routes), an API-client token if one is
+// presented, then the body read with this action's limit.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ActionSchema } from 'moleculer';
+import { bearerToken } from '../auth/api-clients.ts';
+import { PlumbError, unauthorized } from '../errors.ts';
+import { clientIp } from '../ingest/enrich/client-ip.ts';
+import type { Runtime } from '../runtime.ts';
+import type { RequestMeta } from '../../types/meta.ts';
+import { readJsonBody } from './body.ts';
+import { judgeCrossOrigin } from './cross-origin.ts';
+
+/** Public cross-origin routes (the tracker ingest) send no credentials, so any origin may read the answer. */
+export const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Methods': 'POST, OPTIONS',
+  'Access-Control-Allow-Headers': 'Content-Type',
+  'Access-Control-Max-Age': '86400',
+};
+const CORS_HEADER_LIST = Object.entries(CORS_HEADERS).flat();
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Admits a request to `action` and returns its body (undefined when there is none). With
+ * `headers`, response headers are added to that list (name, value, …) for the caller to write at
+ * once, instead of set one by one on `res`.
+ */
+export async function admitRequest(runtime: Runtime, req: IncomingMessage, res: ServerResponse, action: ActionSchema | undefined, meta: RequestMeta, headers?: string[]) {
+  const method = (req.method ?? 'GET').toUpperCase();
+  const header = (name: string) => {
+    const value = req.headers[name];
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  };
+  const ip = clientIp(req.socket.remoteAddress, req.headers, runtime.config.trustedProxyHops);
+  meta.request = { ip, userAgent: header('user-agent') ?? '', origin: header('origin'), referer: header('referer'), headers: req.headers };
+  const bucket = action?.rateLimit ?? ((req.url ?? '').startsWith('/api/') ? 'api' : undefined);
+  if (bucket) {
+    const limited = runtime.rateLimits.consume(bucket, ip);
+    if (limited) await limited;
+  }
+  if (action?.crossOrigin) {
+    if (headers) headers.push(...CORS_HEADER_LIST);
+    else for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
+  } else {
+    const verdict = judgeCrossOrigin(method, req.headers, runtime.config.publicUrl);
+    if (!verdict.allowed) throw new PlumbError(403, 'cross_origin_rejected', `Cross-origin request rejected: ${verdict.reason}`);
+  }
+  const token = bearerToken(req.headers);
+  if (token !== undefined) {
+    const client = await runtime.apiClients.verify(token);
+    if (!client) throw unauthorized('The API token is invalid, expired or revoked');
+    meta.apiClient = client;
+  } else if (!action?.crossOrigin && req.headers.cookie) {
+    const signedIn = await runtime.sessions.authenticate(req.headers.cookie);
+    if (signedIn) {
+      meta.user = signedIn.user;
+      meta.session = signedIn.session;
+      // Renewed from remember-me: the browser gets the new session and the rotated token.
+      if (signedIn.setCookies.length > 0) res.setHeader('Set-Cookie', signedIn.setCookies);
+    }
+  }
+  if (!BODY_METHODS.has(method)) return undefined;
+  return readJsonBody(req, { limitBytes: action?.bodyLimit ?? runtime.config.apiBodyLimitBytes, acceptTextPlain: action?.textBody === true });
+}

@@ -1,0 +1,76 @@
+// The ingest hot path: tracker and server ingest requests (`hotPath` actions on fixed POST paths)
+// are answered by a plain handler in front of the routed gateway, whose general routing costs
+// more than the rest of an ingest request. The action itself is called through Moleculer's public
+// API (a local service's `actions` as documented; broker.call for one on another node), so the
+// broker's middlewares run as for any call: the one params validator with the action's schema,
+// access rules, and context tracking that lets a stopping node finish what it accepted.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ActionSchema, ServiceBroker } from 'moleculer';
+import type { RequestMeta } from '../../types/meta.ts';
+import type { Runtime } from '../runtime.ts';
+import { admitRequest } from './admission.ts';
+import { sendError, sendJson } from './error-response.ts';
+
+export interface HotRoute {
+  action: ActionSchema;
+  call(params: Record<string, unknown>, meta: RequestMeta, requestID: string): Promise<unknown>;
+}
+
+/** A route the gateway has published: method, full path, and the action it calls. */
+export interface PublishedRoute {
+  method: string;
+  fullPath: string;
+  action: string | null;
+}
+
+/** The hot routes among the published ones, by path: `hotPath` actions on POST paths without parameters. */
+export function hotRoutes(broker: ServiceBroker, routes: readonly PublishedRoute[]): Map<string, HotRoute> {
+  const actions = new Map(broker.registry.getActionList({}).map((item) => [item.name, item.action as ActionSchema]));
+  const hot = new Map<string, HotRoute>();
+  for (const route of routes) {
+    const action = route.action ? actions.get(route.action) : undefined;
+    if (route.action && action?.hotPath && route.method === 'POST' && !route.fullPath.includes(':')) {
+      hot.set(route.fullPath, { action, call: caller(broker, route.action) });
+    }
+  }
+  return hot;
+}
+
+function caller(broker: ServiceBroker, name: string): HotRoute['call'] {
+  for (const service of broker.services) {
+    const prefix = `${service.fullName}.`;
+    if (!name.startsWith(prefix)) continue;
+    const local = service.actions[name.slice(prefix.length)];
+    if (local) return (params, meta, requestID) => local(params, { meta, requestID });
+  }
+  return (params, meta, requestID) => broker.call(name, params, { meta, requestID });
+}
+
+/**
+ * Answers one hot-path request: admission, the action, then its success status. `headers` (name,
+ * value, …) are the response headers due so far; they are written in one go with the answer,
+ * which costs less than setting each on the response.
+ */
+export async function answerHot(runtime: Runtime, req: IncomingMessage, res: ServerResponse, route: HotRoute, headers: string[], requestID: string) {
+  try {
+    const meta = {} as RequestMeta;
+    const body = await admitRequest(runtime, req, res, route.action, meta, headers);
+    const result = await route.call(body ?? {}, meta, requestID);
+    const status = route.action.openapi?.successStatus ?? 200;
+    if (result === null || result === undefined) {
+      headers.push('Content-Length', '0');
+      res.writeHead(status, headers);
+      res.end();
+    } else {
+      setHeaders(res, headers);
+      sendJson(res, status, result);
+    }
+  } catch (err) {
+    if (!res.headersSent) setHeaders(res, headers);
+    sendError(runtime.log, req, res, err as Error);
+  }
+}
+
+function setHeaders(res: ServerResponse, headers: readonly string[]) {
+  for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i], headers[i + 1]);
+}
