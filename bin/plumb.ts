@@ -9,7 +9,8 @@ const HARD_EXIT_MS = 10_000;
 async function main(argv: string[]): Promise<number> {
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs(argv);
+    // Flags that are not Plumb's own may be plugins' settings: loadConfig and the plugins judge them.
+    parsed = parseArgs(argv, { allowUnknown: true });
   } catch (err) {
     return fail(err);
   }

@@ -103,6 +103,8 @@ export type Config = { [S in Spec as CamelCase<S['flag']>]: ValueOf<S> } & {
   logLevel: (typeof LOG_LEVELS)[number];
   /** True when a transporter is set: several nodes share external stores. */
   clusterMode: boolean;
+  /** Flags that are not Plumb's own (`-<plugin>-<key>`), left for the plugins' settings to claim at start. */
+  pluginFlags: ReadonlyMap<string, string>;
 };
 
 const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -111,12 +113,18 @@ const bySpecFlag = new Map<string, SettingSpec>(SETTINGS.map((s) => [s.flag, s a
 export interface ParsedArgs {
   command: string | undefined;
   flags: Map<string, string>;
+  /** Flags that name no setting of Plumb's own (kept only with `allowUnknown`). */
+  unknown: Map<string, string>;
   help: boolean;
 }
 
-/** Splits argv into a command and Go-style flags. Unknown flags are refused by name. */
-export function parseArgs(argv: readonly string[]): ParsedArgs {
+/**
+ * Splits argv into a command and Go-style flags. Unknown flags are refused by name, unless
+ * `allowUnknown` keeps them for plugins' settings (`-<plugin>-<key> value` or `=value`).
+ */
+export function parseArgs(argv: readonly string[], options: { allowUnknown?: boolean } = {}): ParsedArgs {
   const flags = new Map<string, string>();
+  const unknown = new Map<string, string>();
   let command: string | undefined;
   let help = false;
   for (let i = 0; i < argv.length; i++) {
@@ -134,6 +142,13 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       continue;
     }
     const spec = bySpecFlag.get(name);
+    if (!spec && options.allowUnknown && /^[a-z][a-z0-9-]*-[a-z0-9-]+$/.test(name)) {
+      const next = argv[i + 1];
+      if (eq !== -1) unknown.set(name, body.slice(eq + 1));
+      else if (next !== undefined && !next.startsWith('-')) unknown.set(name, argv[++i]);
+      else unknown.set(name, 'true');
+      continue;
+    }
     if (!spec) throw new ConfigError(`-${name}`, 'unknown flag (see plumb --help)');
     if (eq !== -1) {
       flags.set(name, body.slice(eq + 1));
@@ -146,7 +161,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       i++;
     }
   }
-  return { command, flags, help };
+  return { command, flags, unknown, help };
 }
 
 function coerce(spec: SettingSpec, raw: string, source: string): string | number | boolean | string[] {
@@ -200,7 +215,7 @@ export interface LoadOptions {
 /** Builds the typed config from flags, env and defaults; throws ConfigError naming the bad setting. */
 export function loadConfig(options: LoadOptions = {}): Config {
   const env = options.env ?? process.env;
-  const { flags } = parseArgs(options.argv ?? []);
+  const { flags, unknown } = parseArgs(options.argv ?? [], { allowUnknown: true });
   const values: Record<string, unknown> = {};
   for (const spec of SETTINGS as readonly SettingSpec[]) {
     const key = camel(spec.flag);
@@ -216,6 +231,11 @@ export function loadConfig(options: LoadOptions = {}): Config {
   values.publicUrl = String(values.publicUrl ?? `http://localhost:${values.port === 0 ? 8080 : values.port}`).replace(/\/+$/, '');
   values.nodeId ??= `${hostname()}-${process.pid}`;
   values.clusterMode = values.transporter !== undefined;
+  // Without plugins, a flag that is not Plumb's own is a typo, refused now; with plugins, those
+  // whose settings it names claim it at start and the rest are refused then.
+  const [stray] = unknown.keys();
+  if (stray !== undefined && (values.plugins as string[]).length === 0) throw new ConfigError(`-${stray}`, 'unknown flag (see plumb --help)');
+  values.pluginFlags = unknown;
   if (values.clusterMode && (!values.databaseUrl || !values.clickhouseUrl)) {
     throw new ConfigError(
       envName('TRANSPORTER'),

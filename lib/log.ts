@@ -12,6 +12,15 @@ export interface Log {
   error(obj: object | string, msg?: string): void;
 }
 
+/** A Log whose every line carries these fields (a plugin's lines carry its name). */
+export function withFields(log: Log, fields: Record<string, unknown>): Log {
+  const line =
+    (level: keyof Log) =>
+    (obj: object | string, msg?: string): void =>
+      typeof obj === 'string' ? log[level](fields, obj) : log[level]({ ...fields, ...obj }, msg);
+  return { trace: line('trace'), debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
+}
+
 type PrettyPrinter = (options: Record<string, unknown>) => pino.DestinationStream;
 
 /**

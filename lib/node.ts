@@ -10,7 +10,10 @@ import { clusterSink } from '../cluster/ingest-sink.ts';
 import { createLeaderJobSlot, createLeaderJobs } from '../cluster/leader-jobs.ts';
 import { createClusterStatus } from '../cluster/status.ts';
 import { brokerOptions } from '../moleculer.config.ts';
-import { AVAILABLE_PLUGINS, type PluginManifest, resolvePlugins } from '../plugins/index.ts';
+import { FIRST_PARTY_PLUGINS } from '../plugins/index.ts';
+import { type FirstPartyPlugins, loadPlugins } from './plugins/loader.ts';
+import { registerPlugins, settlePluginSettings } from './plugins/register.ts';
+import createPluginsService from '../services/plugins.service.ts';
 import { gatewayOf } from '../services/api.service.ts';
 import { LEADER_JOB_FACTORIES, SERVICE_FACTORIES } from '../services/index.ts';
 import { accessMiddleware } from './auth/access.ts';
@@ -36,15 +39,18 @@ export interface PlumbNode {
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
-  /** The plugins PLUMB_PLUGINS may name; the ones Plumb ships unless given. */
-  availablePlugins?: readonly PluginManifest[];
+  /** The plugins -plugins may name by a bare name; the ones Plumb ships unless given. */
+  firstPartyPlugins?: FirstPartyPlugins;
+  /** Where plugin paths are relative to (default: the working directory). */
+  cwd?: string;
 }
 
 export async function startNode(config: Config, options: StartOptions = {}): Promise<PlumbNode> {
   const started = performance.now();
   const log = createLog(config.logLevel);
   log.debug({ config: describeConfig(config) }, 'configuration');
-  const plugins = resolvePlugins(config.plugins, options.env ?? process.env, options.availablePlugins ?? AVAILABLE_PLUGINS);
+  const plugins = await loadPlugins(config.plugins, { cwd: options.cwd ?? process.cwd(), firstParty: options.firstPartyPlugins ?? FIRST_PARTY_PLUGINS });
+  const pluginSettings = settlePluginSettings(plugins, options.env ?? process.env, config.pluginFlags);
   const dataDirLock = lockDataDir(config.dataDir);
   const jwtSecret = resolveJwtSecret(config.jwtSecret, config.dataDir, log);
   const elector = config.redisUrl
@@ -80,10 +86,8 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));
   for (const { name, create } of LEADER_JOB_FACTORIES) leaderJobs.register(name, create(runtime));
   if (config.clusterMode) leaderJobs.register('ingest.stream-drain', streamDrain.job);
-  for (const { manifest, settings } of plugins) {
-    for (const schema of manifest.services(runtime, settings)) broker.createService(schema);
-    for (const job of manifest.leaderJobs?.(runtime, settings) ?? []) leaderJobs.register(`${manifest.name}.${job.name}`, job);
-  }
+  const running = registerPlugins(broker, runtime, leaderJobs, plugins, pluginSettings);
+  broker.createService(createPluginsService(runtime, running));
   elector.onChange((state) => broker.broadcast('cluster.leader.changed', state));
 
   await broker.start();

@@ -9,7 +9,7 @@ import { createRedisElector } from '../../cluster/election/redis.ts';
 import { silentLog } from '../../lib/log.ts';
 import type { Runtime } from '../../lib/runtime.ts';
 import { transferSite } from '../../lib/sites/transfer.ts';
-import type { PluginManifest } from '../../plugins/index.ts';
+import { definePlugin, PLUGIN_API_VERSION, type PluginHost } from '../../lib/plugins/api.ts';
 import { gatewayOf } from '../../services/api.service.ts';
 import createIngestService from '../../services/ingest.service.ts';
 import createWebhooksService from '../../services/webhooks.service.ts';
@@ -29,41 +29,54 @@ function storesOpen(runtime: Runtime): boolean {
   }
 }
 
-const probe: PluginManifest = {
+/** Whether the plugin's store answers: it cannot before the stores are open, and after they close. */
+async function answers(host: PluginHost): Promise<boolean> {
+  try {
+    await host.metadata.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const probe = definePlugin({
   name: 'lifecycle-probe',
+  version: '1.0.0',
+  apiVersion: PLUGIN_API_VERSION,
   description: 'Records the node lifecycle as a plugin sees it',
-  settingsSchema: {},
-  services(runtime): ServiceSchema[] {
+  services(host): ServiceSchema[] {
     return [
       {
-        name: 'lifecycle-probe',
-        started() {
-          journal.push(`service started (stores open: ${storesOpen(runtime)}, ready: ${runtime.isReady()})`);
-          void runtime.whenStoresReady(async () => {
-            const { rows } = await runtime.metadata().query<{ one: number }>('SELECT 1 AS one');
-            journal.push(`stores ready (metadata answers ${rows[0].one}, ready: ${runtime.isReady()}, leader: ${runtime.elector.isLeader()})`);
+        name: 'plugins.lifecycle-probe',
+        async started() {
+          journal.push(`service started (store answers: ${await answers(host)})`);
+          void host.whenStoresReady(async () => {
+            const { rows } = await host.metadata.query<{ one: number }>('SELECT 1 AS one');
+            journal.push(`stores ready (metadata answers ${rows[0].one})`);
           });
         },
-        stopped() {
-          journal.push(`service stopped (stores open: ${storesOpen(runtime)})`);
+        async stopped() {
+          journal.push(`service stopped (store answers: ${await answers(host)})`);
         },
       },
     ];
   },
-  leaderJobs(runtime) {
+  leaderJobs(host) {
     return [
       {
         name: 'probe',
-        start(epoch) {
-          journal.push(`leader job started (epoch ${epoch}, ready: ${runtime.isReady()})`);
-        },
-        stop() {
-          journal.push(`leader job stopped (stores open: ${storesOpen(runtime)})`);
+        job: {
+          start(epoch) {
+            journal.push(`leader job started (epoch ${epoch})`);
+          },
+          async stop() {
+            journal.push(`leader job stopped (store answers: ${await answers(host)})`);
+          },
         },
       },
     ];
   },
-};
+});
 
 let t: TestNode;
 let owner: Person;
@@ -73,7 +86,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   t = await startTestNode(
     { PLUMB_PLUGINS: 'lifecycle-probe', PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS: 'true', PLUMB_WEBHOOK_SWEEP_SECONDS: '1' },
-    { availablePlugins: [probe] },
+    { firstPartyPlugins: { 'lifecycle-probe': async () => ({ default: probe }) } },
   );
   owner = await person(t, 'owner');
 }, 60_000);
@@ -86,9 +99,9 @@ afterAll(async () => {
 describe('a node starting', () => {
   it('starts the services, then runs the stores-ready hooks with the stores open, then reports ready, then starts leader jobs', () => {
     expect(journal).toEqual([
-      'service started (stores open: false, ready: false)',
-      'stores ready (metadata answers 1, ready: false, leader: false)',
-      'leader job started (epoch 1, ready: true)',
+      'service started (store answers: false)',
+      'stores ready (metadata answers 1)',
+      'leader job started (epoch 1)',
     ]);
   });
 });
@@ -135,7 +148,7 @@ describe('a node stopping', () => {
   it('stops leader jobs first, while the stores are open, then the services, then the stores', async () => {
     journal.length = 0;
     await t.node.stop();
-    expect(journal).toEqual(['leader job stopped (stores open: true)', 'service stopped (stores open: true)']);
+    expect(journal).toEqual(['leader job stopped (store answers: true)', 'service stopped (store answers: true)']);
     expect(storesOpen(t.node.runtime)).toBe(false);
   });
 });

@@ -52,6 +52,12 @@ const freshFunnel = async (fx: Fixture) => ({
   funnelId: (await createFunnel(fx.t.node.runtime.metadata(), fx.people['site-owner']!, fx.siteId, { name: fresh('funnel'), steps })).id,
 });
 
+const freshNote = async (fx: Fixture) => {
+  const noteId = crypto.randomUUID();
+  await fx.t.node.runtime.metadata().query("INSERT INTO plugin_notes.notes (id, site_id, text) VALUES ($1, $2, 'matrix')", [noteId, fx.siteId]);
+  return { noteId };
+};
+
 // Webhooks of the matrix point at a public IP literal (no DNS) and stay disabled, so no delivery
 // ever leaves the machine ('Send test' answers 409 for them: allowed, yet nothing is queued).
 const hookBody = () => ({ name: fresh('hook'), url: 'https://93.184.215.14/hook', events: ['import.completed'], enabled: false });
@@ -175,6 +181,12 @@ const MATRIX: Record<string, Entry> = {
   'DELETE /api/sites/{id}/funnels/{funnelId}': { allow: EDITORS, params: freshFunnel },
   // Stats: site viewers and tokens with stats:read.
   'GET /api/sites/{id}/stats': { allow: [...SITE_READERS, 'client-scoped'] },
+  // The example plugin, loaded by path: its routes stand in the matrix like Plumb's own.
+  'GET /api/sites/{id}/plugins/notes/notes': { allow: [...SITE_READERS, 'client-scoped'] },
+  'POST /api/sites/{id}/plugins/notes/notes': { allow: EDITORS, body: () => ({ text: fresh('note') }) },
+  'DELETE /api/sites/{id}/plugins/notes/notes/{noteId}': { allow: EDITORS, params: freshNote },
+  'GET /api/plugins/notes/summary': { allow: INSTANCE_ADMINS },
+  'GET /api/admin/plugins': { allow: INSTANCE_ADMINS },
   'GET /api/sites/{id}/stats/breakdown': { allow: [...SITE_READERS, 'client-scoped'], query: 'dimension=pages' },
   'GET /api/sites/{id}/stats/kpis': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/stats/timeseries': { allow: [...SITE_READERS, 'client-scoped'] },
@@ -250,7 +262,7 @@ let documented: string[];
 
 beforeAll(async () => {
   // The favicon upstream is a closed local port: the proxy answers its placeholder without leaving the machine.
-  t = await startTestNode({ PLUMB_FAVICON_UPSTREAM: 'http://127.0.0.1:9/', PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM: 'true', PLUMB_LOGIN_RATE_PER_MINUTE: '100000', PLUMB_LOGIN_BURST: '100000', PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
+  t = await startTestNode({ PLUMB_PLUGINS: './plugins/examples/notes', PLUMB_FAVICON_UPSTREAM: 'http://127.0.0.1:9/', PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM: 'true', PLUMB_LOGIN_RATE_PER_MINUTE: '100000', PLUMB_LOGIN_BURST: '100000', PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
   fx = await buildFixture(t);
   const doc = (await (await fetch(`${t.url}/api/docs/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
   documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));

@@ -47,12 +47,12 @@ async function startWithin(starting: Promise<PlumbNode>, ms: number): Promise<Pl
   }
 }
 
-export async function startTestNode(env: Record<string, string> = {}, options: Pick<StartOptions, 'availablePlugins'> = {}): Promise<TestNode> {
+export async function startTestNode(env: Record<string, string> = {}, options: Pick<StartOptions, 'firstPartyPlugins' | 'cwd'> = {}): Promise<TestNode> {
   const dataDir = tempDataDir('plumb-node-');
-  const config = loadConfig({
-    env: { PLUMB_DATA_DIR: dataDir, PLUMB_PORT: '0', PLUMB_HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'silent', PLUMB_INGEST_FLUSH_MS: '50', ...env },
-  });
-  const node = await startWithin(startNode(config, { env: {}, ...options }), START_TIMEOUT_MS);
+  const nodeEnv = { PLUMB_DATA_DIR: dataDir, PLUMB_PORT: '0', PLUMB_HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'silent', PLUMB_INGEST_FLUSH_MS: '50', ...env };
+  const config = loadConfig({ env: nodeEnv });
+  // Plugins read their settings from the same env as the node's own.
+  const node = await startWithin(startNode(config, { env: nodeEnv, ...options }), START_TIMEOUT_MS);
   const metadata = node.runtime.metadata();
   const analytics = node.runtime.analytics();
   const team = await createTeam(metadata, { name: 'Test team' });

@@ -21,8 +21,8 @@ export interface MetadataStore extends MetadataQueryable {
    * fn would wait for the transaction itself.
    */
   transaction<T>(fn: (tx: MetadataQueryable) => Promise<T>): Promise<T>;
-  /** Applies pending migrations; applying nothing on a current database. */
-  migrate(): Promise<{ applied: number[] }>;
+  /** Applies pending migrations (Plumb's own, or a plugin's from its folder); applying nothing on a current database. */
+  migrate(plugin?: { name: string; dir: string; schema: string }): Promise<{ applied: number[] }>;
   /** SELECT 1; rejects when the store cannot answer. */
   ping(): Promise<void>;
   /** Safe to call more than once. */
@@ -92,9 +92,10 @@ function storeOver(transport: MetadataTransport, log: Log): MetadataStore {
       open();
       return transport.transaction(fn);
     },
-    async migrate() {
+    async migrate(plugin) {
       open();
-      return transport.withConnection((connection) => runMigrations(connection, { dir: MIGRATIONS_DIR, log }));
+      const options = plugin ? { dir: plugin.dir, log, plugin: { name: plugin.name, schema: plugin.schema } } : { dir: MIGRATIONS_DIR, log };
+      return transport.withConnection((connection) => runMigrations(connection, options));
     },
     async ping() {
       open();

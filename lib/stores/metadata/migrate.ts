@@ -28,11 +28,11 @@ export interface Migration {
 const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|START\s+TRANSACTION|END)\b/im;
 
 /** Reads `NNNN_name.sql` files from dir in numeric order; refuses misnamed files and duplicate versions. */
-export async function loadMigrations(dir: string): Promise<Migration[]> {
+export async function loadMigrations(dir: string, what = 'metadata'): Promise<Migration[]> {
   const migrations: Migration[] = [];
-  for (const { version, name, file } of orderMigrationFiles('metadata', await readdir(dir))) {
+  for (const { version, name, file } of orderMigrationFiles(what, await readdir(dir))) {
     const sql = await readFile(join(dir, file), 'utf8');
-    if (TRANSACTION_CONTROL.test(sql)) throw new Error(`metadata migration ${file}: must not contain BEGIN/COMMIT/ROLLBACK; the runner wraps each file in a transaction`);
+    if (TRANSACTION_CONTROL.test(sql)) throw new Error(`${what} migration ${file}: must not contain BEGIN/COMMIT/ROLLBACK; the runner wraps each file in a transaction`);
     migrations.push({ version, name, file, sql });
   }
   return migrations;
@@ -41,6 +41,11 @@ export async function loadMigrations(dir: string): Promise<Migration[]> {
 export interface RunMigrationsOptions {
   dir: string;
   log: Log;
+  /**
+   * A plugin's migrations: run with the plugin's schema first on the search path (created when
+   * missing), recorded apart from Plumb's own (in plugin_migrations, by plugin name).
+   */
+  plugin?: { name: string; schema: string };
 }
 
 /**
@@ -49,9 +54,10 @@ export interface RunMigrationsOptions {
  * a second node blocks on the lock, then finds everything recorded and applies nothing.
  */
 export async function runMigrations(connection: MetadataConnection, options: RunMigrationsOptions): Promise<{ applied: number[] }> {
-  const { log } = options;
+  const { log, plugin } = options;
+  const what = plugin ? `plugin ${plugin.name}` : 'metadata';
   // Read the files before touching the database: a broken release fails without taking the lock.
-  const migrations = await loadMigrations(options.dir);
+  const migrations = await loadMigrations(options.dir, what);
   await connection.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
   try {
     await connection.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -59,23 +65,30 @@ export async function runMigrations(connection: MetadataConnection, options: Run
       name text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const recorded = await connection.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+    // Plugins' migrations are recorded by plugin; Plumb's own migrations create that ledger.
+    if (plugin) await connection.exec(`CREATE SCHEMA IF NOT EXISTS ${plugin.schema}`);
+    const recorded = plugin
+      ? await connection.query<{ version: number }>('SELECT version FROM public.plugin_migrations WHERE plugin = $1 ORDER BY version', [plugin.name])
+      : await connection.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     const done = new Set(recorded.rows.map((r) => r.version));
-    refuseNewerSchema('metadata database', done, migrations.at(-1)?.version ?? 0);
+    refuseNewerSchema(plugin ? `the ${plugin.name} plugin's tables` : 'metadata database', done, migrations.at(-1)?.version ?? 0);
 
     const applied: number[] = [];
     for (const m of migrations) {
       if (done.has(m.version)) continue;
       const started = performance.now();
       await connection.transaction(async (tx) => {
+        // The schema name comes from the plugin's checked name, never from user text.
+        if (plugin) await tx.exec(`SET LOCAL search_path TO ${plugin.schema}`);
         await tx.exec(m.sql);
-        await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+        if (plugin) await tx.query('INSERT INTO public.plugin_migrations (plugin, version, name) VALUES ($1, $2, $3)', [plugin.name, m.version, m.name]);
+        else await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
       });
       applied.push(m.version);
-      log.debug({ version: m.version, name: m.name, ms: Math.round(performance.now() - started) }, 'metadata migration applied');
+      log.debug({ version: m.version, name: m.name, ms: Math.round(performance.now() - started) }, `${what} migration applied`);
     }
     // A new data dir is created whole (no news); an existing one being upgraded is worth a line.
-    if (applied.length > 0 && done.size > 0) log.info({ applied }, `metadata schema upgraded: ${applied.length} migration(s) applied`);
+    if (applied.length > 0 && done.size > 0) log.info({ applied }, `${what} schema upgraded: ${applied.length} migration(s) applied`);
     return { applied };
   } finally {
     // Failing to unlock must not hide the error that brought us here; the lock also ends with the

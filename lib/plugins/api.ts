@@ -1,0 +1,23 @@
+// Everything a plugin imports from Plumb, in one module: the contract, action() to declare an HTTP
+// action with its checked response, TypeBox and the response-schema helpers, and the error
+// helpers whose answers are Plumb's JSON errors. What is not here is not part of the plugin API.
+export { Type } from '@sinclair/typebox';
+export type { Static, TSchema } from '@sinclair/typebox';
+export type { Context, ServiceSchema } from 'moleculer';
+export type { LeaderJob } from '../../cluster/leader-jobs.ts';
+export type { AccessRule, AuthMode } from '../auth/access.ts';
+export { conflict, type FieldError, forbidden, notFound, PlumbError, unavailable, validationFailed } from '../errors.ts';
+export { action } from '../openapi/action.ts';
+export { DateTime, envelope, NoContent, nullable, object, page, stringEnum, Uuid } from '../openapi/responses.ts';
+export {
+  definePlugin,
+  PLUGIN_API_VERSION,
+  type PluginAuditEntry,
+  type PluginDefinition,
+  type PluginHost,
+  type PluginMetadataStore,
+  type PluginSettingSpec,
+  type PluginSite,
+  type PluginState,
+  type SettingsOf,
+} from './contract.ts';

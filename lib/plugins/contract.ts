@@ -1,0 +1,111 @@
+// The plugin contract: what a plugin module default-exports (`definePlugin({...})`) and the host API
+// it is given. A plugin sees only this file's types and what lib/plugins/api.ts re-exports; it
+// never receives Plumb's runtime. The API is versioned: a plugin names the version it targets in
+// `apiVersion`, and Plumb refuses one it does not support, naming both.
+import type { ServiceSchema } from 'moleculer';
+import type { LeaderJob } from '../../cluster/leader-jobs.ts';
+import type { Log } from '../log.ts';
+
+/** The plugin API this Plumb implements. A change that breaks plugins written for it takes a new number. */
+export const PLUGIN_API_VERSION = 1;
+export const SUPPORTED_PLUGIN_API_VERSIONS: readonly number[] = [1];
+
+/** A plugin's name: lower-case letters, digits and dashes; its routes, tables, settings and scopes carry it. */
+export const PLUGIN_NAME = /^[a-z][a-z0-9-]{1,30}[a-z0-9]$/;
+
+interface SettingBase {
+  description: string;
+  /** Never logged, never shown back (passwords, keys). */
+  secret?: boolean;
+  /** Without a default, a setting is unset (undefined) unless `required`, which makes start-up fail without it. */
+  required?: boolean;
+}
+export type PluginSettingSpec =
+  | (SettingBase & { type: 'string'; default?: string; maxLength?: number })
+  | (SettingBase & { type: 'int'; default?: number; min?: number; max?: number })
+  | (SettingBase & { type: 'bool'; default?: boolean })
+  | (SettingBase & { type: 'url'; default?: string; schemes?: readonly string[] })
+  | (SettingBase & { type: 'enum'; default?: string; values: readonly string[] });
+
+type ValueOf<S extends PluginSettingSpec> = S extends { type: 'int' } ? number : S extends { type: 'bool' } ? boolean : string;
+type Given<S extends PluginSettingSpec> = S extends { default: unknown } ? true : S extends { required: true } ? true : false;
+
+/** The settings object a plugin receives, typed from its declarations. */
+export type SettingsOf<D extends Record<string, PluginSettingSpec>> = {
+  readonly [K in keyof D]: Given<D[K]> extends true ? ValueOf<D[K]> : ValueOf<D[K]> | undefined;
+};
+
+/** Metadata rows a plugin keeps. Its SQL may touch only tables named `plugin_<name>_…` (dashes as underscores). */
+export interface PluginMetadataStore {
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number | null }>;
+  transaction<T>(work: (tx: Pick<PluginMetadataStore, 'query'>) => Promise<T>): Promise<T>;
+}
+
+/** A small key-value store of JSON values, the plugin's own, shared by every node. */
+export interface PluginState {
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  set(key: string, value: unknown): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+/** A site as a plugin may read it. */
+export interface PluginSite {
+  id: string;
+  domain: string;
+  team_id: string;
+  timezone: string;
+}
+
+/** An entry in a team's audit log, written in the plugin's name (`action` is prefixed with it). */
+export interface PluginAuditEntry {
+  teamId: string;
+  action: string;
+  details: string;
+  actor?: { id: string; email: string } | null;
+  site?: { id: string; domain: string } | null;
+}
+
+/** What a plugin is given: everything it may reach of Plumb, and nothing else. */
+export interface PluginHost<S = Record<string, unknown>> {
+  readonly name: string;
+  readonly settings: S;
+  readonly log: Log;
+  readonly metadata: PluginMetadataStore;
+  readonly state: PluginState;
+  /** Live sites only; null for a deleted or unknown id. */
+  site(id: string): Promise<PluginSite | null>;
+  audit(entry: PluginAuditEntry): Promise<void>;
+  /**
+   * Runs `hook` once both stores are open and migrated (the plugin's own migrations included),
+   * before the node reports ready; at once when they already are. Services start before the
+   * stores open, so work that needs them at start waits here.
+   */
+  whenStoresReady(hook: () => Promise<void> | void): Promise<void>;
+}
+
+/** What a plugin contributes, each part built from its host when the node starts. */
+export interface PluginDefinition<D extends Record<string, PluginSettingSpec> = Record<string, PluginSettingSpec>> {
+  name: string;
+  version: string;
+  apiVersion: number;
+  description: string;
+  settings?: D;
+  /** A folder of numbered `.sql` files for the metadata store (NNNN_name.sql), applied in order and recorded. */
+  metadataMigrations?: string;
+  /**
+   * Moleculer services run on every node. Their names start with `plugins.<name>`; their actions
+   * declare `rest`, `auth`, `access`, `params` and `openapi` like Plumb's own (use `action()`), on
+   * routes under `/api/plugins/<name>/…` or `/api/sites/:id/plugins/<name>/…`.
+   */
+  services?(host: PluginHost<SettingsOf<D>>): ServiceSchema[];
+  /** Work only the leader runs, started with its fencing epoch and stopped when it steps down. */
+  leaderJobs?(host: PluginHost<SettingsOf<D>>): { name: string; job: LeaderJob }[];
+}
+
+/** Declares a plugin; the identity function, there for the types it checks. */
+export function definePlugin<const D extends Record<string, PluginSettingSpec>>(definition: PluginDefinition<D>): PluginDefinition<D> {
+  return definition;
+}
+
+/** `archives-x` → `archives_x`: the plugin's part of table names, env names and flags. */
+export const pluginKey = (name: string) => name.replace(/-/g, '_');

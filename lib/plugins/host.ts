@@ -1,0 +1,68 @@
+// The host API a plugin is given (lib/plugins/contract.ts), built from the node's runtime, which
+// the plugin never sees. A plugin's metadata SQL runs in a PostgreSQL schema of its own
+// (`plugin_<name>`, on the search path), so its tables are its own by name and Plumb's are out of
+// its way; its migrations run in the same schema.
+import type { Runtime } from '../runtime.ts';
+import type { MetadataQueryable } from '../stores/metadata/index.ts';
+import { writeAudit } from '../audit/audit.ts';
+import { withFields } from '../log.ts';
+import { type PluginHost, type PluginMetadataStore, pluginKey } from './contract.ts';
+
+/** The PostgreSQL schema that holds a plugin's tables. */
+export const pluginSchema = (name: string) => `plugin_${pluginKey(name)}`;
+
+/** SQL run inside a transaction whose search path is the plugin's schema. */
+async function inSchema<T>(tx: MetadataQueryable, schema: string, work: () => Promise<T>): Promise<T> {
+  // The schema name is the plugin's checked name (lower-case letters, digits, underscores): no user text.
+  await tx.query(`SET LOCAL search_path TO ${schema}`);
+  return work();
+}
+
+type HostRuntime = Pick<Runtime, 'metadata' | 'sites' | 'log' | 'whenStoresReady'>;
+
+function scopedMetadata(runtime: HostRuntime, schema: string): PluginMetadataStore {
+  return {
+    query: (sql, params) => runtime.metadata().transaction((tx) => inSchema(tx, schema, () => tx.query(sql, params))),
+    transaction: (work) => runtime.metadata().transaction((tx) => inSchema(tx, schema, () => work({ query: (sql, params) => tx.query(sql, params) }))),
+  };
+}
+
+export function createPluginHost<S>(runtime: HostRuntime, name: string, settings: S): PluginHost<S> {
+  const db = () => runtime.metadata();
+  return {
+    name,
+    settings,
+    log: withFields(runtime.log, { plugin: name }),
+    metadata: scopedMetadata(runtime, pluginSchema(name)),
+    state: {
+      async get<T>(key: string) {
+        const { rows } = await db().query<{ value: T }>('SELECT value FROM public.plugin_state WHERE plugin = $1 AND key = $2', [name, key]);
+        return rows[0]?.value;
+      },
+      async set(key, value) {
+        await db().query(
+          `INSERT INTO public.plugin_state (plugin, key, value) VALUES ($1, $2, $3::jsonb)
+           ON CONFLICT (plugin, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
+          [name, key, JSON.stringify(value ?? null)],
+        );
+      },
+      async delete(key) {
+        await db().query('DELETE FROM public.plugin_state WHERE plugin = $1 AND key = $2', [name, key]);
+      },
+    },
+    async site(id) {
+      const site = await runtime.sites.byId(id);
+      return site ? { id: site.id, domain: site.domain, team_id: site.team_id, timezone: site.timezone } : null;
+    },
+    async audit(entry) {
+      await writeAudit(db(), {
+        teamId: entry.teamId,
+        action: `${name}.${entry.action}`,
+        actor: entry.actor ?? undefined,
+        site: entry.site ?? undefined,
+        details: entry.details,
+      });
+    },
+    whenStoresReady: (hook) => runtime.whenStoresReady(hook),
+  };
+}

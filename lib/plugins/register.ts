@@ -1,0 +1,90 @@
+// Composing the enabled plugins into a node: their settings (claiming their `-<plugin>-<key>`
+// flags), a host API each, their services on the broker, their leader jobs, and their migrations
+// in the stores-ready phase. A contribution that breaks the contract stops start-up naming the
+// plugin: routes outside the plugin's namespace, a service named like Plumb's own.
+import type { ServiceBroker, ServiceSchema } from 'moleculer';
+import type { LeaderJobs } from '../../cluster/leader-jobs.ts';
+import { declaredRoutes } from '../auth/access.ts';
+import { ConfigError } from '../errors.ts';
+import type { Runtime } from '../runtime.ts';
+import type { PluginDefinition } from './contract.ts';
+import { createPluginHost, pluginSchema } from './host.ts';
+import type { LoadedPlugin } from './loader.ts';
+import { resolvePluginSettings } from './settings.ts';
+
+/** A running plugin as GET /api/admin/plugins shows it. */
+export interface RunningPlugin {
+  name: string;
+  version: string;
+  api_version: number;
+  description: string;
+  source: string;
+  routes: string[];
+}
+
+/** The plugins' settings, checked before anything starts; flags no plugin claims are refused. */
+export function settlePluginSettings(plugins: readonly LoadedPlugin[], env: NodeJS.ProcessEnv, flags: ReadonlyMap<string, string>): Map<string, Record<string, unknown>> {
+  const unclaimed = new Map(flags);
+  const settled = new Map(plugins.map(({ definition }) => [definition.name, resolvePluginSettings(definition, env, unclaimed)]));
+  const [stray] = unclaimed.keys();
+  if (stray !== undefined) throw new ConfigError(`-${stray}`, 'unknown flag: neither a setting of Plumb nor of an enabled plugin (see plumb --help)');
+  return settled;
+}
+
+/** Where a plugin's routes may live: its own namespace, or under a site it acts on. */
+function routeProblem(plugin: string, route: string): string | null {
+  const path = route.replace(/^[A-Z*]+\s+/, '');
+  if (path.startsWith(`/api/plugins/${plugin}/`) || path === `/api/plugins/${plugin}`) return null;
+  if (new RegExp(`^/api/sites/:[a-zA-Z]+/plugins/${plugin}(/|$)`).test(path)) return null;
+  return `route "${route}" is outside /api/plugins/${plugin}/… and /api/sites/:id/plugins/${plugin}/…`;
+}
+
+function checkService(definition: PluginDefinition, schema: ServiceSchema): string[] {
+  const name = definition.name;
+  if (schema.name !== `plugins.${name}` && !String(schema.name).startsWith(`plugins.${name}.`)) {
+    throw new Error(`plugin ${name}: service "${schema.name}" must be named plugins.${name} or plugins.${name}.<part>`);
+  }
+  const routes: string[] = [];
+  // The plugin's own declarations, read before the broker has seen them.
+  const { actions: declared = {} } = schema;
+  for (const [actionName, action] of Object.entries(declared)) {
+    if (!action || typeof action !== 'object') continue;
+    for (const route of declaredRoutes((action as { rest?: unknown }).rest)) {
+      const problem = routeProblem(name, route);
+      if (problem) throw new Error(`plugin ${name}: action ${actionName}'s ${problem}`);
+      routes.push(route);
+    }
+  }
+  return routes;
+}
+
+/** Builds each plugin's host, registers its services and leader jobs, and queues its migrations for the stores-ready phase. */
+export function registerPlugins(
+  broker: ServiceBroker,
+  runtime: Runtime,
+  leaderJobs: LeaderJobs,
+  plugins: readonly LoadedPlugin[],
+  settings: ReadonlyMap<string, Record<string, unknown>>,
+): RunningPlugin[] {
+  return plugins.map(({ definition, specifier }) => {
+    const { name } = definition;
+    const host = createPluginHost(runtime, name, settings.get(name) ?? {});
+    const dir = definition.metadataMigrations;
+    // Before any of the plugin's own hooks: its tables exist by the time they run.
+    if (dir) void runtime.whenStoresReady(async () => void (await runtime.metadata().migrate({ name, dir, schema: pluginSchema(name) })));
+    const routes: string[] = [];
+    const contributed = <T>(part: string, make: () => T): T => {
+      try {
+        return make();
+      } catch (err) {
+        throw new Error(`plugin ${name} failed to start: its ${part} threw: ${(err as Error).message}`, { cause: err });
+      }
+    };
+    for (const schema of contributed('services()', () => definition.services?.(host as never) ?? [])) {
+      routes.push(...checkService(definition, schema));
+      broker.createService(schema);
+    }
+    for (const { name: jobName, job } of contributed('leaderJobs()', () => definition.leaderJobs?.(host as never) ?? [])) leaderJobs.register(`plugins.${name}.${jobName}`, job);
+    return { name, version: definition.version, api_version: definition.apiVersion, description: definition.description, source: specifier, routes };
+  });
+}

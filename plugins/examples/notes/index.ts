@@ -1,0 +1,106 @@
+// An example plugin, written only against Plumb's plugin API (lib/plugins/api.ts) and loaded by
+// path as a third party's would be: `PLUMB_PLUGINS=./plugins/examples/notes`. It keeps short notes
+// on a site ("launched the spring campaign") in a table of its own, lets a site's editors write
+// and delete them and anyone who may read the site's statistics read them, writes the team's
+// audit log, and gives instance administrators a count.
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { action, DateTime, definePlugin, NoContent, notFound, nullable, object, PLUGIN_API_VERSION, Type, Uuid, validationFailed } from '../../../lib/plugins/api.ts';
+
+const Note = object({ id: Uuid, site_id: Uuid, text: Type.String(), author_email: nullable(Type.String()), created_at: DateTime });
+
+interface NoteRow {
+  id: string;
+  site_id: string;
+  text: string;
+  author_email: string | null;
+  created_at: string;
+}
+const COLUMNS = `id, site_id, text, author_email, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
+
+export default definePlugin({
+  name: 'notes',
+  version: '1.0.0',
+  apiVersion: PLUGIN_API_VERSION,
+  description: 'Notes on a site’s timeline, written by its editors',
+  settings: {
+    max_length: { type: 'int', default: 500, min: 10, max: 10_000, description: 'Longest note, in characters.' },
+  },
+  metadataMigrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
+
+  services(host) {
+    const tags = ['plugin: notes'];
+    return [
+      {
+        name: 'plugins.notes',
+        settings: { rest: '/' },
+        actions: {
+          list: action({
+            rest: 'GET /api/sites/:id/plugins/notes/notes',
+            auth: 'any',
+            access: { site: { param: 'id', role: 'viewer', scope: 'stats:read' } },
+            params: { id: 'uuid' },
+            openapi: { summary: 'The site’s notes, newest first (at most 100)', tags, response: object({ notes: Type.Array(Note) }) },
+            async handler(ctx) {
+              const { rows } = await host.metadata.query<NoteRow>(`SELECT ${COLUMNS} FROM notes WHERE site_id = $1 ORDER BY created_at DESC, id LIMIT 100`, [ctx.params.id]);
+              return { notes: rows };
+            },
+          }),
+
+          create: action({
+            rest: 'POST /api/sites/:id/plugins/notes/notes',
+            location: '/api/sites/:id/plugins/notes/notes/{note.id}',
+            auth: 'user',
+            access: { site: { param: 'id', role: 'editor' } },
+            params: { id: 'uuid', text: 'string|trim|min:1' },
+            openapi: { summary: 'Write a note on the site (site editors)', tags, successStatus: 201, response: object({ note: Note }) },
+            async handler(ctx) {
+              const { id: siteId, text } = ctx.params as { id: string; text: string };
+              if (text.length > host.settings.max_length) {
+                throw validationFailed([{ field: 'text', message: `text must be at most ${host.settings.max_length} characters`, type: 'stringMax' }]);
+              }
+              const site = await host.site(siteId);
+              if (!site) throw notFound('Site not found');
+              const user = (ctx.meta as { user?: { id: string; email: string } }).user!;
+              const { rows } = await host.metadata.query<NoteRow>(`INSERT INTO notes (id, site_id, text, author_email) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`, [
+                randomUUID(),
+                siteId,
+                text,
+                user.email,
+              ]);
+              await host.audit({ teamId: site.team_id, action: 'created', actor: user, site: { id: site.id, domain: site.domain }, details: `wrote a note on ${site.domain}` });
+              (ctx.meta as { $statusCode?: number }).$statusCode = 201;
+              return { note: rows[0] };
+            },
+          }),
+
+          remove: action({
+            rest: 'DELETE /api/sites/:id/plugins/notes/notes/:noteId',
+            auth: 'user',
+            access: { site: { param: 'id', role: 'editor' } },
+            params: { id: 'uuid', noteId: 'uuid' },
+            openapi: { summary: 'Delete a note (site editors)', tags, successStatus: 204, response: NoContent },
+            async handler(ctx) {
+              const { id: siteId, noteId } = ctx.params as { id: string; noteId: string };
+              const { rowCount } = await host.metadata.query('DELETE FROM notes WHERE id = $1 AND site_id = $2', [noteId, siteId]);
+              if (!rowCount) throw notFound('Note not found');
+              (ctx.meta as { $statusCode?: number }).$statusCode = 204;
+              return null;
+            },
+          }),
+
+          summary: action({
+            rest: 'GET /api/plugins/notes/summary',
+            auth: 'user',
+            access: { instance: 'admin' },
+            openapi: { summary: 'How many notes there are, on how many sites (instance administrators)', tags, response: object({ notes: Type.Integer(), sites: Type.Integer() }) },
+            async handler() {
+              const { rows } = await host.metadata.query<{ notes: number; sites: number }>('SELECT count(*)::int AS notes, count(DISTINCT site_id)::int AS sites FROM notes');
+              return rows[0];
+            },
+          }),
+        },
+      },
+    ];
+  },
+});

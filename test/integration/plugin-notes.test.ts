@@ -1,0 +1,156 @@
+// The example plugin, loaded by path as a third party's would be, through a real node: its routes
+// go through the same gateway, access rules, validation and OpenAPI document as Plumb's own; its
+// table lives in a schema of its own; administrators see it running; and disabled, its data stays
+// for when it is enabled again.
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { loadConfig } from '../../lib/config.ts';
+import { startNode } from '../../lib/node.ts';
+import { action, definePlugin, object, PLUGIN_API_VERSION, Type } from '../../lib/plugins/api.ts';
+import { as, type Person, person } from '../support/accounts.ts';
+import { startTestNode, type TestNode } from '../support/node.ts';
+
+const PLUGIN = './plugins/examples/notes';
+/** A plugin whose one route fails as a bug would. */
+const crashy = definePlugin({
+  name: 'crashy',
+  version: '0.1.0',
+  apiVersion: PLUGIN_API_VERSION,
+  description: 'Fails',
+  services: () => [
+    {
+      name: 'plugins.crashy',
+      settings: { rest: '/' },
+      actions: {
+        boom: action({
+          rest: 'GET /api/plugins/crashy/boom',
+          auth: 'user',
+          openapi: { summary: 'Fails', response: object({ ok: Type.Boolean() }) },
+          handler(): { ok: boolean } {
+            throw new TypeError("Cannot read properties of undefined (reading 'rows')");
+          },
+        }),
+      },
+    },
+  ],
+});
+let t: TestNode;
+let admin: Person;
+let editor: Person;
+let viewer: Person;
+const notes = (siteId = t.site.id) => `/api/sites/${siteId}/plugins/notes/notes`;
+
+beforeAll(async () => {
+  t = await startTestNode({ PLUMB_PLUGINS: `${PLUGIN},crashy`, PLUMB_NOTES_MAX_LENGTH: '40' }, { firstPartyPlugins: { crashy: async () => ({ default: crashy }) } });
+  admin = await person(t, 'admin');
+  [editor, viewer] = await Promise.all([person(t), person(t)]);
+  const grant = (who: Person, role: string) => t.node.runtime.metadata().query('INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, $3)', [t.site.id, who.id, role]);
+  await grant(editor, 'editor');
+  await grant(viewer, 'viewer');
+}, 60_000);
+
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('a plugin’s routes', () => {
+  it('lets a site editor write a note, answered 201 with its Location and audited in the team’s log', async () => {
+    const res = await as(t, editor, 'POST', notes(), { text: 'Launched the spring campaign' });
+    expect(res.status).toBe(201);
+    const note = (res.body.note as { id: string; text: string; author_email: string });
+    expect(note).toMatchObject({ text: 'Launched the spring campaign', author_email: editor.email, site_id: t.site.id });
+    expect(res.headers.get('location')).toBe(`${notes()}/${note.id}`);
+    const audit = await t.node.runtime.metadata().query("SELECT action, details FROM audit_log WHERE action = 'notes.created'");
+    expect(audit.rows).toEqual([{ action: 'notes.created', details: 'wrote a note on example.com' }]);
+  });
+
+  it('lets a viewer and a stats:read token read, and refuses what their roles do not allow', async () => {
+    expect((await as(t, viewer, 'GET', notes())).body.notes).toEqual([expect.objectContaining({ text: 'Launched the spring campaign' })]);
+    expect(await as(t, viewer, 'POST', notes(), { text: 'not mine to write' })).toMatchObject({ status: 403, body: { message: 'This needs the editor role on the site' } });
+    const token = await t.token(['stats:read'], [{ siteId: t.site.id, role: 'viewer' }]);
+    const read = await fetch(`${t.url}${notes()}`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(read.status).toBe(200);
+    expect((await as(t, editor, 'GET', notes(t.otherSite.id))).status).toBe(404);
+    expect((await as(t, undefined, 'GET', notes())).status).toBe(401);
+  });
+
+  it('validates with the plugin’s setting and Plumb’s validator alike', async () => {
+    expect(await as(t, editor, 'POST', notes(), { text: 'x'.repeat(41) })).toMatchObject({
+      status: 400,
+      body: { code: 'validation_failed', fields: [{ field: 'text', message: 'text must be at most 40 characters', type: 'stringMax' }] },
+    });
+    expect(await as(t, editor, 'POST', notes(), {})).toMatchObject({ status: 400, body: { fields: [expect.objectContaining({ field: 'text' })] } });
+    expect((await as(t, editor, 'DELETE', `${notes()}/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
+  });
+
+  it('appears in the OpenAPI document with its security and responses', async () => {
+    const doc = (await (await fetch(`${t.url}/api/docs/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown> }>> };
+    const create = doc.paths['/api/sites/{id}/plugins/notes/notes'].post;
+    expect(create.security).toEqual([{ session: [] }]);
+    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '403', '404']));
+    expect(doc.paths['/api/plugins/notes/summary'].get).toBeDefined();
+  });
+
+  it('answers a JSON 500 when a plugin’s action throws, and the node goes on serving', async () => {
+    const res = await as(t, editor, 'GET', '/api/plugins/crashy/boom');
+    expect([res.status, res.body.code]).toEqual([500, 'internal_error']);
+    expect(JSON.stringify(res.body)).not.toContain('rows');
+    expect((await as(t, viewer, 'GET', notes())).status).toBe(200);
+  });
+
+  it('keeps its table in a schema of its own', async () => {
+    const { rows } = await t.node.runtime.metadata().query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'notes'");
+    expect(rows).toEqual([{ table_schema: 'plugin_notes' }]);
+  });
+});
+
+describe('GET /api/admin/plugins', () => {
+  it('shows instance administrators the plugin running, with its routes; nobody else', async () => {
+    const res = await as(t, admin, 'GET', '/api/admin/plugins');
+    expect(res.body).toEqual({
+      plugins: [
+        {
+          name: 'notes',
+          status: 'running',
+          version: '1.0.0',
+          api_version: 1,
+          description: 'Notes on a site’s timeline, written by its editors',
+          source: PLUGIN,
+          routes: [
+            'GET /api/sites/:id/plugins/notes/notes',
+            'POST /api/sites/:id/plugins/notes/notes',
+            'DELETE /api/sites/:id/plugins/notes/notes/:noteId',
+            'GET /api/plugins/notes/summary',
+          ],
+        },
+        { name: 'crashy', status: 'running', version: '0.1.0', api_version: 1, description: 'Fails', source: 'crashy', routes: ['GET /api/plugins/crashy/boom'] },
+      ],
+    });
+    expect((await as(t, editor, 'GET', '/api/admin/plugins')).status).toBe(403);
+  });
+
+  it('shows a disabled plugin as such, and enabling it again finds its data', async () => {
+    const { dataDir } = t;
+    const envOf = (plugins: string) => ({ PLUMB_DATA_DIR: dataDir, PLUMB_PORT: '0', PLUMB_HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'silent', PLUMB_PLUGINS: plugins });
+    await t.node.stop();
+    const without = await startNode(loadConfig({ env: envOf('') }), { env: {} });
+    try {
+      const signedIn = await without.runtime.sessions.start(admin.id, { remember: false });
+      const cookie = signedIn.setCookies[0].split(';')[0];
+      const listed = await (await fetch(`${without.url}/api/admin/plugins`, { headers: { Cookie: cookie } })).json();
+      expect(listed).toEqual({ plugins: [{ name: 'notes', status: 'disabled', version: null, api_version: null, description: null, source: null, routes: [] }] });
+      expect((await fetch(`${without.url}${notes()}`, { headers: { Cookie: cookie } })).status).toBe(404);
+    } finally {
+      await without.stop();
+    }
+    const again = await startNode(loadConfig({ env: envOf(PLUGIN) }), { env: {} });
+    try {
+      const cookie = (await again.runtime.sessions.start(viewer.id, { remember: false })).setCookies[0].split(';')[0];
+      const read = (await (await fetch(`${again.url}${notes()}`, { headers: { Cookie: cookie } })).json()) as { notes: { text: string }[] };
+      expect(read.notes.map((n) => n.text)).toEqual(['Launched the spring campaign']);
+    } finally {
+      await again.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

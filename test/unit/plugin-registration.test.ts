@@ -1,0 +1,62 @@
+// Registering a plugin's contributions on a node: its services must carry its name and its routes
+// must live in its namespace (/api/plugins/<name>/… or /api/sites/:id/plugins/<name>/…), or start-up
+// stops naming the plugin and the route; its leader jobs are registered under its name.
+import { describe, expect, it } from '@jest/globals';
+import type { ServiceBroker, ServiceSchema } from 'moleculer';
+import type { LeaderJobs } from '../../cluster/leader-jobs.ts';
+import { silentLog } from '../../lib/log.ts';
+import { definePlugin, PLUGIN_API_VERSION } from '../../lib/plugins/api.ts';
+import { registerPlugins } from '../../lib/plugins/register.ts';
+import type { Runtime } from '../../lib/runtime.ts';
+
+function register(services: ServiceSchema[] | (() => ServiceSchema[]), jobs: string[] = []) {
+  const created: string[] = [];
+  const registered: string[] = [];
+  const broker = { createService: (schema: ServiceSchema) => void created.push(schema.name) } as unknown as ServiceBroker;
+  const leaderJobs = {
+    register(name: string) {
+      registered.push(name);
+      return async () => undefined;
+    },
+  } as unknown as LeaderJobs;
+  const runtime = { log: silentLog, metadata: () => ({}), sites: {}, whenStoresReady: async () => undefined } as unknown as Runtime;
+  const plugin = definePlugin({
+    name: 'probe',
+    version: '1.0.0',
+    apiVersion: PLUGIN_API_VERSION,
+    description: 'A probe',
+    services: typeof services === 'function' ? services : () => services,
+    leaderJobs: () => jobs.map((name) => ({ name, job: { start() {}, stop() {} } })),
+  });
+  const running = registerPlugins(broker, runtime, leaderJobs, [{ definition: plugin, specifier: './probe' }], new Map());
+  return { created, registered, running };
+}
+
+const route = (rest: unknown) => ({ name: 'plugins.probe', actions: { act: { rest, auth: 'user', handler: () => null } } }) as unknown as ServiceSchema;
+
+describe('registering a plugin', () => {
+  it('registers its services and leader jobs under its name, and reports its routes', () => {
+    const { created, registered, running } = register([route('GET /api/plugins/probe/things'), route({ method: 'POST', path: '/api/sites/:id/plugins/probe/things' })], ['sweep']);
+    expect(created).toEqual(['plugins.probe', 'plugins.probe']);
+    expect(registered).toEqual(['plugins.probe.sweep']);
+    expect(running[0].routes).toEqual(['GET /api/plugins/probe/things', 'POST /api/sites/:id/plugins/probe/things']);
+  });
+
+  it('stops start-up for a route outside the plugin’s namespace, in any form, naming plugin, action and route', () => {
+    expect(() => register([route('GET /api/users')])).toThrow('plugin probe: action act\'s route "GET /api/users" is outside /api/plugins/probe/… and /api/sites/:id/plugins/probe/…');
+    expect(() => register([route({ method: 'GET', path: '/api/plugins/other/x' })])).toThrow(/route "GET \/api\/plugins\/other\/x" is outside/);
+    expect(() => register([route('GET /api/sites/:id/plugins/probe-two/x')])).toThrow(/is outside/);
+  });
+
+  it('stops start-up naming the plugin when building its services throws', () => {
+    expect(() =>
+      register(() => {
+        throw new Error('no bucket configured');
+      }),
+    ).toThrow('plugin probe failed to start: its services() threw: no bucket configured');
+  });
+
+  it('stops start-up for a service named like Plumb’s own', () => {
+    expect(() => register([{ name: 'sites', actions: {} }])).toThrow('plugin probe: service "sites" must be named plugins.probe or plugins.probe.<part>');
+  });
+});
