@@ -1,10 +1,12 @@
-// Instance users, for owners and admins: create accounts, change instance roles, reset a lost
-// second factor, delete. The server decides who may do what (admins manage plain users only).
+// Instance administration, for owners and admins: users (create accounts, change instance roles,
+// reset a lost second factor, delete; the server decides who may do what, admins manage plain
+// users only) and the plugins the node runs.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, type InstanceUser, type Page, problem, type User } from '../api.ts';
 import { ListTable } from '../components/ListTable.tsx';
 import { NewPasswordField } from '../components/NewPasswordField.tsx';
+import { PluginsCard } from '../components/PluginsCard.tsx';
 import { RoleField, RoleSelect } from '../components/RoleSelect.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
@@ -88,6 +90,7 @@ export default function AdminUsers() {
           </button>
         </form>
       </section>
+      <PluginsCard />
     </section>
   );
 }

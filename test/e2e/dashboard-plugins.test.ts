@@ -1,0 +1,49 @@
+// The plugins a node runs, as an instance owner finds them in the dashboard: the example plugin,
+// loaded by path, listed on the administration page with its version, source and routes, and its
+// routes answering in the same browser session.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
+import { type AxeFinding, BROWSER_DRIVEN_ENV, reviewPage } from '../support/dashboard.ts';
+import { type Instance, request, startInstance } from '../support/instance.ts';
+
+const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
+const WAIT = { timeout: 15_000 };
+
+let instance: Instance;
+let browser: Browser;
+let page: Page;
+const findings: AxeFinding[] = [];
+
+beforeAll(async () => {
+  instance = await startInstance({ env: { ...BROWSER_DRIVEN_ENV, PLUMB_PLUGINS: './plugins/examples/notes' } });
+  const created = await request(`${instance.url}/api/initial-user`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(OWNER) });
+  expect(created.status).toBe(201);
+  browser = await launchChromium();
+  page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
+  await page.goto(`${instance.url}/login`);
+  await page.getByLabel('Email').fill(OWNER.email);
+  await page.getByLabel('Password').fill(OWNER.password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await instance?.destroy();
+});
+
+describe('the administration page', () => {
+  it('lists the running plugin with its version, where it was loaded from and its routes', async () => {
+    await page.getByRole('link', { name: 'Users' }).click();
+    const card = page.getByTestId('plugins-card');
+    await card.getByRole('rowheader', { name: /notes/ }).waitFor(WAIT);
+    const row = card.getByRole('row', { name: /notes/ });
+    await expect(row.textContent()).resolves.toContain('Running');
+    await expect(row.textContent()).resolves.toContain('1.0.0 (plugin API 1)');
+    await expect(row.textContent()).resolves.toContain('./plugins/examples/notes');
+    await expect(row.textContent()).resolves.toContain('POST /api/sites/:id/plugins/notes/notes');
+    await reviewPage(page, 'admin-plugins', findings);
+    expect(findings).toEqual([]);
+  }, 30_000);
+});
