@@ -2,6 +2,7 @@
 // and nowhere else. Start: broker and gateway first (so /healthz answers at once), then the stores
 // and the "stores ready" hooks (then /readyz turns 200), then leadership, which starts the leader
 // jobs. Stopping runs the same steps backwards. docs/architecture.md (Lifecycle) has the whole order.
+import { CORE_SCOPES } from './auth/roles.ts';
 import { ServiceBroker } from 'moleculer';
 import { createLocalElector } from '../cluster/election/local.ts';
 import { createRedisElector } from '../cluster/election/redis.ts';
@@ -80,7 +81,8 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
     cluster.attachSink(opened);
     return opened;
   };
-  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, webhookDispatch, fence, cluster, openIngestSink, rateLimits });
+  const apiScopes = [...CORE_SCOPES, ...plugins.flatMap(({ definition }) => definition.scopes ?? [])];
+  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, webhookDispatch, fence, cluster, openIngestSink, rateLimits, apiScopes });
 
   const broker = new ServiceBroker(brokerOptions(config, [accessMiddleware(runtime.metadata)], log));
   for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));

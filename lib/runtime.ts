@@ -1,6 +1,7 @@
 // What a running Plumb node holds: config, stores, leadership, and the "stores ready" phase of its
 // start-up. Services receive it from their factory; a store asked for before start-up opened it
 // answers 503. The order of a node's life is in docs/architecture.md (Lifecycle).
+import { CORE_SCOPES, type ScopeInfo } from './auth/roles.ts';
 import type { LeaderElector } from '../cluster/election/elector.ts';
 import type { LeaderFence } from '../cluster/fencing.ts';
 import type { LeaderJobSlot, LeaderJobs } from '../cluster/leader-jobs.ts';
@@ -21,6 +22,8 @@ import type { MetadataStore } from './stores/metadata/index.ts';
 export interface Runtime {
   readonly config: Config;
   readonly log: Log;
+  /** The scopes an API client may hold on this node: Plumb's own, then those of its plugins. */
+  readonly apiScopes: readonly ScopeInfo[];
   /** HMAC key for session tokens (configured or generated into the data dir). */
   readonly jwtSecret: Uint8Array;
   readonly elector: LeaderElector;
@@ -60,7 +63,8 @@ export interface MutableRuntime extends Runtime {
 }
 
 export function createRuntime(
-  parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs' | 'webhookDispatch' | 'fence' | 'cluster' | 'openIngestSink' | 'rateLimits'>,
+  parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs' | 'webhookDispatch' | 'fence' | 'cluster' | 'openIngestSink' | 'rateLimits'> &
+    Partial<Pick<Runtime, 'apiScopes'>>,
 ): MutableRuntime {
   let metadata: MetadataStore | undefined;
   let analytics: AnalyticsStore | undefined;
@@ -75,6 +79,7 @@ export function createRuntime(
   };
   return {
     ...parts,
+    apiScopes: parts.apiScopes ?? CORE_SCOPES,
     sites: createSiteDirectory(metadataStore),
     apiClients: createApiClientVerifier(metadataStore),
     sessions: createSessionService(parts.config, parts.jwtSecret, metadataStore),

@@ -3,7 +3,7 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import { listApiClients } from '../lib/auth/api-clients.ts';
 import { forgetPrincipalsLocally, type PrincipalsChange, PRINCIPALS_CHANGED, principalsChanged } from '../lib/auth/principal-cache.ts';
-import { API_SCOPES, INSTANCE_ROLES, type InstanceRole, SITE_ROLES } from '../lib/auth/roles.ts';
+import { INSTANCE_ROLES, type InstanceRole, SITE_ROLES } from '../lib/auth/roles.ts';
 import type { UserPrincipal } from '../lib/auth/sessions.ts';
 import { unauthorized } from '../lib/errors.ts';
 import { Ok } from '../lib/auth/responses.ts';
@@ -24,6 +24,7 @@ const byId = { id: 'uuid' };
 
 export default function createUsersService(runtime: Runtime): ServiceSchema {
   const db = () => runtime.metadata();
+  const scopeNames = runtime.apiScopes.map((scope) => scope.name);
 
   /** The signed-in caller. The access middleware already refused everyone else over HTTP. */
   const caller = (ctx: Ctx<unknown>): UserPrincipal => {
@@ -151,13 +152,20 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
         handler: (ctx: Ctx<PageQuery>) => listApiClients(db(), caller(ctx).id, ctx.params),
       }),
 
+      apiScopes: action({
+        rest: 'GET /api/user/api-clients/scopes',
+        auth: 'user',
+        openapi: { summary: 'The scopes a token may hold on this node: Plumb’s own, then those its plugins declare', tags: ['api-clients'], response: U.ScopeList },
+        handler: () => ({ scopes: runtime.apiScopes.map(({ name, description }) => ({ name, description })) }),
+      }),
+
       createApiClient: action({
         rest: 'POST /api/user/api-clients',
         location: '/api/user/api-clients/{api_client.id}',
         auth: 'user',
         params: {
           name: 'string|min:1|max:120|trim',
-          scopes: { type: 'array', max: API_SCOPES.length, items: { type: 'enum', values: [...API_SCOPES] } },
+          scopes: { type: 'array', max: scopeNames.length, items: { type: 'enum', values: scopeNames } },
           sites: {
             type: 'array',
             optional: true,
@@ -170,7 +178,7 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
         openapi: { summary: 'Issue an API client token (shown once) with scopes and site roles no higher than your own', tags: ['api-clients'], successStatus: 201, response: U.IssuedApiClient },
         async handler(ctx: Ctx<ApiClientRequest>) {
           const owner = caller(ctx);
-          const { id, token } = await issueApiClient(db(), owner, ctx.params);
+          const { id, token } = await issueApiClient(db(), owner, ctx.params, scopeNames);
           ctx.meta.$statusCode = 201;
           return { api_client: await ownApiClient(db(), owner, id), token };
         },

@@ -35,6 +35,12 @@ export type SettingsOf<D extends Record<string, PluginSettingSpec>> = {
   readonly [K in keyof D]: Given<D[K]> extends true ? ValueOf<D[K]> : ValueOf<D[K]> | undefined;
 };
 
+/** An API-client scope a plugin's routes ask for (`access.site.scope`); its name is `<plugin>:<what>`. */
+export interface PluginScope {
+  name: string;
+  description: string;
+}
+
 /** Metadata rows a plugin keeps. Its SQL may touch only tables named `plugin_<name>_…` (dashes as underscores). */
 export interface PluginMetadataStore {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number | null }>;
@@ -90,6 +96,8 @@ export interface PluginDefinition<D extends Record<string, PluginSettingSpec> = 
   apiVersion: number;
   description: string;
   settings?: D;
+  /** API-client scopes the plugin's routes ask for, offered in the API-client form beside Plumb's own. */
+  scopes?: readonly PluginScope[];
   /** A folder of numbered `.sql` files for the metadata store (NNNN_name.sql), applied in order and recorded. */
   metadataMigrations?: string;
   /**

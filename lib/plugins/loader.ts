@@ -63,6 +63,9 @@ export function definitionProblem(value: unknown): string | null {
   const prefix = envName(`${pluginKey(d.name).toUpperCase()}_`);
   const clash = SETTINGS.flatMap((spec) => spec.env).find((name) => name.startsWith(prefix));
   if (clash) return `its name "${d.name}" would give its settings the names of Plumb's own (${clash})`;
+  for (const scope of d.scopes ?? []) {
+    if (typeof scope?.name !== 'string' || !new RegExp(`^${d.name}:[a-z][a-z0-9-]*$`).test(scope.name)) return `its scope ${JSON.stringify(scope?.name)} is not "${d.name}:<lower-case word>"`;
+  }
   return null;
 }
 

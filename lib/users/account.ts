@@ -41,9 +41,14 @@ export interface ApiClientRequest {
  * there (403 otherwise, also for a site they cannot see, so ids cannot be probed), expiry in the
  * future. The token is returned once; only its SHA-256 is kept.
  */
-export async function issueApiClient(db: MetadataStore, owner: UserPrincipal, input: ApiClientRequest): Promise<{ id: string; token: string }> {
+export async function issueApiClient(
+  db: MetadataStore,
+  owner: UserPrincipal,
+  input: ApiClientRequest,
+  knownScopes: readonly string[] = API_SCOPES,
+): Promise<{ id: string; token: string }> {
   const problems: FieldError[] = [];
-  if (input.scopes.some((s) => !(API_SCOPES as readonly string[]).includes(s))) problems.push({ field: 'scopes', message: `scopes items must be one of: ${API_SCOPES.join(', ')}`, type: 'arrayEnum' });
+  if (input.scopes.some((s) => !knownScopes.includes(s))) problems.push({ field: 'scopes', message: `scopes items must be one of: ${knownScopes.join(', ')}`, type: 'arrayEnum' });
   const siteIds = input.sites.map((s) => s.site_id);
   if (new Set(siteIds).size !== siteIds.length) problems.push({ field: 'sites', message: 'sites must list each site once', type: 'arrayUnique' });
   const expiresAt = input.expires_at === undefined ? undefined : checkExpiry('expires_at', input.expires_at, problems);

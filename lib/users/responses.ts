@@ -19,7 +19,9 @@ export const UserPage = page(User);
 export const UserEnvelope = envelope('user', User);
 
 /** Stored as text; the API only ever writes these values (the JSON Schema says so, the type stays string). */
-const Scope = Type.Unsafe<string>({ type: 'string', enum: [...API_SCOPES] });
+/** Plumb's own scopes, or a plugin's `<plugin>:<what>` (GET /api/user/api-clients/scopes lists a node's). */
+const Scope = Type.String({ description: `One of ${API_SCOPES.join(', ')}, or a scope an enabled plugin declares (<plugin>:<what>)` });
+export const ScopeList = object({ scopes: Type.Array(object({ name: Type.String(), description: Type.String() })) });
 
 export const ApiClient = object(
   {

@@ -1,6 +1,6 @@
 // The plugins a node runs, as an instance owner finds them in the dashboard: the example plugin,
 // loaded by path, listed on the administration page with its version, source and routes, and its
-// routes answering in the same browser session.
+// API-client scope offered in the account's token form.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
@@ -45,5 +45,16 @@ describe('the administration page', () => {
     await expect(row.textContent()).resolves.toContain('POST /api/sites/:id/plugins/notes/notes');
     await reviewPage(page, 'admin-plugins', findings);
     expect(findings).toEqual([]);
+  }, 30_000);
+});
+
+describe('the API-client form', () => {
+  it('offers the plugin’s scope beside Plumb’s own, described', async () => {
+    await page.getByRole('link', { name: 'Account' }).click();
+    const scopes = page.getByRole('group', { name: 'Scopes' });
+    await scopes.getByRole('checkbox', { name: 'notes:write' }).waitFor(WAIT);
+    const names = await scopes.locator('label').allTextContents();
+    expect(names.map((n) => n.trim())).toEqual(['stats:read', 'ingest:write', 'ai-fetch:write', 'mcp', 'notes:write']);
+    await expect(scopes.locator('label', { hasText: 'notes:write' }).getAttribute('title')).resolves.toBe('Write and delete notes on the token’s sites');
   }, 30_000);
 });

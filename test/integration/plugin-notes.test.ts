@@ -74,6 +74,24 @@ describe('a plugin’s routes', () => {
     expect((await as(t, undefined, 'GET', notes())).status).toBe(401);
   });
 
+  it('adds its scope to the ones a token may hold, and a token writes only with it', async () => {
+    const offered = await as(t, viewer, 'GET', '/api/user/api-clients/scopes');
+    expect((offered.body.scopes as { name: string }[]).map((s) => s.name)).toEqual(['stats:read', 'ingest:write', 'ai-fetch:write', 'mcp', 'notes:write']);
+    const issued = await as(t, editor, 'POST', '/api/user/api-clients', { name: 'deploy bot', scopes: ['notes:write'], sites: [{ site_id: t.site.id, role: 'editor' }] });
+    expect(issued.status).toBe(201);
+    const post = (token: string) =>
+      fetch(`${t.url}${notes()}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ text: 'Deployed v2' }) });
+    expect((await post(issued.body.token as string)).status).toBe(201);
+    const audit = await t.node.runtime.metadata().query("SELECT details FROM audit_log WHERE action = 'notes.created' AND details LIKE '%token%'");
+    expect(audit.rows).toEqual([{ details: 'wrote a note on example.com with the API token "deploy bot"' }]);
+    const reader = await t.token(['stats:read'], [{ siteId: t.site.id, role: 'editor' }]);
+    expect(await (await post(reader)).json()).toEqual({ message: 'This token lacks the notes:write scope', code: 'forbidden' });
+    expect(await as(t, editor, 'POST', '/api/user/api-clients', { name: 'x', scopes: ['notes:read'], sites: [] })).toMatchObject({
+      status: 400,
+      body: { fields: [expect.objectContaining({ field: 'scopes[0]', message: expect.stringContaining('notes:write') })] },
+    });
+  });
+
   it('validates with the plugin’s setting and Plumb’s validator alike', async () => {
     expect(await as(t, editor, 'POST', notes(), { text: 'x'.repeat(41) })).toMatchObject({
       status: 400,
@@ -86,7 +104,7 @@ describe('a plugin’s routes', () => {
   it('appears in the OpenAPI document with its security and responses', async () => {
     const doc = (await (await fetch(`${t.url}/api/docs/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown> }>> };
     const create = doc.paths['/api/sites/{id}/plugins/notes/notes'].post;
-    expect(create.security).toEqual([{ session: [] }]);
+    expect(create.security).toEqual([{ session: [] }, { bearer: [] }, { apiKey: [] }]);
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '403', '404']));
     expect(doc.paths['/api/plugins/notes/summary'].get).toBeDefined();
   });
@@ -147,7 +165,7 @@ describe('GET /api/admin/plugins', () => {
     try {
       const cookie = (await again.runtime.sessions.start(viewer.id, { remember: false })).setCookies[0].split(';')[0];
       const read = (await (await fetch(`${again.url}${notes()}`, { headers: { Cookie: cookie } })).json()) as { notes: { text: string }[] };
-      expect(read.notes.map((n) => n.text)).toEqual(['Launched the spring campaign']);
+      expect(read.notes.map((n) => n.text).sort()).toEqual(['Deployed v2', 'Launched the spring campaign']);
     } finally {
       await again.stop();
       rmSync(dataDir, { recursive: true, force: true });

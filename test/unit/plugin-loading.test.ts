@@ -49,6 +49,7 @@ describe('loading plugins', () => {
     expect(definitionProblem({ ...archives, name: 'Archives!' })).toMatch(/^its name "Archives!" is not/);
     expect(definitionProblem({ ...archives, version: '' })).toBe('it declares no version');
     expect(definitionProblem({ ...archives, name: 'webhook' })).toBe('its name "webhook" would give its settings the names of Plumb\'s own (PLUMB_WEBHOOK_DELIVERY_CONCURRENCY)');
+    expect(definitionProblem({ ...archives, scopes: [{ name: 'backups:read', description: 'x' }] })).toBe('its scope "backups:read" is not "archives:<lower-case word>"');
     expect(definitionProblem(archives)).toBeNull();
   });
 });

@@ -26,6 +26,8 @@ export default definePlugin({
   settings: {
     max_length: { type: 'int', default: 500, min: 10, max: 10_000, description: 'Longest note, in characters.' },
   },
+  // A token writes notes only with this scope (and the editor role on the site); people need the role alone.
+  scopes: [{ name: 'notes:write', description: 'Write and delete notes on the token’s sites' }],
   metadataMigrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
 
   services(host) {
@@ -50,8 +52,8 @@ export default definePlugin({
           create: action({
             rest: 'POST /api/sites/:id/plugins/notes/notes',
             location: '/api/sites/:id/plugins/notes/notes/{note.id}',
-            auth: 'user',
-            access: { site: { param: 'id', role: 'editor' } },
+            auth: 'any',
+            access: { site: { param: 'id', role: 'editor', scope: 'notes:write' } },
             params: { id: 'uuid', text: 'string|trim|min:1' },
             openapi: { summary: 'Write a note on the site (site editors)', tags, successStatus: 201, response: object({ note: Note }) },
             async handler(ctx) {
@@ -61,14 +63,17 @@ export default definePlugin({
               }
               const site = await host.site(siteId);
               if (!site) throw notFound('Site not found');
-              const user = (ctx.meta as { user?: { id: string; email: string } }).user!;
+              // A person, or the token's owner: whoever wrote it is named in the note and the audit log.
+              const meta = ctx.meta as { user?: { id: string; email: string }; apiClient?: { name: string } };
+              const user = meta.user ?? null;
               const { rows } = await host.metadata.query<NoteRow>(`INSERT INTO notes (id, site_id, text, author_email) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`, [
                 randomUUID(),
                 siteId,
                 text,
-                user.email,
+                user?.email ?? null,
               ]);
-              await host.audit({ teamId: site.team_id, action: 'created', actor: user, site: { id: site.id, domain: site.domain }, details: `wrote a note on ${site.domain}` });
+              const by = user ? '' : ` with the API token "${meta.apiClient?.name}"`;
+              await host.audit({ teamId: site.team_id, action: 'created', actor: user, site: { id: site.id, domain: site.domain }, details: `wrote a note on ${site.domain}${by}` });
               (ctx.meta as { $statusCode?: number }).$statusCode = 201;
               return { note: rows[0] };
             },
@@ -76,8 +81,8 @@ export default definePlugin({
 
           remove: action({
             rest: 'DELETE /api/sites/:id/plugins/notes/notes/:noteId',
-            auth: 'user',
-            access: { site: { param: 'id', role: 'editor' } },
+            auth: 'any',
+            access: { site: { param: 'id', role: 'editor', scope: 'notes:write' } },
             params: { id: 'uuid', noteId: 'uuid' },
             openapi: { summary: 'Delete a note (site editors)', tags, successStatus: 204, response: NoContent },
             async handler(ctx) {

@@ -22,6 +22,8 @@ describe('notes on a site', () => {
     expect((await viewer.request('GET', notes())).body).toEqual({ notes: [expect.objectContaining({ text: 'Spring launch', author_email: editor.user.email })] });
     const token = await plumb.token(['stats:read']);
     expect((await token.request('GET', notes())).status).toBe(200);
+    const writer = await plumb.token(['notes:write'], 'editor');
+    expect((await writer.request('POST', notes(), { text: 'From a deploy' })).status).toBe(201);
   });
 
   it('refuse a viewer’s note, a stranger, and anyone without credentials', async () => {
@@ -38,7 +40,7 @@ describe('notes on a site', () => {
   });
 
   it('are counted for instance administrators only', async () => {
-    expect((await (await plumb.as('instance-admin')).request('GET', '/api/plugins/notes/summary')).body).toEqual({ notes: 1, sites: 1 });
+    expect((await (await plumb.as('instance-admin')).request('GET', '/api/plugins/notes/summary')).body).toEqual({ notes: 2, sites: 1 });
     expect((await (await plumb.as('owner')).request('GET', '/api/plugins/notes/summary')).status).toBe(403);
   });
 });

@@ -19,7 +19,6 @@ interface Security {
 }
 
 const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
-const SCOPES = ['stats:read', 'ingest:write', 'ai-fetch:write', 'mcp'] as const;
 
 function Section({ id, title, children }: { id: string; title: string; children: ReactNode }) {
   return (
@@ -247,6 +246,8 @@ function ApiClients() {
   const queries = useQueryClient();
   const clients = useQuery({ queryKey: ['api-clients'], queryFn: () => api<Page<ApiClientView>>('/api/user/api-clients', { query: { limit: 200 } }) });
   const sites = useQuery({ queryKey: ['sites'], queryFn: () => api<Page<Site>>('/api/sites', { query: { limit: 200 } }) });
+  // Plumb's own scopes, then those the node's plugins declare.
+  const offered = useQuery({ queryKey: ['api-scopes'], queryFn: () => api<{ scopes: { name: string; description: string }[] }>('/api/user/api-clients/scopes') });
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['stats:read']);
   const [siteIds, setSiteIds] = useState<string[]>([]);
@@ -260,7 +261,8 @@ function ApiClients() {
         body: {
           name: name.trim(),
           scopes,
-          sites: siteIds.map((site_id) => ({ site_id, role: scopes.includes('ingest:write') ? 'editor' : 'viewer' })),
+          // Writing (ingest, AI fetches, a plugin's :write scope) needs the editor role on the site.
+          sites: siteIds.map((site_id) => ({ site_id, role: scopes.some((scope) => scope.endsWith(':write')) ? 'editor' : 'viewer' })),
           ...(expires ? { expires_at: new Date(`${expires}T23:59:59`).toISOString() } : {}),
         },
       }),
@@ -321,10 +323,10 @@ function ApiClients() {
         </label>
         <fieldset className="checks">
           <legend>Scopes</legend>
-          {SCOPES.map((s) => (
-            <label key={s} className="check">
-              <input type="checkbox" checked={scopes.includes(s)} onChange={() => setScopes(toggle(scopes, s))} />
-              <span>{s}</span>
+          {(offered.data?.scopes ?? []).map((s) => (
+            <label key={s.name} className="check" title={s.description}>
+              <input type="checkbox" checked={scopes.includes(s.name)} onChange={() => setScopes(toggle(scopes, s.name))} />
+              <span>{s.name}</span>
             </label>
           ))}
         </fieldset>
