@@ -82,7 +82,8 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
     return opened;
   };
   const apiScopes = [...CORE_SCOPES, ...plugins.flatMap(({ definition }) => definition.scopes ?? [])];
-  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, webhookDispatch, fence, cluster, openIngestSink, rateLimits, apiScopes });
+  const addedWebhookEvents = plugins.flatMap(({ definition }) => definition.webhookEvents ?? []);
+  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, webhookDispatch, fence, cluster, openIngestSink, rateLimits, apiScopes, addedWebhookEvents });
 
   const broker = new ServiceBroker(brokerOptions(config, [accessMiddleware(runtime.metadata)], log));
   for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));

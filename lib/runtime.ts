@@ -2,6 +2,7 @@
 // start-up. Services receive it from their factory; a store asked for before start-up opened it
 // answers 503. The order of a node's life is in docs/architecture.md (Lifecycle).
 import { CORE_SCOPES, type ScopeInfo } from './auth/roles.ts';
+import type { CatalogEntry } from './webhooks/catalog.ts';
 import type { LeaderElector } from '../cluster/election/elector.ts';
 import type { LeaderFence } from '../cluster/fencing.ts';
 import type { LeaderJobSlot, LeaderJobs } from '../cluster/leader-jobs.ts';
@@ -24,6 +25,8 @@ export interface Runtime {
   readonly log: Log;
   /** The scopes an API client may hold on this node: Plumb's own, then those of its plugins. */
   readonly apiScopes: readonly ScopeInfo[];
+  /** Webhook event types the node's plugins add to the catalog. */
+  readonly addedWebhookEvents: readonly CatalogEntry[];
   /** HMAC key for session tokens (configured or generated into the data dir). */
   readonly jwtSecret: Uint8Array;
   readonly elector: LeaderElector;
@@ -64,7 +67,7 @@ export interface MutableRuntime extends Runtime {
 
 export function createRuntime(
   parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs' | 'webhookDispatch' | 'fence' | 'cluster' | 'openIngestSink' | 'rateLimits'> &
-    Partial<Pick<Runtime, 'apiScopes'>>,
+    Partial<Pick<Runtime, 'apiScopes' | 'addedWebhookEvents'>>,
 ): MutableRuntime {
   let metadata: MetadataStore | undefined;
   let analytics: AnalyticsStore | undefined;
@@ -80,6 +83,7 @@ export function createRuntime(
   return {
     ...parts,
     apiScopes: parts.apiScopes ?? CORE_SCOPES,
+    addedWebhookEvents: parts.addedWebhookEvents ?? [],
     sites: createSiteDirectory(metadataStore),
     apiClients: createApiClientVerifier(metadataStore),
     sessions: createSessionService(parts.config, parts.jwtSecret, metadataStore),

@@ -71,7 +71,7 @@ export default function createWebhooksService(runtime: Runtime, network: Webhook
   const { config, log } = runtime;
   const secrets = webhookSecretBox(runtime.jwtSecret);
   const allowDevelopmentTargets = config.webhookAllowDevelopmentTargets;
-  const deps = (): WebhookDeps => ({ store: runtime.metadata(), secrets, policy: { allowDevelopmentTargets, resolver: network.resolver } });
+  const deps = (): WebhookDeps => ({ store: runtime.metadata(), secrets, policy: { allowDevelopmentTargets, resolver: network.resolver }, addedEvents: runtime.addedWebhookEvents });
   let dispatcher: Dispatcher | undefined;
   let unplug: (() => Promise<void>) | undefined;
 
@@ -90,7 +90,7 @@ export default function createWebhooksService(runtime: Runtime, network: Webhook
         ...manage,
         params: { ...ownerParams },
         openapi: { summary: `Event types a ${label} webhook may subscribe to, with the fields of each type's data`, tags, response: K.Catalog },
-        handler: () => ({ scope: kind, events: catalogFor(kind) }),
+        handler: () => ({ scope: kind, events: catalogFor(kind, runtime.addedWebhookEvents) }),
       }),
       [`${kind}List`]: action({
         rest: `GET ${path}`,

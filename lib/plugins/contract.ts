@@ -41,6 +41,16 @@ export interface PluginScope {
   description: string;
 }
 
+/** A webhook event type a plugin emits, added to the catalog of its node; its type is `<plugin>.<what>`. */
+export interface PluginWebhookEvent {
+  type: string;
+  description: string;
+  /** 'site': about one site (its `fields` include `site_id`), for that site's and the instance's webhooks; 'instance': instance webhooks only. */
+  scope: 'site' | 'instance';
+  /** The fields of the event's `data`, in the order they are sent. */
+  fields: readonly string[];
+}
+
 /** Metadata rows a plugin keeps. Its SQL may touch only tables named `plugin_<name>_…` (dashes as underscores). */
 export interface PluginMetadataStore {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number | null }>;
@@ -82,6 +92,12 @@ export interface PluginHost<S = Record<string, unknown>> {
   site(id: string): Promise<PluginSite | null>;
   audit(entry: PluginAuditEntry): Promise<void>;
   /**
+   * Queues a webhook event of a type the plugin declares, for every webhook subscribed to it,
+   * through the same outbox, signing and retries as Plumb's own; durable once it resolves. `data`
+   * is cut to the declared fields (missing ones sent as null).
+   */
+  emit(type: string, data: Record<string, unknown>): Promise<void>;
+  /**
    * Runs `hook` once both stores are open and migrated (the plugin's own migrations included),
    * before the node reports ready; at once when they already are. Services start before the
    * stores open, so work that needs them at start waits here.
@@ -98,6 +114,8 @@ export interface PluginDefinition<D extends Record<string, PluginSettingSpec> = 
   settings?: D;
   /** API-client scopes the plugin's routes ask for, offered in the API-client form beside Plumb's own. */
   scopes?: readonly PluginScope[];
+  /** Webhook event types the plugin emits (`host.emit`), which webhooks may then subscribe to. */
+  webhookEvents?: readonly PluginWebhookEvent[];
   /** A folder of numbered `.sql` files for the metadata store (NNNN_name.sql), applied in order and recorded. */
   metadataMigrations?: string;
   /**

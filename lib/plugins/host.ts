@@ -6,7 +6,8 @@ import type { Runtime } from '../runtime.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { withFields } from '../log.ts';
-import { type PluginHost, type PluginMetadataStore, pluginKey } from './contract.ts';
+import { queueEvent } from '../webhooks/outbox.ts';
+import { type PluginHost, type PluginMetadataStore, type PluginWebhookEvent, pluginKey } from './contract.ts';
 
 /** The PostgreSQL schema that holds a plugin's tables. */
 export const pluginSchema = (name: string) => `plugin_${pluginKey(name)}`;
@@ -27,7 +28,14 @@ function scopedMetadata(runtime: HostRuntime, schema: string): PluginMetadataSto
   };
 }
 
-export function createPluginHost<S>(runtime: HostRuntime, name: string, settings: S): PluginHost<S> {
+export interface HostWiring {
+  /** The event types the plugin declared. */
+  events: readonly PluginWebhookEvent[];
+  /** Tells the webhook dispatcher there is something to send now (instead of at its next sweep). */
+  notifyWebhooks(): void;
+}
+
+export function createPluginHost<S>(runtime: HostRuntime, name: string, settings: S, wiring: HostWiring): PluginHost<S> {
   const db = () => runtime.metadata();
   return {
     name,
@@ -62,6 +70,14 @@ export function createPluginHost<S>(runtime: HostRuntime, name: string, settings
         site: entry.site ?? undefined,
         details: entry.details,
       });
+    },
+    async emit(type, data) {
+      const declared = wiring.events.find((event) => event.type === type);
+      if (!declared) throw new Error(`plugin ${name} emits "${type}", which its webhookEvents do not declare`);
+      const fields = Object.fromEntries(declared.fields.map((field) => [field, data[field] ?? null]));
+      const siteId = declared.scope === 'site' && typeof fields.site_id === 'string' ? fields.site_id : null;
+      await db().transaction((tx) => queueEvent(tx, { type, siteId, data: fields }));
+      wiring.notifyWebhooks();
     },
     whenStoresReady: (hook) => runtime.whenStoresReady(hook),
   };

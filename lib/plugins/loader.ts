@@ -63,6 +63,11 @@ export function definitionProblem(value: unknown): string | null {
   const prefix = envName(`${pluginKey(d.name).toUpperCase()}_`);
   const clash = SETTINGS.flatMap((spec) => spec.env).find((name) => name.startsWith(prefix));
   if (clash) return `its name "${d.name}" would give its settings the names of Plumb's own (${clash})`;
+  for (const event of d.webhookEvents ?? []) {
+    if (typeof event?.type !== 'string' || !new RegExp(`^${d.name}\\.[a-z][a-z0-9_.]*$`).test(event.type)) return `its webhook event ${JSON.stringify(event?.type)} is not "${d.name}.<lower-case words>"`;
+    if (event.scope !== 'site' && event.scope !== 'instance') return `its webhook event "${event.type}" has scope ${JSON.stringify(event.scope)}, not site or instance`;
+    if (event.scope === 'site' && !event.fields?.includes('site_id')) return `its site webhook event "${event.type}" does not list site_id among its fields`;
+  }
   for (const scope of d.scopes ?? []) {
     if (typeof scope?.name !== 'string' || !new RegExp(`^${d.name}:[a-z][a-z0-9-]*$`).test(scope.name)) return `its scope ${JSON.stringify(scope?.name)} is not "${d.name}:<lower-case word>"`;
   }

@@ -68,7 +68,10 @@ export function registerPlugins(
 ): RunningPlugin[] {
   return plugins.map(({ definition, specifier }) => {
     const { name } = definition;
-    const host = createPluginHost(runtime, name, settings.get(name) ?? {});
+    const host = createPluginHost(runtime, name, settings.get(name) ?? {}, {
+      events: definition.webhookEvents ?? [],
+      notifyWebhooks: () => void broker.broadcast('webhooks.queued', {}),
+    });
     const dir = definition.metadataMigrations;
     // Before any of the plugin's own hooks: its tables exist by the time they run.
     if (dir) void runtime.whenStoresReady(async () => void (await runtime.metadata().migrate({ name, dir, schema: pluginSchema(name) })));

@@ -43,14 +43,18 @@ export const CATALOG: readonly CatalogEntry[] = [
 
 const BY_TYPE = new Map(CATALOG.map((entry) => [entry.type, entry]));
 
-/** The types a webhook of this scope may subscribe to: instance webhooks take every type. */
-export const catalogFor = (scope: WebhookScope): CatalogEntry[] => CATALOG.filter((entry) => scope === 'instance' || entry.scope === 'site');
+/**
+ * The types a webhook of this scope may subscribe to: instance webhooks take every type. `added`
+ * are the types a node's plugins declare, after Plumb's own.
+ */
+export const catalogFor = (scope: WebhookScope, added: readonly CatalogEntry[] = []): CatalogEntry[] =>
+  [...CATALOG, ...added].filter((entry) => scope === 'instance' || entry.scope === 'site');
 
 export const isKnownType = (type: string): boolean => BY_TYPE.has(type);
 
-/** Why a type cannot be subscribed to in this scope, or null when it can. */
-export function subscriptionProblem(scope: WebhookScope, type: string): string | null {
-  const entry = BY_TYPE.get(type);
+/** Why a type cannot be subscribed to in this scope (Plumb's types, or `added` by plugins), or null when it can. */
+export function subscriptionProblem(scope: WebhookScope, type: string, added: readonly CatalogEntry[] = []): string | null {
+  const entry = BY_TYPE.get(type) ?? added.find((candidate) => candidate.type === type);
   if (!entry) return `"${type}" is not an event type (GET …/webhooks/events lists them)`;
   if (scope === 'site' && entry.scope === 'instance') return `"${type}" is an instance event; only instance webhooks may subscribe to it`;
   return null;

@@ -45,6 +45,11 @@ export async function queueFor(tx: MetadataQueryable, event: OperationalEvent & 
 export async function queueOperationalEvent(tx: MetadataQueryable, type: string, payload: Record<string, unknown>, id: string = randomUUID()): Promise<QueuedEvent> {
   const event = toOperationalEvent(type, payload);
   if (!event) return { eventId: id, deliveryIds: [] };
+  return queueEvent(tx, event, id);
+}
+
+/** In the caller's transaction: an event already in its documented shape, for every webhook that wants it. */
+export async function queueEvent(tx: MetadataQueryable, event: OperationalEvent, id: string = randomUUID()): Promise<QueuedEvent> {
   const { rows } = await tx.query<{ id: string }>(
     `SELECT id FROM webhooks
       WHERE enabled AND deleted_at IS NULL AND $1 = ANY (events)

@@ -11,7 +11,7 @@ import { checkDestination, OutboundError } from '../net/guarded-fetch.ts';
 import { type Page, pageOf, type PageQuery } from '../pagination.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { writeInstanceAudit } from '../users/admin.ts';
-import { subscriptionProblem, type WebhookScope } from './catalog.ts';
+import { type CatalogEntry, subscriptionProblem, type WebhookScope } from './catalog.ts';
 import { newSigningSecret } from './signing.ts';
 
 /** Whose webhooks: the instance's, or one site's. */
@@ -56,6 +56,8 @@ export interface WebhookDeps {
   store: MetadataStore;
   secrets: SecretBox;
   policy: DestinationPolicy;
+  /** Event types the node's plugins add to the catalog. */
+  addedEvents?: readonly CatalogEntry[];
 }
 
 export const MAX_WEBHOOKS_PER_OWNER = 50;
@@ -99,13 +101,13 @@ export async function destinationProblem(raw: string, policy: DestinationPolicy)
 }
 
 /** The input as stored (name trimmed, events de-duplicated in order); 400 naming every bad field. */
-async function checkInput(input: WebhookInput, scope: WebhookScope, policy: DestinationPolicy): Promise<Required<WebhookInput>> {
+async function checkInput(input: WebhookInput, scope: WebhookScope, policy: DestinationPolicy, addedEvents: readonly CatalogEntry[] = []): Promise<Required<WebhookInput>> {
   const problems: FieldError[] = [];
   const name = input.name.trim();
   if (name === '') problems.push({ field: 'name', message: 'name must not be blank' });
   const events = [...new Set(input.events)];
   for (const type of events) {
-    const problem = subscriptionProblem(scope, type);
+    const problem = subscriptionProblem(scope, type, addedEvents);
     if (problem) problems.push({ field: 'events', message: `events: ${problem}` });
   }
   const urlProblem = await destinationProblem(input.url, policy);
@@ -154,7 +156,7 @@ async function lockedWebhook(tx: MetadataQueryable, owner: WebhookOwner, id: str
 }
 
 export async function createWebhook(deps: WebhookDeps, actor: UserPrincipal, owner: WebhookOwner, input: WebhookInput): Promise<WebhookWithSecret> {
-  const checked = await checkInput(input, owner.scope, deps.policy);
+  const checked = await checkInput(input, owner.scope, deps.policy, deps.addedEvents);
   const id = randomUUID();
   const secret = newSigningSecret();
   const row = await deps.store.transaction(async (tx) => {
@@ -190,7 +192,7 @@ export async function getWebhook(db: MetadataQueryable, owner: WebhookOwner, id:
 
 /** PUT: the input replaces every field (an omitted description becomes empty, an omitted enabled true). */
 export async function replaceWebhook(deps: WebhookDeps, actor: UserPrincipal, owner: WebhookOwner, id: string, input: WebhookInput): Promise<WebhookView> {
-  const checked = await checkInput(input, owner.scope, deps.policy);
+  const checked = await checkInput(input, owner.scope, deps.policy, deps.addedEvents);
   const row = await deps.store.transaction(async (tx) => {
     await lockedWebhook(tx, owner, id);
     const { rows } = await tx.query<WebhookRow>(

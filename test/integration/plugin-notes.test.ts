@@ -9,6 +9,7 @@ import { startNode } from '../../lib/node.ts';
 import { action, definePlugin, object, PLUGIN_API_VERSION, Type } from '../../lib/plugins/api.ts';
 import { as, type Person, person } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
+import { type Receiver, startReceiver, verifySignature } from '../support/webhook-receiver.ts';
 
 const PLUGIN = './plugins/examples/notes';
 /** A plugin whose one route fails as a bug would. */
@@ -38,10 +39,15 @@ let t: TestNode;
 let admin: Person;
 let editor: Person;
 let viewer: Person;
+let receiver: Receiver;
 const notes = (siteId = t.site.id) => `/api/sites/${siteId}/plugins/notes/notes`;
 
 beforeAll(async () => {
-  t = await startTestNode({ PLUMB_PLUGINS: `${PLUGIN},crashy`, PLUMB_NOTES_MAX_LENGTH: '40' }, { firstPartyPlugins: { crashy: async () => ({ default: crashy }) } });
+  receiver = await startReceiver();
+  t = await startTestNode(
+    { PLUMB_PLUGINS: `${PLUGIN},crashy`, PLUMB_NOTES_MAX_LENGTH: '40', PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS: 'true', PLUMB_WEBHOOK_SWEEP_SECONDS: '1' },
+    { firstPartyPlugins: { crashy: async () => ({ default: crashy }) } },
+  );
   admin = await person(t, 'admin');
   [editor, viewer] = await Promise.all([person(t), person(t)]);
   const grant = (who: Person, role: string) => t.node.runtime.metadata().query('INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, $3)', [t.site.id, who.id, role]);
@@ -51,17 +57,43 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.stop();
+  await receiver?.close();
+});
+
+describe('a plugin’s webhook events', () => {
+  it('are in the catalog, may be subscribed to, and arrive signed like Plumb’s own', async () => {
+    const owner = await person(t, 'owner');
+    const catalog = await as(t, owner, 'GET', `/api/sites/${t.site.id}/webhooks/events`);
+    expect(catalog.body.events).toContainEqual({ type: 'notes.created', scope: 'site', description: 'a note is written on a site', fields: ['site_id', 'note_id', 'text', 'author_email'] });
+    const hook = await as(t, owner, 'POST', `/api/sites/${t.site.id}/webhooks`, { name: 'notes', url: `${receiver.url}/notes`, events: ['notes.created'] });
+    expect(hook.status).toBe(201);
+    const written = await as(t, owner, 'POST', notes(), { text: 'Webhook me' });
+    const [delivery] = await receiver.waitFor('/notes', 1, 15_000);
+    expect(verifySignature(hook.body.secret as string, delivery)).toBe(true);
+    const envelope = JSON.parse(delivery.raw.toString()) as { type: string; data: unknown };
+    expect(envelope.type).toBe('notes.created');
+    expect(envelope.data).toEqual({ site_id: t.site.id, note_id: (written.body.note as { id: string }).id, text: 'Webhook me', author_email: owner.email });
+    await as(t, owner, 'DELETE', `/api/sites/${t.site.id}/webhooks/${(hook.body.webhook as { id: string }).id}`);
+    await as(t, owner, 'DELETE', `${notes()}/${(written.body.note as { id: string }).id}`);
+  });
+
+  it('refuse a subscription to a type no enabled plugin declares', async () => {
+    const owner = await person(t, 'owner');
+    const res = await as(t, owner, 'POST', `/api/sites/${t.site.id}/webhooks`, { name: 'x', url: `${receiver.url}/x`, events: ['notes.deleted'] });
+    expect(res).toMatchObject({ status: 400, body: { fields: [expect.objectContaining({ field: 'events' })] } });
+  });
 });
 
 describe('a plugin’s routes', () => {
   it('lets a site editor write a note, answered 201 with its Location and audited in the team’s log', async () => {
+    const audited = () => t.node.runtime.metadata().query("SELECT action, details FROM audit_log WHERE action = 'notes.created' ORDER BY created_at");
+    const before = (await audited()).rows.length;
     const res = await as(t, editor, 'POST', notes(), { text: 'Launched the spring campaign' });
     expect(res.status).toBe(201);
     const note = (res.body.note as { id: string; text: string; author_email: string });
     expect(note).toMatchObject({ text: 'Launched the spring campaign', author_email: editor.email, site_id: t.site.id });
     expect(res.headers.get('location')).toBe(`${notes()}/${note.id}`);
-    const audit = await t.node.runtime.metadata().query("SELECT action, details FROM audit_log WHERE action = 'notes.created'");
-    expect(audit.rows).toEqual([{ action: 'notes.created', details: 'wrote a note on example.com' }]);
+    expect((await audited()).rows.slice(before)).toEqual([{ action: 'notes.created', details: 'wrote a note on example.com' }]);
   });
 
   it('lets a viewer and a stats:read token read, and refuses what their roles do not allow', async () => {

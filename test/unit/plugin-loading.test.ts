@@ -50,6 +50,12 @@ describe('loading plugins', () => {
     expect(definitionProblem({ ...archives, version: '' })).toBe('it declares no version');
     expect(definitionProblem({ ...archives, name: 'webhook' })).toBe('its name "webhook" would give its settings the names of Plumb\'s own (PLUMB_WEBHOOK_DELIVERY_CONCURRENCY)');
     expect(definitionProblem({ ...archives, scopes: [{ name: 'backups:read', description: 'x' }] })).toBe('its scope "backups:read" is not "archives:<lower-case word>"');
+    expect(definitionProblem({ ...archives, webhookEvents: [{ type: 'backup.done', scope: 'instance', description: 'x', fields: [] }] })).toBe(
+      'its webhook event "backup.done" is not "archives.<lower-case words>"',
+    );
+    expect(definitionProblem({ ...archives, webhookEvents: [{ type: 'archives.done', scope: 'site', description: 'x', fields: ['x'] }] })).toBe(
+      'its site webhook event "archives.done" does not list site_id among its fields',
+    );
     expect(definitionProblem(archives)).toBeNull();
   });
 });

@@ -1,8 +1,9 @@
 // An example plugin, written only against Plumb's plugin API (lib/plugins/api.ts) and loaded by
 // path as a third party's would be: `PLUMB_PLUGINS=./plugins/examples/notes`. It keeps short notes
-// on a site ("launched the spring campaign") in a table of its own, lets a site's editors write
-// and delete them and anyone who may read the site's statistics read them, writes the team's
-// audit log, and gives instance administrators a count.
+// on a site ("launched the spring campaign") in a table of its own, lets a site's editors (and
+// tokens with its notes:write scope) write and delete them and anyone who may read the site's
+// statistics read them, writes the team's audit log, sends a notes.created webhook event, and
+// gives instance administrators a count.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { action, DateTime, definePlugin, NoContent, notFound, nullable, object, PLUGIN_API_VERSION, Type, Uuid, validationFailed } from '../../../lib/plugins/api.ts';
@@ -28,6 +29,7 @@ export default definePlugin({
   },
   // A token writes notes only with this scope (and the editor role on the site); people need the role alone.
   scopes: [{ name: 'notes:write', description: 'Write and delete notes on the token’s sites' }],
+  webhookEvents: [{ type: 'notes.created', scope: 'site', description: 'a note is written on a site', fields: ['site_id', 'note_id', 'text', 'author_email'] }],
   metadataMigrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
 
   services(host) {
@@ -74,8 +76,10 @@ export default definePlugin({
               ]);
               const by = user ? '' : ` with the API token "${meta.apiClient?.name}"`;
               await host.audit({ teamId: site.team_id, action: 'created', actor: user, site: { id: site.id, domain: site.domain }, details: `wrote a note on ${site.domain}${by}` });
+              const note = rows[0];
+              await host.emit('notes.created', { site_id: siteId, note_id: note.id, text: note.text, author_email: note.author_email });
               (ctx.meta as { $statusCode?: number }).$statusCode = 201;
-              return { note: rows[0] };
+              return { note };
             },
           }),
 
