@@ -1,11 +1,12 @@
-// What the node runs of its plugins, for instance administrators: each enabled plugin with its
-// version, the plugin API it targets, where it was loaded from and the routes it adds; and the
-// plugins that are not enabled but whose data the metadata store still keeps.
+// What the node runs of its plugins: for instance administrators, each enabled plugin with its
+// version, the plugin API it targets, where it was loaded from and the routes it adds, and the
+// plugins that are not enabled but whose data the metadata store still keeps; for the dashboard,
+// the panels the plugins describe for a site's dashboard.
 import { Type } from '@sinclair/typebox';
 import type { Context, ServiceSchema } from 'moleculer';
 import { action } from '../lib/openapi/action.ts';
 import { nullable, object, stringEnum } from '../lib/openapi/responses.ts';
-import type { RunningPlugin } from '../lib/plugins/register.ts';
+import type { RunningPlugin, SitePanel } from '../lib/plugins/register.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -23,11 +24,35 @@ const PluginList = object({
   ),
 });
 
-export default function createPluginsService(runtime: Runtime, running: readonly RunningPlugin[]): ServiceSchema {
+const SitePanels = object({
+  site_panels: Type.Array(
+    object({
+      plugin: Type.String(),
+      id: Type.String(),
+      title: Type.String(),
+      kind: stringEnum(['table', 'kpis']),
+      path: Type.String(),
+      route: Type.String({ description: 'The GET route with {site} for the site’s id; called with from and to' }),
+      empty: Type.Optional(Type.String()),
+      items: Type.Optional(Type.String()),
+      columns: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String(), numeric: Type.Optional(Type.Boolean()) }))),
+      kpis: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String() }))),
+    }),
+  ),
+});
+
+export default function createPluginsService(runtime: Runtime, running: readonly RunningPlugin[], sitePanels: readonly SitePanel[]): ServiceSchema {
   return {
     name: 'plugins',
     settings: { rest: '/' },
     actions: {
+      sitePanels: action({
+        rest: 'GET /api/dashboard/plugin-panels',
+        auth: 'user',
+        openapi: { summary: 'The site-dashboard panels the node’s plugins describe, drawn by the dashboard from the plugins’ routes', tags: ['plugins'], response: SitePanels },
+        handler: () => ({ site_panels: sitePanels.map((panel) => ({ ...panel, columns: 'columns' in panel ? [...panel.columns] : undefined, kpis: 'kpis' in panel ? [...panel.kpis] : undefined })) }),
+      }),
+
       list: action({
         rest: 'GET /api/admin/plugins',
         auth: 'user',

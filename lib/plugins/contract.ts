@@ -51,6 +51,24 @@ export interface PluginWebhookEvent {
   fields: readonly string[];
 }
 
+/**
+ * A panel on the site dashboard, drawn by the dashboard from one of the plugin's GET routes (no
+ * plugin code runs in the browser). The dashboard calls the route with the range's `from` and `to`
+ * (YYYY-MM-DD in the site's time zone) and draws its JSON answer.
+ */
+export type PluginPanel = {
+  /** Unique among the plugin's panels. */
+  id: string;
+  title: string;
+  /** The route, below /api/sites/:id/plugins/<plugin> (e.g. `/notes`); the plugin must serve it as GET. */
+  path: string;
+  /** What to show when there is nothing (an empty table, no KPIs). */
+  empty?: string;
+} & (
+  | { kind: 'table'; /** The answer's field holding the rows. */ items: string; columns: readonly { key: string; label: string; numeric?: boolean }[] }
+  | { kind: 'kpis'; /** The answer's numeric fields, one card each. */ kpis: readonly { key: string; label: string }[] }
+);
+
 /** Metadata rows a plugin keeps. Its SQL may touch only tables named `plugin_<name>_…` (dashes as underscores). */
 export interface PluginMetadataStore {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number | null }>;
@@ -114,6 +132,8 @@ export interface PluginDefinition<D extends Record<string, PluginSettingSpec> = 
   settings?: D;
   /** API-client scopes the plugin's routes ask for, offered in the API-client form beside Plumb's own. */
   scopes?: readonly PluginScope[];
+  /** What the dashboard shows of the plugin, described, never scripted. */
+  dashboard?: { sitePanels?: readonly PluginPanel[] };
   /** Webhook event types the plugin emits (`host.emit`), which webhooks may then subscribe to. */
   webhookEvents?: readonly PluginWebhookEvent[];
   /** A folder of numbered `.sql` files for the metadata store (NNNN_name.sql), applied in order and recorded. */

@@ -7,7 +7,7 @@ import type { LeaderJobs } from '../../cluster/leader-jobs.ts';
 import { declaredRoutes } from '../auth/access.ts';
 import { ConfigError } from '../errors.ts';
 import type { Runtime } from '../runtime.ts';
-import type { PluginDefinition } from './contract.ts';
+import type { PluginDefinition, PluginPanel } from './contract.ts';
 import { createPluginHost, pluginSchema } from './host.ts';
 import type { LoadedPlugin } from './loader.ts';
 import { resolvePluginSettings } from './settings.ts';
@@ -20,6 +20,21 @@ export interface RunningPlugin {
   description: string;
   source: string;
   routes: string[];
+}
+
+/** A site-dashboard panel as the dashboard gets it: the plugin's descriptor with the route's full path. */
+export type SitePanel = PluginPanel & { plugin: string; route: string };
+
+/** The site-dashboard panels of the running plugins; each must name a GET route its plugin serves. */
+export function sitePanelsOf(plugins: readonly LoadedPlugin[], running: readonly RunningPlugin[]): SitePanel[] {
+  return plugins.flatMap(({ definition }) => {
+    const served = running.find((plugin) => plugin.name === definition.name)?.routes ?? [];
+    return (definition.dashboard?.sitePanels ?? []).map((panel) => {
+      const route = `/api/sites/:id/plugins/${definition.name}${panel.path}`;
+      if (!served.includes(`GET ${route}`)) throw new Error(`plugin ${definition.name}: dashboard panel "${panel.id}" reads GET ${route}, a route the plugin does not serve`);
+      return { ...panel, plugin: definition.name, route: route.replace(':id', '{site}') };
+    });
+  });
 }
 
 /** The plugins' settings, checked before anything starts; flags no plugin claims are refused. */

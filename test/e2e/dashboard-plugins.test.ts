@@ -48,6 +48,30 @@ describe('the administration page', () => {
   }, 30_000);
 });
 
+describe('the site dashboard', () => {
+  it('draws the plugin’s panels from its routes: its KPI cards and its table of the range', async () => {
+    const siteId = await page.evaluate(async () => {
+      const json = async (res: Response) => (await res.json()) as Record<string, unknown>;
+      const teams = await json(await fetch('/api/user/teams'));
+      const teamId = (teams.items as { id: string }[])[0].id;
+      const post = (path: string, body: unknown) => fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      const site = await json(await post('/api/sites', { domain: 'notes.example', team_id: teamId, timezone: 'UTC' }));
+      const id = (site.site as { id: string }).id;
+      await post(`/api/sites/${id}/plugins/notes/notes`, { text: 'Spring launch' });
+      return id;
+    });
+    await page.goto(`${instance.url}/sites/${siteId}`);
+    const counts = page.getByTestId('plugin-notes-count');
+    await counts.getByText('Authors').waitFor(WAIT);
+    await expect(counts.locator('.kpi-value').allTextContents()).resolves.toEqual(['1', '1']);
+    const list = page.getByTestId('plugin-notes-list');
+    await list.getByRole('cell', { name: 'Spring launch' }).waitFor(WAIT);
+    await expect(list.getByRole('cell', { name: OWNER.email }).count()).resolves.toBe(1);
+    await reviewPage(page, 'site-dashboard-plugin-panels', findings);
+    expect(findings).toEqual([]);
+  }, 30_000);
+});
+
 describe('the API-client form', () => {
   it('offers the plugin’s scope beside Plumb’s own, described', async () => {
     await page.getByRole('link', { name: 'Account' }).click();

@@ -188,6 +188,8 @@ const MATRIX: Record<string, Entry> = {
   'GET /api/plugins/notes/summary': { allow: INSTANCE_ADMINS },
   'GET /api/admin/plugins': { allow: INSTANCE_ADMINS },
   'GET /api/user/api-clients/scopes': { allow: SIGNED_IN },
+  'GET /api/dashboard/plugin-panels': { allow: SIGNED_IN },
+  'GET /api/sites/{id}/plugins/notes/count': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/stats/breakdown': { allow: [...SITE_READERS, 'client-scoped'], query: 'dimension=pages' },
   'GET /api/sites/{id}/stats/kpis': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/stats/timeseries': { allow: [...SITE_READERS, 'client-scoped'] },

@@ -148,6 +148,22 @@ describe('a plugin’s routes', () => {
     expect((await as(t, viewer, 'GET', notes())).status).toBe(200);
   });
 
+  it('reads the notes of a range of days, in the site’s time zone', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    expect(((await as(t, viewer, 'GET', `${notes()}?from=2000-01-01&to=2000-01-31`)).body.notes as unknown[]).length).toBe(0);
+    expect(((await as(t, viewer, 'GET', `${notes()}?from=2000-01-01&to=${today}`)).body.notes as unknown[]).length).toBeGreaterThan(0);
+    expect(await as(t, viewer, 'GET', `/api/sites/${t.site.id}/plugins/notes/count?from=2000-01-01&to=2000-01-31`)).toMatchObject({ status: 200, body: { notes: 0, authors: 0 } });
+    expect((await as(t, viewer, 'GET', `${notes()}?from=yesterday`)).status).toBe(400);
+  });
+
+  it('describes its dashboard panels, each reading one of its routes', async () => {
+    const res = await as(t, viewer, 'GET', '/api/dashboard/plugin-panels');
+    expect((res.body.site_panels as { plugin: string; id: string; kind: string; route: string }[]).map(({ plugin, id, kind, route }) => ({ plugin, id, kind, route }))).toEqual([
+      { plugin: 'notes', id: 'count', kind: 'kpis', route: '/api/sites/{site}/plugins/notes/count' },
+      { plugin: 'notes', id: 'list', kind: 'table', route: '/api/sites/{site}/plugins/notes/notes' },
+    ]);
+  });
+
   it('keeps its table in a schema of its own', async () => {
     const { rows } = await t.node.runtime.metadata().query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'notes'");
     expect(rows).toEqual([{ table_schema: 'plugin_notes' }]);
@@ -168,6 +184,7 @@ describe('GET /api/admin/plugins', () => {
           source: PLUGIN,
           routes: [
             'GET /api/sites/:id/plugins/notes/notes',
+            'GET /api/sites/:id/plugins/notes/count',
             'POST /api/sites/:id/plugins/notes/notes',
             'DELETE /api/sites/:id/plugins/notes/notes/:noteId',
             'GET /api/plugins/notes/summary',

@@ -6,7 +6,7 @@ import type { ServiceBroker, ServiceSchema } from 'moleculer';
 import type { LeaderJobs } from '../../cluster/leader-jobs.ts';
 import { silentLog } from '../../lib/log.ts';
 import { definePlugin, PLUGIN_API_VERSION } from '../../lib/plugins/api.ts';
-import { registerPlugins } from '../../lib/plugins/register.ts';
+import { registerPlugins, sitePanelsOf } from '../../lib/plugins/register.ts';
 import type { Runtime } from '../../lib/runtime.ts';
 
 function register(services: ServiceSchema[] | (() => ServiceSchema[]), jobs: string[] = []) {
@@ -54,6 +54,20 @@ describe('registering a plugin', () => {
         throw new Error('no bucket configured');
       }),
     ).toThrow('plugin probe failed to start: its services() threw: no bucket configured');
+  });
+
+  it('refuses a dashboard panel that reads a route the plugin does not serve', () => {
+    const plugin = definePlugin({
+      name: 'probe',
+      version: '1',
+      apiVersion: PLUGIN_API_VERSION,
+      description: 'd',
+      dashboard: { sitePanels: [{ id: 'x', title: 'X', kind: 'kpis', path: '/missing', kpis: [] }] },
+    });
+    const running = [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes: ['GET /api/sites/:id/plugins/probe/present'] }];
+    expect(() => sitePanelsOf([{ definition: plugin, specifier: 'p' }], running)).toThrow('plugin probe: dashboard panel "x" reads GET /api/sites/:id/plugins/probe/missing, a route the plugin does not serve');
+    const served = definePlugin({ ...plugin, dashboard: { sitePanels: [{ id: 'x', title: 'X', kind: 'kpis', path: '/present', kpis: [] }] } });
+    expect(sitePanelsOf([{ definition: served, specifier: 'p' }], running)[0].route).toBe('/api/sites/{site}/plugins/probe/present');
   });
 
   it('stops start-up for a service named like Plumb’s own', () => {

@@ -17,6 +17,10 @@ interface NoteRow {
   author_email: string | null;
   created_at: string;
 }
+/** Optional days of a range, as the dashboard sends them. */
+const range = { from: { type: 'string', pattern: /^\d{4}-\d{2}-\d{2}$/, optional: true }, to: { type: 'string', pattern: /^\d{4}-\d{2}-\d{2}$/, optional: true } };
+/** $2: the site's time zone; $3, $4: the first and last day, or null for no bound. */
+const IN_RANGE = `($3::date IS NULL OR (created_at AT TIME ZONE $2)::date >= $3::date) AND ($4::date IS NULL OR (created_at AT TIME ZONE $2)::date <= $4::date)`;
 const COLUMNS = `id, site_id, text, author_email, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
 export default definePlugin({
@@ -29,6 +33,24 @@ export default definePlugin({
   },
   // A token writes notes only with this scope (and the editor role on the site); people need the role alone.
   scopes: [{ name: 'notes:write', description: 'Write and delete notes on the token’s sites' }],
+  dashboard: {
+    sitePanels: [
+      { id: 'count', title: 'Notes', kind: 'kpis', path: '/count', kpis: [{ key: 'notes', label: 'Notes' }, { key: 'authors', label: 'Authors' }] },
+      {
+        id: 'list',
+        title: 'Notes of the range',
+        kind: 'table',
+        path: '/notes',
+        items: 'notes',
+        columns: [
+          { key: 'created_at', label: 'Written' },
+          { key: 'text', label: 'Note' },
+          { key: 'author_email', label: 'By' },
+        ],
+        empty: 'No notes in this range. Editors write them with POST /api/sites/{id}/plugins/notes/notes.',
+      },
+    ],
+  },
   webhookEvents: [{ type: 'notes.created', scope: 'site', description: 'a note is written on a site', fields: ['site_id', 'note_id', 'text', 'author_email'] }],
   metadataMigrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
 
@@ -43,11 +65,31 @@ export default definePlugin({
             rest: 'GET /api/sites/:id/plugins/notes/notes',
             auth: 'any',
             access: { site: { param: 'id', role: 'viewer', scope: 'stats:read' } },
-            params: { id: 'uuid' },
-            openapi: { summary: 'The site’s notes, newest first (at most 100)', tags, response: object({ notes: Type.Array(Note) }) },
+            params: { id: 'uuid', ...range },
+            openapi: { summary: 'The site’s notes, newest first (at most 100), of the days from–to when given (the site’s time zone)', tags, response: object({ notes: Type.Array(Note) }) },
             async handler(ctx) {
-              const { rows } = await host.metadata.query<NoteRow>(`SELECT ${COLUMNS} FROM notes WHERE site_id = $1 ORDER BY created_at DESC, id LIMIT 100`, [ctx.params.id]);
+              const { id, from, to } = ctx.params as { id: string; from?: string; to?: string };
+              const { rows } = await host.metadata.query<NoteRow>(
+                `SELECT ${COLUMNS} FROM notes WHERE site_id = $1 AND ${IN_RANGE} ORDER BY created_at DESC, id LIMIT 100`,
+                [id, (await host.site(id))?.timezone ?? 'UTC', from ?? null, to ?? null],
+              );
               return { notes: rows };
+            },
+          }),
+
+          count: action({
+            rest: 'GET /api/sites/:id/plugins/notes/count',
+            auth: 'any',
+            access: { site: { param: 'id', role: 'viewer', scope: 'stats:read' } },
+            params: { id: 'uuid', ...range },
+            openapi: { summary: 'How many notes the site has, and by how many authors, in the days from–to when given', tags, response: object({ notes: Type.Integer(), authors: Type.Integer() }) },
+            async handler(ctx) {
+              const { id, from, to } = ctx.params as { id: string; from?: string; to?: string };
+              const { rows } = await host.metadata.query<{ notes: number; authors: number }>(
+                `SELECT count(*)::int AS notes, count(DISTINCT author_email)::int AS authors FROM notes WHERE site_id = $1 AND ${IN_RANGE}`,
+                [id, (await host.site(id))?.timezone ?? 'UTC', from ?? null, to ?? null],
+              );
+              return rows[0];
             },
           }),
 

@@ -8,6 +8,7 @@ import { FilterBar } from './FilterBar.tsx';
 import { GoalConversions } from './GoalConversions.tsx';
 import { Kpis } from './Kpis.tsx';
 import { LiveVisitors } from './LiveVisitors.tsx';
+import { PluginPanels } from './PluginPanels.tsx';
 import { RangePicker } from './RangePicker.tsx';
 import { Realtime } from './Realtime.tsx';
 import { describeRange, previousRange } from './range.ts';
@@ -16,6 +17,8 @@ import { type PreviousSeries, TimeChart } from './TimeChart.tsx';
 
 export function DashboardView({ base, timezone, realtime = true }: { base: string; timezone: string; realtime?: boolean }) {
   const state = useDashboardState(timezone);
+  // Plugins' panels read the plugins' own routes, which a share link does not reach.
+  const siteId = /^\/api\/sites\/([^/]+)$/.exec(base)?.[1];
   const query = statsQuery(state);
   const live = realtime && state.period === 'realtime';
   const stats = useQuery({
@@ -102,6 +105,7 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
           )}
           <Breakdowns base={base} query={query} onFilter={state.addFilter} ready={statsSent} />
           <GoalConversions base={base} range={state.range} ready={statsSent} />
+          {siteId && statsSent && <PluginPanels siteId={siteId} range={state.range} timezone={timezone} />}
         </>
       )}
     </div>
