@@ -13,7 +13,7 @@ import { createClusterStatus } from '../cluster/status.ts';
 import { brokerOptions } from '../moleculer.config.ts';
 import { FIRST_PARTY_PLUGINS } from '../plugins/index.ts';
 import { type FirstPartyPlugins, loadPlugins } from './plugins/loader.ts';
-import { registerPlugins, settlePluginSettings, sitePanelsOf } from './plugins/register.ts';
+import { dashboardOf, registerPlugins, settlePluginSettings } from './plugins/register.ts';
 import createPluginsService from '../services/plugins.service.ts';
 import { gatewayOf } from '../services/api.service.ts';
 import { LEADER_JOB_FACTORIES, SERVICE_FACTORIES } from '../services/index.ts';
@@ -90,7 +90,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   for (const { name, create } of LEADER_JOB_FACTORIES) leaderJobs.register(name, create(runtime));
   if (config.clusterMode) leaderJobs.register('ingest.stream-drain', streamDrain.job);
   const running = registerPlugins(broker, runtime, leaderJobs, plugins, pluginSettings);
-  broker.createService(createPluginsService(runtime, running, sitePanelsOf(plugins, running)));
+  broker.createService(createPluginsService(runtime, running, dashboardOf(plugins, running)));
   elector.onChange((state) => broker.broadcast('cluster.leader.changed', state));
 
   await broker.start();

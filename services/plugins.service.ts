@@ -2,11 +2,11 @@
 // version, the plugin API it targets, where it was loaded from and the routes it adds, and the
 // plugins that are not enabled but whose data the metadata store still keeps; for the dashboard,
 // the panels the plugins describe for a site's dashboard.
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { Context, ServiceSchema } from 'moleculer';
 import { action } from '../lib/openapi/action.ts';
 import { nullable, object, stringEnum } from '../lib/openapi/responses.ts';
-import type { RunningPlugin, SitePanel } from '../lib/plugins/register.ts';
+import type { DashboardContributions, RunningPlugin } from '../lib/plugins/register.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -24,7 +24,30 @@ const PluginList = object({
   ),
 });
 
-const SitePanels = object({
+const FormField = object({
+  type: stringEnum(['string', 'integer', 'boolean']),
+  title: Type.String(),
+  description: Type.Optional(Type.String()),
+  enum: Type.Optional(Type.Array(Type.String())),
+  minimum: Type.Optional(Type.Number()),
+  maximum: Type.Optional(Type.Number()),
+  maxLength: Type.Optional(Type.Integer()),
+  nullable: Type.Optional(Type.Boolean()),
+});
+
+const Contributions = object({
+  site_settings: Type.Array(
+    object({
+      plugin: Type.String(),
+      id: Type.String(),
+      title: Type.String(),
+      description: Type.Optional(Type.String()),
+      path: Type.String(),
+      route: Type.String({ description: 'GET reads the values, PUT saves them; {site} is the site’s id' }),
+      schema: object({ type: Type.Literal('object'), properties: Type.Record(Type.String(), FormField), required: Type.Optional(Type.Array(Type.String())) }),
+      actions: Type.Array(object({ id: Type.String(), label: Type.String(), route: Type.String({ description: 'POSTed to; the answer’s message is shown' }), confirm: Type.Optional(Type.String()) })),
+    }),
+  ),
   site_panels: Type.Array(
     object({
       plugin: Type.String(),
@@ -41,16 +64,22 @@ const SitePanels = object({
   ),
 });
 
-export default function createPluginsService(runtime: Runtime, running: readonly RunningPlugin[], sitePanels: readonly SitePanel[]): ServiceSchema {
+export default function createPluginsService(runtime: Runtime, running: readonly RunningPlugin[], dashboard: DashboardContributions): ServiceSchema {
+  // Plain JSON copies: descriptors are frozen `as const` objects in plugins, and the answer may not share them.
+  const contributions = JSON.parse(JSON.stringify(dashboard)) as Static<typeof Contributions>;
   return {
     name: 'plugins',
     settings: { rest: '/' },
     actions: {
-      sitePanels: action({
-        rest: 'GET /api/dashboard/plugin-panels',
+      dashboard: action({
+        rest: 'GET /api/dashboard/plugins',
         auth: 'user',
-        openapi: { summary: 'The site-dashboard panels the node’s plugins describe, drawn by the dashboard from the plugins’ routes', tags: ['plugins'], response: SitePanels },
-        handler: () => ({ site_panels: sitePanels.map((panel) => ({ ...panel, columns: 'columns' in panel ? [...panel.columns] : undefined, kpis: 'kpis' in panel ? [...panel.kpis] : undefined })) }),
+        openapi: {
+          summary: 'What the node’s plugins add to the dashboard: site-dashboard panels and site-settings sections, described and drawn from the plugins’ own routes',
+          tags: ['plugins'],
+          response: Contributions,
+        },
+        handler: () => contributions,
       }),
 
       list: action({

@@ -69,6 +69,34 @@ export type PluginPanel = {
   | { kind: 'kpis'; /** The answer's numeric fields, one card each. */ kpis: readonly { key: string; label: string }[] }
 );
 
+/** A field of a plugin's settings form: a string (a choice when it has `enum`), an integer or a boolean. */
+export interface PluginFormField {
+  type: 'string' | 'integer' | 'boolean';
+  title: string;
+  description?: string;
+  enum?: readonly string[];
+  minimum?: number;
+  maximum?: number;
+  maxLength?: number;
+  /** May be left empty (sent as null). */
+  nullable?: boolean;
+}
+
+/**
+ * A section of a site's settings page, generated from a JSON schema: the dashboard reads the
+ * values with GET on `path` and saves them with PUT on it (the server's field errors show under
+ * their fields); `actions` are buttons that POST to their own routes and show the answer's `message`.
+ */
+export interface PluginSettingsSection {
+  id: string;
+  title: string;
+  description?: string;
+  /** A route below /api/sites/:id/plugins/<plugin>, served as GET and PUT. */
+  path: string;
+  schema: { type: 'object'; properties: Readonly<Record<string, PluginFormField>>; required?: readonly string[] };
+  actions?: readonly { id: string; label: string; /** Served as POST. */ path: string; /** Asked before it runs. */ confirm?: string }[];
+}
+
 /** Metadata rows a plugin keeps. Its SQL may touch only tables named `plugin_<name>_…` (dashes as underscores). */
 export interface PluginMetadataStore {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number | null }>;
@@ -133,7 +161,7 @@ export interface PluginDefinition<D extends Record<string, PluginSettingSpec> = 
   /** API-client scopes the plugin's routes ask for, offered in the API-client form beside Plumb's own. */
   scopes?: readonly PluginScope[];
   /** What the dashboard shows of the plugin, described, never scripted. */
-  dashboard?: { sitePanels?: readonly PluginPanel[] };
+  dashboard?: { sitePanels?: readonly PluginPanel[]; siteSettings?: readonly PluginSettingsSection[] };
   /** Webhook event types the plugin emits (`host.emit`), which webhooks may then subscribe to. */
   webhookEvents?: readonly PluginWebhookEvent[];
   /** A folder of numbered `.sql` files for the metadata store (NNNN_name.sql), applied in order and recorded. */

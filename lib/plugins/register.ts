@@ -7,7 +7,7 @@ import type { LeaderJobs } from '../../cluster/leader-jobs.ts';
 import { declaredRoutes } from '../auth/access.ts';
 import { ConfigError } from '../errors.ts';
 import type { Runtime } from '../runtime.ts';
-import type { PluginDefinition, PluginPanel } from './contract.ts';
+import type { PluginDefinition, PluginPanel, PluginSettingsSection } from './contract.ts';
 import { createPluginHost, pluginSchema } from './host.ts';
 import type { LoadedPlugin } from './loader.ts';
 import { resolvePluginSettings } from './settings.ts';
@@ -24,17 +24,42 @@ export interface RunningPlugin {
 
 /** A site-dashboard panel as the dashboard gets it: the plugin's descriptor with the route's full path. */
 export type SitePanel = PluginPanel & { plugin: string; route: string };
+/** A site-settings section as the dashboard gets it, its routes in full (`{site}` for the site's id). */
+export type SiteSettingsSection = Omit<PluginSettingsSection, 'actions'> & {
+  plugin: string;
+  route: string;
+  actions: { id: string; label: string; route: string; confirm?: string }[];
+};
 
-/** The site-dashboard panels of the running plugins; each must name a GET route its plugin serves. */
-export function sitePanelsOf(plugins: readonly LoadedPlugin[], running: readonly RunningPlugin[]): SitePanel[] {
-  return plugins.flatMap(({ definition }) => {
+export interface DashboardContributions {
+  site_panels: SitePanel[];
+  site_settings: SiteSettingsSection[];
+}
+
+/** What the running plugins add to the dashboard; every descriptor must name routes its plugin serves, with the right methods. */
+export function dashboardOf(plugins: readonly LoadedPlugin[], running: readonly RunningPlugin[]): DashboardContributions {
+  const contributions: DashboardContributions = { site_panels: [], site_settings: [] };
+  for (const { definition } of plugins) {
     const served = running.find((plugin) => plugin.name === definition.name)?.routes ?? [];
-    return (definition.dashboard?.sitePanels ?? []).map((panel) => {
-      const route = `/api/sites/:id/plugins/${definition.name}${panel.path}`;
-      if (!served.includes(`GET ${route}`)) throw new Error(`plugin ${definition.name}: dashboard panel "${panel.id}" reads GET ${route}, a route the plugin does not serve`);
-      return { ...panel, plugin: definition.name, route: route.replace(':id', '{site}') };
-    });
-  });
+    const route = (what: string, path: string, ...methods: string[]) => {
+      const full = `/api/sites/:id/plugins/${definition.name}${path}`;
+      const missing = methods.find((method) => !served.includes(`${method} ${full}`));
+      if (missing) throw new Error(`plugin ${definition.name}: ${what} uses ${missing} ${full}, a route the plugin does not serve`);
+      return full.replace(':id', '{site}');
+    };
+    for (const panel of definition.dashboard?.sitePanels ?? []) {
+      contributions.site_panels.push({ ...panel, plugin: definition.name, route: route(`dashboard panel "${panel.id}"`, panel.path, 'GET') });
+    }
+    for (const section of definition.dashboard?.siteSettings ?? []) {
+      contributions.site_settings.push({
+        ...section,
+        plugin: definition.name,
+        route: route(`settings section "${section.id}"`, section.path, 'GET', 'PUT'),
+        actions: (section.actions ?? []).map((button) => ({ id: button.id, label: button.label, confirm: button.confirm, route: route(`settings action "${button.id}"`, button.path, 'POST') })),
+      });
+    }
+  }
+  return contributions;
 }
 
 /** The plugins' settings, checked before anything starts; flags no plugin claims are refused. */

@@ -69,7 +69,27 @@ describe('the site dashboard', () => {
     await expect(list.getByRole('cell', { name: OWNER.email }).count()).resolves.toBe(1);
     await reviewPage(page, 'site-dashboard-plugin-panels', findings);
     expect(findings).toEqual([]);
-  }, 30_000);
+
+    // The plugin's settings section, generated from its schema, among the site's settings.
+    await page.goto(`${instance.url}/sites/${siteId}/settings`);
+    await page.getByRole('navigation', { name: 'Settings sections' }).getByRole('link', { name: 'Notes' }).waitFor(WAIT);
+    const section = page.getByTestId('plugin-settings-notes-settings');
+    const days = section.getByLabel('Keep notes for (days)');
+    await days.waitFor(WAIT);
+    expect(await days.inputValue()).toBe('');
+    await days.fill('0');
+    await section.getByRole('button', { name: 'Save' }).click();
+    await section.locator('.field-error').waitFor(WAIT);
+    await days.fill('90');
+    await section.getByRole('button', { name: 'Save' }).click();
+    await section.getByRole('status').getByText('Saved.').waitFor(WAIT);
+    expect(await page.evaluate(async (id) => (await (await fetch(`/api/sites/${id}/plugins/notes/settings`)).json()) as unknown, siteId)).toEqual({ retention_days: 90 });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await section.getByRole('button', { name: 'Delete all notes' }).click();
+    await section.getByRole('status').getByText('Deleted 1 note.').waitFor(WAIT);
+    await reviewPage(page, 'site-settings-plugin-section', findings);
+    expect(findings).toEqual([]);
+  }, 45_000);
 });
 
 describe('the API-client form', () => {

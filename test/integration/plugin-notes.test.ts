@@ -45,7 +45,7 @@ const notes = (siteId = t.site.id) => `/api/sites/${siteId}/plugins/notes/notes`
 beforeAll(async () => {
   receiver = await startReceiver();
   t = await startTestNode(
-    { PLUMB_PLUGINS: `${PLUGIN},crashy`, PLUMB_NOTES_MAX_LENGTH: '40', PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS: 'true', PLUMB_WEBHOOK_SWEEP_SECONDS: '1' },
+    { PLUMB_PLUGINS: `${PLUGIN},crashy`, PLUMB_NOTES_MAX_LENGTH: '40', PLUMB_NOTES_PRUNE_EVERY_SECONDS: '1', PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS: 'true', PLUMB_WEBHOOK_SWEEP_SECONDS: '1' },
     { firstPartyPlugins: { crashy: async () => ({ default: crashy }) } },
   );
   admin = await person(t, 'admin');
@@ -157,11 +157,47 @@ describe('a plugin’s routes', () => {
   });
 
   it('describes its dashboard panels, each reading one of its routes', async () => {
-    const res = await as(t, viewer, 'GET', '/api/dashboard/plugin-panels');
+    const res = await as(t, viewer, 'GET', '/api/dashboard/plugins');
     expect((res.body.site_panels as { plugin: string; id: string; kind: string; route: string }[]).map(({ plugin, id, kind, route }) => ({ plugin, id, kind, route }))).toEqual([
       { plugin: 'notes', id: 'count', kind: 'kpis', route: '/api/sites/{site}/plugins/notes/count' },
       { plugin: 'notes', id: 'list', kind: 'table', route: '/api/sites/{site}/plugins/notes/notes' },
     ]);
+  });
+
+  it('describes its site-settings section, whose routes read and save the values', async () => {
+    const owner = await person(t, 'owner');
+    const described = await as(t, owner, 'GET', '/api/dashboard/plugins');
+    expect(described.body.site_settings).toEqual([
+      expect.objectContaining({
+        plugin: 'notes',
+        id: 'settings',
+        route: '/api/sites/{site}/plugins/notes/settings',
+        actions: [{ id: 'clear', label: 'Delete all notes', route: '/api/sites/{site}/plugins/notes/clear', confirm: 'Delete every note of this site?' }],
+      }),
+    ]);
+    const settings = `/api/sites/${t.site.id}/plugins/notes/settings`;
+    expect((await as(t, owner, 'GET', settings)).body).toEqual({ retention_days: null });
+    expect((await as(t, owner, 'PUT', settings, { retention_days: 0 })).body).toMatchObject({ code: 'validation_failed', fields: [expect.objectContaining({ field: 'retention_days' })] });
+    expect((await as(t, owner, 'PUT', settings, { retention_days: 30 })).body).toEqual({ retention_days: 30 });
+    expect((await as(t, owner, 'GET', settings)).body).toEqual({ retention_days: 30 });
+    expect((await as(t, editor, 'PUT', settings, { retention_days: null })).status).toBe(403);
+    await as(t, owner, 'PUT', settings, { retention_days: null });
+  });
+
+  it('deletes, on the leader, the notes past their site’s retention, and no others', async () => {
+    const owner = await person(t, 'owner');
+    const db = t.node.runtime.metadata();
+    const old = crypto.randomUUID();
+    const recent = crypto.randomUUID();
+    await db.query("INSERT INTO plugin_notes.notes (id, site_id, text, created_at) VALUES ($1, $2, 'old', now() - interval '3 days')", [old, t.otherSite.id]);
+    await db.query("INSERT INTO plugin_notes.notes (id, site_id, text) VALUES ($1, $2, 'recent')", [recent, t.otherSite.id]);
+    expect((await as(t, owner, 'PUT', `/api/sites/${t.otherSite.id}/plugins/notes/settings`, { retention_days: 1 })).status).toBe(200);
+    const left = async () => (await db.query<{ text: string }>('SELECT text FROM plugin_notes.notes WHERE site_id = $1 ORDER BY text', [t.otherSite.id])).rows.map((r) => r.text);
+    for (let i = 0; i < 50 && (await left()).includes('old'); i++) await new Promise((r) => setTimeout(r, 200));
+    expect(await left()).toEqual(['recent']);
+    const cleared = await as(t, owner, 'POST', `/api/sites/${t.otherSite.id}/plugins/notes/clear`, {});
+    expect(cleared.body).toEqual({ message: 'Deleted 1 note.', deleted: 1 });
+    expect(await left()).toEqual([]);
   });
 
   it('keeps its table in a schema of its own', async () => {
@@ -187,6 +223,9 @@ describe('GET /api/admin/plugins', () => {
             'GET /api/sites/:id/plugins/notes/count',
             'POST /api/sites/:id/plugins/notes/notes',
             'DELETE /api/sites/:id/plugins/notes/notes/:noteId',
+            'GET /api/sites/:id/plugins/notes/settings',
+            'PUT /api/sites/:id/plugins/notes/settings',
+            'POST /api/sites/:id/plugins/notes/clear',
             'GET /api/plugins/notes/summary',
           ],
         },

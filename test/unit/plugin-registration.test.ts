@@ -6,7 +6,7 @@ import type { ServiceBroker, ServiceSchema } from 'moleculer';
 import type { LeaderJobs } from '../../cluster/leader-jobs.ts';
 import { silentLog } from '../../lib/log.ts';
 import { definePlugin, PLUGIN_API_VERSION } from '../../lib/plugins/api.ts';
-import { registerPlugins, sitePanelsOf } from '../../lib/plugins/register.ts';
+import { dashboardOf, registerPlugins } from '../../lib/plugins/register.ts';
 import type { Runtime } from '../../lib/runtime.ts';
 
 function register(services: ServiceSchema[] | (() => ServiceSchema[]), jobs: string[] = []) {
@@ -56,7 +56,7 @@ describe('registering a plugin', () => {
     ).toThrow('plugin probe failed to start: its services() threw: no bucket configured');
   });
 
-  it('refuses a dashboard panel that reads a route the plugin does not serve', () => {
+  it('refuses a dashboard panel or settings section whose routes the plugin does not serve with the right methods', () => {
     const plugin = definePlugin({
       name: 'probe',
       version: '1',
@@ -65,9 +65,14 @@ describe('registering a plugin', () => {
       dashboard: { sitePanels: [{ id: 'x', title: 'X', kind: 'kpis', path: '/missing', kpis: [] }] },
     });
     const running = [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes: ['GET /api/sites/:id/plugins/probe/present'] }];
-    expect(() => sitePanelsOf([{ definition: plugin, specifier: 'p' }], running)).toThrow('plugin probe: dashboard panel "x" reads GET /api/sites/:id/plugins/probe/missing, a route the plugin does not serve');
+    expect(() => dashboardOf([{ definition: plugin, specifier: 'p' }], running)).toThrow('plugin probe: dashboard panel "x" uses GET /api/sites/:id/plugins/probe/missing, a route the plugin does not serve');
     const served = definePlugin({ ...plugin, dashboard: { sitePanels: [{ id: 'x', title: 'X', kind: 'kpis', path: '/present', kpis: [] }] } });
-    expect(sitePanelsOf([{ definition: served, specifier: 'p' }], running)[0].route).toBe('/api/sites/{site}/plugins/probe/present');
+    expect(dashboardOf([{ definition: served, specifier: 'p' }], running).site_panels[0].route).toBe('/api/sites/{site}/plugins/probe/present');
+    const form = definePlugin({
+      ...plugin,
+      dashboard: { siteSettings: [{ id: 's', title: 'S', path: '/present', schema: { type: 'object', properties: {} }, actions: [{ id: 'go', label: 'Go', path: '/go' }] }] },
+    });
+    expect(() => dashboardOf([{ definition: form, specifier: 'p' }], running)).toThrow('plugin probe: settings section "s" uses PUT /api/sites/:id/plugins/probe/present, a route the plugin does not serve');
   });
 
   it('stops start-up for a service named like Plumb’s own', () => {

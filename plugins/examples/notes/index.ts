@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { action, DateTime, definePlugin, NoContent, notFound, nullable, object, PLUGIN_API_VERSION, Type, Uuid, validationFailed } from '../../../lib/plugins/api.ts';
 
+const Settings = object({ retention_days: nullable(Type.Integer()) });
 const Note = object({ id: Uuid, site_id: Uuid, text: Type.String(), author_email: nullable(Type.String()), created_at: DateTime });
 
 interface NoteRow {
@@ -30,6 +31,7 @@ export default definePlugin({
   description: 'Notes on a site’s timeline, written by its editors',
   settings: {
     max_length: { type: 'int', default: 500, min: 10, max: 10_000, description: 'Longest note, in characters.' },
+    prune_every_seconds: { type: 'int', default: 3600, min: 1, max: 86_400, description: 'How often the leader deletes notes past their site’s retention.' },
   },
   // A token writes notes only with this scope (and the editor role on the site); people need the role alone.
   scopes: [{ name: 'notes:write', description: 'Write and delete notes on the token’s sites' }],
@@ -50,9 +52,49 @@ export default definePlugin({
         empty: 'No notes in this range. Editors write them with POST /api/sites/{id}/plugins/notes/notes.',
       },
     ],
+    siteSettings: [
+      {
+        id: 'settings',
+        title: 'Notes',
+        description: 'Notes your editors write on this site’s timeline.',
+        path: '/settings',
+        schema: {
+          type: 'object',
+          properties: {
+            retention_days: { type: 'integer', title: 'Keep notes for (days)', description: 'empty keeps them for ever', minimum: 1, maximum: 3650, nullable: true },
+          },
+        },
+        actions: [{ id: 'clear', label: 'Delete all notes', path: '/clear', confirm: 'Delete every note of this site?' }],
+      },
+    ],
   },
   webhookEvents: [{ type: 'notes.created', scope: 'site', description: 'a note is written on a site', fields: ['site_id', 'note_id', 'text', 'author_email'] }],
   metadataMigrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
+
+  leaderJobs(host) {
+    let timer: NodeJS.Timeout | undefined;
+    const prune = async () => {
+      const { rowCount } = await host.metadata.query(
+        `DELETE FROM notes n USING site_settings s
+          WHERE s.site_id = n.site_id AND s.retention_days IS NOT NULL AND n.created_at < now() - make_interval(days => s.retention_days)`,
+      );
+      if (rowCount) host.log.info({ deleted: rowCount }, 'notes past their retention deleted');
+    };
+    return [
+      {
+        name: 'prune',
+        job: {
+          start() {
+            timer = setInterval(() => void prune().catch((err: unknown) => host.log.warn({ err }, 'pruning notes failed')), host.settings.prune_every_seconds * 1000);
+            timer.unref();
+          },
+          stop() {
+            clearInterval(timer);
+          },
+        },
+      },
+    ];
+  },
 
   services(host) {
     const tags = ['plugin: notes'];
@@ -137,6 +179,48 @@ export default definePlugin({
               if (!rowCount) throw notFound('Note not found');
               (ctx.meta as { $statusCode?: number }).$statusCode = 204;
               return null;
+            },
+          }),
+
+          settings: action({
+            rest: 'GET /api/sites/:id/plugins/notes/settings',
+            auth: 'user',
+            access: { site: { param: 'id', role: 'admin' } },
+            params: { id: 'uuid' },
+            openapi: { summary: 'The site’s notes settings (site admins)', tags, response: Settings },
+            async handler(ctx) {
+              const { rows } = await host.metadata.query<{ retention_days: number | null }>('SELECT retention_days FROM site_settings WHERE site_id = $1', [ctx.params.id]);
+              return { retention_days: rows[0]?.retention_days ?? null };
+            },
+          }),
+
+          saveSettings: action({
+            rest: 'PUT /api/sites/:id/plugins/notes/settings',
+            auth: 'user',
+            access: { site: { param: 'id', role: 'admin' } },
+            params: { id: 'uuid', retention_days: { type: 'number', integer: true, min: 1, max: 3650, nullable: true } },
+            openapi: { summary: 'Change how long the site’s notes are kept (site admins); null keeps them for ever', tags, response: Settings },
+            async handler(ctx) {
+              const { id, retention_days: days } = ctx.params as { id: string; retention_days: number | null };
+              await host.metadata.query(
+                `INSERT INTO site_settings (site_id, retention_days) VALUES ($1, $2)
+                 ON CONFLICT (site_id) DO UPDATE SET retention_days = EXCLUDED.retention_days, updated_at = now()`,
+                [id, days],
+              );
+              return { retention_days: days };
+            },
+          }),
+
+          clear: action({
+            rest: 'POST /api/sites/:id/plugins/notes/clear',
+            auth: 'user',
+            access: { site: { param: 'id', role: 'admin' } },
+            params: { id: 'uuid' },
+            openapi: { summary: 'Delete every note of the site (site admins)', tags, response: object({ message: Type.String(), deleted: Type.Integer() }) },
+            async handler(ctx) {
+              const { rowCount } = await host.metadata.query('DELETE FROM notes WHERE site_id = $1', [ctx.params.id]);
+              const deleted = rowCount ?? 0;
+              return { message: `Deleted ${deleted} ${deleted === 1 ? 'note' : 'notes'}.`, deleted };
             },
           }),
 

@@ -1,4 +1,4 @@
-// Panels the node's plugins describe for a site's dashboard (GET /api/dashboard/plugin-panels),
+// Panels the node's plugins describe for a site's dashboard (GET /api/dashboard/plugins),
 // drawn here from each plugin's own GET route for the range: a table of rows or KPI cards. The
 // plugin sends data and a description of it, never code: nothing of a plugin runs in the browser.
 import { useQuery } from '@tanstack/react-query';
@@ -86,7 +86,7 @@ function Panel({ panel, siteId, range, moment }: { panel: SitePanel; siteId: str
 /** Every plugin panel for this site's dashboard, below Plumb's own. */
 export function PluginPanels({ siteId, range, timezone }: { siteId: string; range: DateRange; timezone: string }) {
   const moment = useMemo(() => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZone: timezone }), [timezone]);
-  const panels = useQuery({ queryKey: ['plugin-panels'], queryFn: () => api<{ site_panels: SitePanel[] }>('/api/dashboard/plugin-panels'), staleTime: Number.POSITIVE_INFINITY });
+  const panels = useQuery({ queryKey: ['plugin-dashboard'], queryFn: () => api<{ site_panels: SitePanel[] }>('/api/dashboard/plugins'), staleTime: Number.POSITIVE_INFINITY });
   return (
     <>
       {(panels.data?.site_panels ?? []).map((panel) => (

@@ -7,6 +7,7 @@ import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { api, type Funnel, type Goal, type Page, problem, type Site } from '../api.ts';
 import { CopyButton } from '../components/CopyButton.tsx';
+import { PluginSettings, type SiteSettingsSection } from '../components/PluginSettings.tsx';
 import { Field, sortFieldErrors, useFocusFirstInvalid } from '../components/Field.tsx';
 import { ShareLinks } from '../components/ShareLinks.tsx';
 import { SiteMembers, TransferSite } from '../components/SiteAccess.tsx';
@@ -143,13 +144,16 @@ interface SectionSpec {
 }
 
 /** The sections this person may use: viewers and editors never reach this page (SiteFrame offers it to admins and owners). */
-function sectionsFor(site: Site): SectionSpec[] {
+function sectionsFor(site: Site, fromPlugins: readonly SiteSettingsSection[]): SectionSpec[] {
   const owner = site.role === 'owner';
   const manage = owner || site.role === 'admin';
+  // Plugins' sections follow Plumb's own settings, before the people and the site's fate.
+  const plugins = manage ? fromPlugins.map((section) => ({ id: `plugin-${section.plugin}-${section.id}`, title: section.title, body: <PluginSettings section={section} siteId={site.id} /> })) : [];
   return [
     { id: 'tracking', title: 'Tracking snippet', body: <Snippet /> },
     { id: 'general', title: 'General', body: <General site={site} /> },
     { id: 'goals', title: 'Goals and funnels', body: <GoalsAndFunnels site={site} /> },
+    ...plugins,
     ...(manage
       ? [
           { id: 'share', title: 'Share links', body: <ShareLinks siteId={site.id} /> },
@@ -166,7 +170,8 @@ function sectionsFor(site: Site): SectionSpec[] {
 }
 
 function Sections({ site }: { site: Site }) {
-  const sections = sectionsFor(site);
+  const contributed = useQuery({ queryKey: ['plugin-dashboard'], queryFn: () => api<{ site_settings: SiteSettingsSection[] }>('/api/dashboard/plugins'), staleTime: Number.POSITIVE_INFINITY });
+  const sections = sectionsFor(site, contributed.data?.site_settings ?? []);
   const { hash } = useLocation();
   // An address with #people opens at that section once it is on the page (it was not at load).
   useEffect(() => {

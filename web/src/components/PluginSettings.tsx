@@ -1,0 +1,154 @@
+// A site-settings section a plugin describes (GET /api/dashboard/plugins): a form generated from its
+// JSON schema, read from and saved to the plugin's route, and its action buttons. The server's
+// field errors show under their fields; an action's answer (`message`) shows beside the buttons.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef, useState } from 'react';
+import { api, problem } from '../api.ts';
+import { submitHandler } from '../forms.ts';
+import { Field, sortFieldErrors, useFocusFirstInvalid } from './Field.tsx';
+
+interface FormField {
+  type: 'string' | 'integer' | 'boolean';
+  title: string;
+  description?: string;
+  enum?: string[];
+  minimum?: number;
+  maximum?: number;
+  maxLength?: number;
+  nullable?: boolean;
+}
+
+export interface SiteSettingsSection {
+  plugin: string;
+  id: string;
+  title: string;
+  description?: string;
+  route: string;
+  schema: { type: 'object'; properties: Record<string, FormField>; required?: string[] };
+  actions: { id: string; label: string; route: string; confirm?: string }[];
+}
+
+type Values = Record<string, string | boolean>;
+
+/** Form text for a value: numbers and strings as typed, null as empty. */
+const asText = (value: unknown) => (value === null || value === undefined ? '' : String(value));
+
+/** The values as the route takes them: integers as numbers, empty nullable fields as null. */
+function toBody(schema: SiteSettingsSection['schema'], values: Values): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(schema.properties)) {
+    const value = values[key];
+    if (field.type === 'boolean') body[key] = value === true;
+    else if (value === '' || value === undefined) body[key] = field.nullable ? null : '';
+    else body[key] = field.type === 'integer' && /^-?\d+$/.test(String(value)) ? Number(value) : value;
+  }
+  return body;
+}
+
+export function PluginSettings({ section, siteId }: { section: SiteSettingsSection; siteId: string }) {
+  const path = section.route.replace('{site}', encodeURIComponent(siteId));
+  const queries = useQueryClient();
+  const current = useQuery({ queryKey: ['plugin-settings', section.plugin, section.id, siteId], queryFn: () => api<Record<string, unknown>>(path) });
+  const [values, setValues] = useState<Values | null>(null);
+  const [said, setSaid] = useState<string | null>(null);
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    if (current.data && values === null) {
+      setValues(Object.fromEntries(Object.entries(section.schema.properties).map(([key, field]) => [key, field.type === 'boolean' ? current.data[key] === true : asText(current.data[key])])));
+    }
+  }, [current.data, values, section.schema.properties]);
+  const save = useMutation({
+    mutationFn: () => api(path, { method: 'PUT', body: toBody(section.schema, values ?? {}) }),
+    onSuccess: () => {
+      setSaid('Saved.');
+      void queries.invalidateQueries({ queryKey: ['plugin-settings', section.plugin, section.id, siteId] });
+    },
+  });
+  const act = useMutation({
+    mutationFn: (route: string) => api<{ message?: string }>(route.replace('{site}', encodeURIComponent(siteId)), { method: 'POST', body: {} }),
+    onSuccess: (answer) => setSaid(answer?.message ?? 'Done.'),
+  });
+  const keys = Object.keys(section.schema.properties);
+  const { byField, rest } = sortFieldErrors(save.error, (field) => (keys.includes(field) ? field : null));
+  useFocusFirstInvalid(form, save.error);
+  if (current.isError) return <p className="error">{current.error.message}</p>;
+  if (!values) return <p className="muted">Loading…</p>;
+  const set = (key: string, value: string | boolean) => {
+    setSaid(null);
+    setValues({ ...values, [key]: value });
+  };
+  return (
+    <div className="stack" data-testid={`plugin-settings-${section.plugin}-${section.id}`}>
+      {section.description && <p className="muted">{section.description}</p>}
+      <form ref={form} className="stack" onSubmit={submitHandler(() => save.mutate())} aria-label={section.title} noValidate>
+        {Object.entries(section.schema.properties).map(([key, field]) =>
+          field.type === 'boolean' ? (
+            <label key={key} className="check">
+              <input type="checkbox" checked={values[key] === true} onChange={(e) => set(key, e.target.checked)} />
+              <span>{field.title}</span>
+            </label>
+          ) : (
+            <div key={key} className="stack tight">
+            <Field label={field.title} error={byField[key]} inline={false}>
+              {(a11y) =>
+                field.enum ? (
+                  <select {...a11y} value={String(values[key])} onChange={(e) => set(key, e.target.value)}>
+                    {field.nullable && <option value="">—</option>}
+                    {field.enum.map((option) => (
+                      <option key={option} value={option}>
+                        {option}
+                      </option>
+                    ))}
+                  </select>
+                ) : (
+                  <input
+                    {...a11y}
+                    type={field.type === 'integer' ? 'number' : 'text'}
+                    inputMode={field.type === 'integer' ? 'numeric' : undefined}
+                    min={field.minimum}
+                    max={field.maximum}
+                    maxLength={field.maxLength}
+                    required={section.schema.required?.includes(key)}
+                    value={String(values[key])}
+                    onChange={(e) => set(key, e.target.value)}
+                  />
+                )
+              }
+            </Field>
+            {field.description && <span className="field-hint">{field.description}</span>}
+            </div>
+          ),
+        )}
+        {rest.map((message) => (
+          <p key={message} className="error" role="alert">
+            {message}
+          </p>
+        ))}
+        <div className="form-actions">
+          <button type="submit" className="button primary" disabled={save.isPending}>
+            Save
+          </button>
+          {section.actions.map((button) => (
+            <button
+              key={button.id}
+              type="button"
+              className="button"
+              disabled={act.isPending}
+              onClick={() => {
+                if (!button.confirm || confirm(button.confirm)) act.mutate(button.route);
+              }}
+            >
+              {button.label}
+            </button>
+          ))}
+        </div>
+        {act.error && (
+          <p className="error" role="alert">
+            {problem(act.error)}
+          </p>
+        )}
+        {said && <p role="status">{said}</p>}
+      </form>
+    </div>
+  );
+}
