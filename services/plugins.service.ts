@@ -35,7 +35,23 @@ const FormField = object({
   nullable: Type.Optional(Type.Boolean()),
 });
 
+const Panel = object({
+  plugin: Type.String(),
+  id: Type.String(),
+  title: Type.String(),
+  kind: stringEnum(['table', 'kpis']),
+  path: Type.String(),
+  route: Type.String({ description: 'The GET route (with {site} for the site’s id on a site’s dashboard); called with from and to there' }),
+  empty: Type.Optional(Type.String()),
+  items: Type.Optional(Type.String()),
+  columns: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String(), numeric: Type.Optional(Type.Boolean()) }))),
+  kpis: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String() }))),
+});
+
 const Contributions = object({
+  admin_pages: Type.Array(object({ plugin: Type.String(), title: Type.String(), nav_label: Type.String(), panels: Type.Array(Panel) }), {
+    description: 'Pages for instance administrators, each reached from the main menu',
+  }),
   site_settings: Type.Array(
     object({
       plugin: Type.String(),
@@ -48,20 +64,7 @@ const Contributions = object({
       actions: Type.Array(object({ id: Type.String(), label: Type.String(), route: Type.String({ description: 'POSTed to; the answer’s message is shown' }), confirm: Type.Optional(Type.String()) })),
     }),
   ),
-  site_panels: Type.Array(
-    object({
-      plugin: Type.String(),
-      id: Type.String(),
-      title: Type.String(),
-      kind: stringEnum(['table', 'kpis']),
-      path: Type.String(),
-      route: Type.String({ description: 'The GET route with {site} for the site’s id; called with from and to' }),
-      empty: Type.Optional(Type.String()),
-      items: Type.Optional(Type.String()),
-      columns: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String(), numeric: Type.Optional(Type.Boolean()) }))),
-      kpis: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String() }))),
-    }),
-  ),
+  site_panels: Type.Array(Panel),
 });
 
 export default function createPluginsService(runtime: Runtime, running: readonly RunningPlugin[], dashboard: DashboardContributions): ServiceSchema {

@@ -60,7 +60,7 @@ export type PluginPanel = {
   /** Unique among the plugin's panels. */
   id: string;
   title: string;
-  /** The route, below /api/sites/:id/plugins/<plugin> (e.g. `/notes`); the plugin must serve it as GET. */
+  /** The route, below /api/sites/:id/plugins/<plugin> (below /api/plugins/<plugin> on the admin page), e.g. `/notes`; served as GET. */
   path: string;
   /** What to show when there is nothing (an empty table, no KPIs). */
   empty?: string;
@@ -161,7 +161,15 @@ export interface PluginDefinition<D extends Record<string, PluginSettingSpec> = 
   /** API-client scopes the plugin's routes ask for, offered in the API-client form beside Plumb's own. */
   scopes?: readonly PluginScope[];
   /** What the dashboard shows of the plugin, described, never scripted. */
-  dashboard?: { sitePanels?: readonly PluginPanel[]; siteSettings?: readonly PluginSettingsSection[] };
+  dashboard?: {
+    sitePanels?: readonly PluginPanel[];
+    siteSettings?: readonly PluginSettingsSection[];
+    /**
+     * A page for instance administrators, reached from an entry in the dashboard's main menu: its
+     * panels read GET routes below /api/plugins/<plugin> (guard them with `access: { instance: 'admin' }`).
+     */
+    adminPage?: { title: string; navLabel: string; panels: readonly PluginPanel[] };
+  };
   /** Webhook event types the plugin emits (`host.emit`), which webhooks may then subscribe to. */
   webhookEvents?: readonly PluginWebhookEvent[];
   /** A folder of numbered `.sql` files for the metadata store (NNNN_name.sql), applied in order and recorded. */

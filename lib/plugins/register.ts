@@ -31,24 +31,42 @@ export type SiteSettingsSection = Omit<PluginSettingsSection, 'actions'> & {
   actions: { id: string; label: string; route: string; confirm?: string }[];
 };
 
+/** A plugin's page for instance administrators, its panels' routes in full. */
+export interface AdminPage {
+  plugin: string;
+  title: string;
+  nav_label: string;
+  panels: SitePanel[];
+}
+
 export interface DashboardContributions {
   site_panels: SitePanel[];
   site_settings: SiteSettingsSection[];
+  admin_pages: AdminPage[];
 }
 
 /** What the running plugins add to the dashboard; every descriptor must name routes its plugin serves, with the right methods. */
 export function dashboardOf(plugins: readonly LoadedPlugin[], running: readonly RunningPlugin[]): DashboardContributions {
-  const contributions: DashboardContributions = { site_panels: [], site_settings: [] };
+  const contributions: DashboardContributions = { site_panels: [], site_settings: [], admin_pages: [] };
   for (const { definition } of plugins) {
     const served = running.find((plugin) => plugin.name === definition.name)?.routes ?? [];
     const route = (what: string, path: string, ...methods: string[]) => {
-      const full = `/api/sites/:id/plugins/${definition.name}${path}`;
+      const full = what.startsWith('admin') ? `/api/plugins/${definition.name}${path}` : `/api/sites/:id/plugins/${definition.name}${path}`;
       const missing = methods.find((method) => !served.includes(`${method} ${full}`));
       if (missing) throw new Error(`plugin ${definition.name}: ${what} uses ${missing} ${full}, a route the plugin does not serve`);
       return full.replace(':id', '{site}');
     };
     for (const panel of definition.dashboard?.sitePanels ?? []) {
       contributions.site_panels.push({ ...panel, plugin: definition.name, route: route(`dashboard panel "${panel.id}"`, panel.path, 'GET') });
+    }
+    const page = definition.dashboard?.adminPage;
+    if (page) {
+      contributions.admin_pages.push({
+        plugin: definition.name,
+        title: page.title,
+        nav_label: page.navLabel,
+        panels: page.panels.map((panel) => ({ ...panel, plugin: definition.name, route: route(`admin page panel "${panel.id}"`, panel.path, 'GET') })),
+      });
     }
     for (const section of definition.dashboard?.siteSettings ?? []) {
       contributions.site_settings.push({

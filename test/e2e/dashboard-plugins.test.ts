@@ -92,6 +92,19 @@ describe('the site dashboard', () => {
   }, 45_000);
 });
 
+describe('the plugin’s page for administrators', () => {
+  it('is an entry of the main menu, drawn from the plugin’s routes', async () => {
+    await page.goto(`${instance.url}/`);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Notes' }).click();
+    await page.getByRole('heading', { name: 'Notes on every site', level: 1 }).waitFor(WAIT);
+    const summary = page.getByTestId('plugin-notes-summary');
+    await summary.getByText('Sites with notes').waitFor(WAIT);
+    await page.getByTestId('plugin-notes-sites').getByText('No site has notes yet.').waitFor(WAIT);
+    await reviewPage(page, 'plugin-admin-page', findings);
+    expect(findings).toEqual([]);
+  }, 30_000);
+});
+
 describe('the API-client form', () => {
   it('offers the plugin’s scope beside Plumb’s own, described', async () => {
     await page.getByRole('link', { name: 'Account' }).click();

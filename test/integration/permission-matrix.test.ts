@@ -186,6 +186,7 @@ const MATRIX: Record<string, Entry> = {
   'POST /api/sites/{id}/plugins/notes/notes': { allow: EDITORS, body: () => ({ text: fresh('note') }) },
   'DELETE /api/sites/{id}/plugins/notes/notes/{noteId}': { allow: EDITORS, params: freshNote },
   'GET /api/plugins/notes/summary': { allow: INSTANCE_ADMINS },
+  'GET /api/plugins/notes/sites': { allow: INSTANCE_ADMINS },
   'GET /api/admin/plugins': { allow: INSTANCE_ADMINS },
   'GET /api/user/api-clients/scopes': { allow: SIGNED_IN },
   'GET /api/dashboard/plugins': { allow: SIGNED_IN },

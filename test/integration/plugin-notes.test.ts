@@ -200,6 +200,21 @@ describe('a plugin’s routes', () => {
     expect(await left()).toEqual([]);
   });
 
+  it('describes a page for instance administrators, whose panels read its routes', async () => {
+    const described = await as(t, admin, 'GET', '/api/dashboard/plugins');
+    expect(described.body.admin_pages).toEqual([
+      expect.objectContaining({
+        plugin: 'notes',
+        title: 'Notes on every site',
+        nav_label: 'Notes',
+        panels: [expect.objectContaining({ id: 'summary', route: '/api/plugins/notes/summary' }), expect.objectContaining({ id: 'sites', route: '/api/plugins/notes/sites' })],
+      }),
+    ]);
+    const sites = await as(t, admin, 'GET', '/api/plugins/notes/sites');
+    expect(sites.body.sites).toContainEqual(expect.objectContaining({ site_id: t.site.id, domain: 'example.com' }));
+    expect((await as(t, editor, 'GET', '/api/plugins/notes/sites')).status).toBe(403);
+  });
+
   it('keeps its table in a schema of its own', async () => {
     const { rows } = await t.node.runtime.metadata().query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'notes'");
     expect(rows).toEqual([{ table_schema: 'plugin_notes' }]);
@@ -226,6 +241,7 @@ describe('GET /api/admin/plugins', () => {
             'GET /api/sites/:id/plugins/notes/settings',
             'PUT /api/sites/:id/plugins/notes/settings',
             'POST /api/sites/:id/plugins/notes/clear',
+            'GET /api/plugins/notes/sites',
             'GET /api/plugins/notes/summary',
           ],
         },

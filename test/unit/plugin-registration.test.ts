@@ -73,6 +73,8 @@ describe('registering a plugin', () => {
       dashboard: { siteSettings: [{ id: 's', title: 'S', path: '/present', schema: { type: 'object', properties: {} }, actions: [{ id: 'go', label: 'Go', path: '/go' }] }] },
     });
     expect(() => dashboardOf([{ definition: form, specifier: 'p' }], running)).toThrow('plugin probe: settings section "s" uses PUT /api/sites/:id/plugins/probe/present, a route the plugin does not serve');
+    const page = definePlugin({ ...plugin, dashboard: { adminPage: { title: 'P', navLabel: 'P', panels: [{ id: 'a', title: 'A', kind: 'kpis', path: '/present', kpis: [] }] } } });
+    expect(() => dashboardOf([{ definition: page, specifier: 'p' }], running)).toThrow('plugin probe: admin page panel "a" uses GET /api/plugins/probe/present, a route the plugin does not serve');
   });
 
   it('stops start-up for a service named like Plumb’s own', () => {

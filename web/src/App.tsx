@@ -16,6 +16,7 @@ const TeamSettings = lazy(() => import('./pages/TeamSettings.tsx'));
 const Account = lazy(() => import('./pages/Account.tsx'));
 const AdminUsers = lazy(() => import('./pages/AdminUsers.tsx'));
 const Share = lazy(() => import('./pages/Share.tsx'));
+const PluginAdmin = lazy(() => import('./pages/PluginAdmin.tsx'));
 const AcceptInvite = lazy(() => import('./pages/AcceptInvite.tsx'));
 
 export function Loading() {
@@ -63,6 +64,7 @@ export function App() {
           <Route path="teams/:teamId" element={<TeamSettings />} />
           <Route path="account" element={<Account />} />
           <Route path="admin/users" element={<AdminUsers />} />
+          <Route path="plugins/:plugin" element={<PluginAdmin />} />
           <Route path="*" element={<NotFound />} />
         </Route>
       </Routes>

@@ -52,6 +52,26 @@ export default definePlugin({
         empty: 'No notes in this range. Editors write them with POST /api/sites/{id}/plugins/notes/notes.',
       },
     ],
+    adminPage: {
+      title: 'Notes on every site',
+      navLabel: 'Notes',
+      panels: [
+        { id: 'summary', title: 'All notes', kind: 'kpis', path: '/summary', kpis: [{ key: 'notes', label: 'Notes' }, { key: 'sites', label: 'Sites with notes' }] },
+        {
+          id: 'sites',
+          title: 'Sites with the most notes',
+          kind: 'table',
+          path: '/sites',
+          items: 'sites',
+          columns: [
+            { key: 'domain', label: 'Site' },
+            { key: 'notes', label: 'Notes', numeric: true },
+            { key: 'last_note_at', label: 'Last note' },
+          ],
+          empty: 'No site has notes yet.',
+        },
+      ],
+    },
     siteSettings: [
       {
         id: 'settings',
@@ -221,6 +241,30 @@ export default definePlugin({
               const { rowCount } = await host.metadata.query('DELETE FROM notes WHERE site_id = $1', [ctx.params.id]);
               const deleted = rowCount ?? 0;
               return { message: `Deleted ${deleted} ${deleted === 1 ? 'note' : 'notes'}.`, deleted };
+            },
+          }),
+
+          sites: action({
+            rest: 'GET /api/plugins/notes/sites',
+            auth: 'user',
+            access: { instance: 'admin' },
+            openapi: {
+              summary: 'The 20 sites with the most notes (instance administrators)',
+              tags,
+              response: object({ sites: Type.Array(object({ site_id: Uuid, domain: Type.String(), notes: Type.Integer(), last_note_at: DateTime })) }),
+            },
+            async handler() {
+              const { rows } = await host.metadata.query<{ site_id: string; notes: number; last_note_at: string }>(
+                `SELECT site_id, count(*)::int AS notes, to_char(max(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_note_at
+                   FROM notes GROUP BY site_id ORDER BY notes DESC, site_id LIMIT 20`,
+              );
+              const sites = [];
+              for (const row of rows) {
+                const site = await host.site(row.site_id);
+                // Notes of a deleted site are kept but not listed.
+                if (site) sites.push({ ...row, domain: site.domain });
+              }
+              return { sites };
             },
           }),
 

@@ -1,5 +1,6 @@
 // The signed-in frame: header with navigation, session countdown, theme switch and sign-out; the
 // session warning; the page below.
+import type { AdminPage } from '../pages/PluginAdmin.tsx';
 import { useQuery } from '@tanstack/react-query';
 import { LogOut, Moon, Sun } from 'lucide-react';
 import { Suspense, useEffect, useRef, useState } from 'react';
@@ -65,6 +66,14 @@ export function Layout() {
   const { user, signOut } = useSession();
   const teams = useQuery({ queryKey: ['teams'], queryFn: () => api<Page<Team>>('/api/user/teams') });
   const firstTeam = teams.data?.items.find((t) => !t.archived_at);
+  const admin = user?.role === 'owner' || user?.role === 'admin';
+  // Plugins' pages for instance administrators, each an entry of the menu.
+  const contributed = useQuery({
+    queryKey: ['plugin-dashboard'],
+    queryFn: () => api<{ admin_pages: AdminPage[] }>('/api/dashboard/plugins'),
+    enabled: admin,
+    staleTime: Number.POSITIVE_INFINITY,
+  });
   const { pathname } = useLocation();
   const main = useRef<HTMLElement>(null);
   const firstPath = useRef(pathname);
@@ -90,7 +99,13 @@ export function Layout() {
           </NavLink>
           {firstTeam && <NavLink to={`/teams/${firstTeam.id}`}>Team</NavLink>}
           <NavLink to="/account">Account</NavLink>
-          {(user?.role === 'owner' || user?.role === 'admin') && <NavLink to="/admin/users">Users</NavLink>}
+          {admin && <NavLink to="/admin/users">Users</NavLink>}
+          {admin &&
+            (contributed.data?.admin_pages ?? []).map((page) => (
+              <NavLink key={page.plugin} to={`/plugins/${page.plugin}`}>
+                {page.nav_label}
+              </NavLink>
+            ))}
         </nav>
         <div className="topbar-end">
           <SessionCountdown email={user?.email ?? ''} />

@@ -36,16 +36,16 @@ function cell(value: unknown, moment?: Intl.DateTimeFormat): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-function Panel({ panel, siteId, range, moment }: { panel: SitePanel; siteId: string; range: DateRange; moment: Intl.DateTimeFormat }) {
-  const path = panel.route.replace('{site}', encodeURIComponent(siteId));
+/** One panel: its route's answer drawn as KPI cards or a table. `query` goes with the request (a site panel's range). */
+export function PluginPanel({ panel, path, query, moment }: { panel: SitePanel; path: string; query?: Record<string, string>; moment: Intl.DateTimeFormat }) {
   const data = useQuery({
-    queryKey: ['plugin-panel', panel.plugin, panel.id, siteId, range],
-    queryFn: ({ signal }) => api<Record<string, unknown>>(path, { query: { from: range.from, to: range.to }, signal }),
+    queryKey: ['plugin-panel', panel.plugin, panel.id, path, query],
+    queryFn: ({ signal }) => api<Record<string, unknown>>(path, { query, signal }),
   });
   const headingId = `plugin-${panel.plugin}-${panel.id}`;
   const rows = panel.kind === 'table' && Array.isArray(data.data?.[panel.items ?? '']) ? (data.data?.[panel.items ?? ''] as Record<string, unknown>[]) : [];
   return (
-    <section className="card" aria-labelledby={headingId} data-testid={headingId}>
+    <section className="card stack" aria-labelledby={headingId} data-testid={headingId}>
       <h2 id={headingId}>{panel.title}</h2>
       {data.isError && <p className="error">{data.error.message}</p>}
       {data.data && panel.kind === 'kpis' && (
@@ -90,7 +90,13 @@ export function PluginPanels({ siteId, range, timezone }: { siteId: string; rang
   return (
     <>
       {(panels.data?.site_panels ?? []).map((panel) => (
-        <Panel key={`${panel.plugin}/${panel.id}`} panel={panel} siteId={siteId} range={range} moment={moment} />
+        <PluginPanel
+          key={`${panel.plugin}/${panel.id}`}
+          panel={panel}
+          path={panel.route.replace('{site}', encodeURIComponent(siteId))}
+          query={{ from: range.from, to: range.to }}
+          moment={moment}
+        />
       ))}
     </>
   );
