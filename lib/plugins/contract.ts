@@ -103,6 +103,18 @@ export interface PluginMetadataStore {
   transaction<T>(work: (tx: Pick<PluginMetadataStore, 'query'>) => Promise<T>): Promise<T>;
 }
 
+/**
+ * A site's analytics database (its team's, on ClickHouse or chDB), as a plugin reaches it. SQL is
+ * ClickHouse's; the database is bound as `{db:Identifier}` and values as `{name:Type}` parameters.
+ * Queries may read Plumb's tables (hits, events, visits, …); inserts go only to the plugin's own
+ * tables, `plugin_<name>_…`, which its analytics migrations create in every team's database
+ * (applied on first use there, so new teams get them too).
+ */
+export interface PluginAnalytics {
+  query<T = Record<string, unknown>>(siteId: string, sql: string, params?: Record<string, unknown>): Promise<T[]>;
+  insert(siteId: string, table: string, rows: readonly Record<string, unknown>[]): Promise<void>;
+}
+
 /** A small key-value store of JSON values, the plugin's own, shared by every node. */
 export interface PluginState {
   get<T = unknown>(key: string): Promise<T | undefined>;
@@ -133,6 +145,7 @@ export interface PluginHost<S = Record<string, unknown>> {
   readonly settings: S;
   readonly log: Log;
   readonly metadata: PluginMetadataStore;
+  readonly analytics: PluginAnalytics;
   readonly state: PluginState;
   /** Live sites only; null for a deleted or unknown id. */
   site(id: string): Promise<PluginSite | null>;
@@ -174,6 +187,12 @@ export interface PluginDefinition<D extends Record<string, PluginSettingSpec> = 
   webhookEvents?: readonly PluginWebhookEvent[];
   /** A folder of numbered `.sql` files for the metadata store (NNNN_name.sql), applied in order and recorded. */
   metadataMigrations?: string;
+  /**
+   * A folder of numbered ClickHouse SQL files (NNNN_name.sql, statements ending in `;` at a line's
+   * end) for every team's analytics database, bound as `{db:Identifier}`; tables named
+   * `plugin_<name>_…`. Applied and recorded per database, before the plugin's first use of it.
+   */
+  analyticsMigrations?: string;
   /**
    * Moleculer services run on every node. Their names start with `plugins.<name>`; their actions
    * declare `rest`, `auth`, `access`, `params` and `openapi` like Plumb's own (use `action()`), on

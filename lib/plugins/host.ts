@@ -7,7 +7,10 @@ import type { MetadataQueryable } from '../stores/metadata/index.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { withFields } from '../log.ts';
 import { queueEvent } from '../webhooks/outbox.ts';
-import { type PluginHost, type PluginMetadataStore, type PluginWebhookEvent, pluginKey } from './contract.ts';
+import { type PluginAnalytics, type PluginHost, type PluginMetadataStore, type PluginWebhookEvent, pluginKey } from './contract.ts';
+import { pathToFileURL } from 'node:url';
+import { notFound } from '../errors.ts';
+import { loadMigrations, migrateTenant } from '../stores/analytics/migrations.ts';
 
 /** The PostgreSQL schema that holds a plugin's tables. */
 export const pluginSchema = (name: string) => `plugin_${pluginKey(name)}`;
@@ -19,7 +22,41 @@ async function inSchema<T>(tx: MetadataQueryable, schema: string, work: () => Pr
   return work();
 }
 
-type HostRuntime = Pick<Runtime, 'metadata' | 'sites' | 'log' | 'whenStoresReady'>;
+type HostRuntime = Pick<Runtime, 'metadata' | 'analytics' | 'sites' | 'log' | 'whenStoresReady'>;
+
+/** The plugin's side of its sites' analytics databases, its migrations applied to each before first use. */
+function scopedAnalytics(runtime: HostRuntime, name: string, migrationsDir: string | undefined): PluginAnalytics {
+  const prefix = `plugin_${pluginKey(name)}_`;
+  const migrations = migrationsDir ? loadMigrations(pathToFileURL(migrationsDir.endsWith('/') ? migrationsDir : `${migrationsDir}/`)) : [];
+  const migrated = new Map<string, Promise<void>>();
+  const databaseOf = async (siteId: string): Promise<string> => {
+    const site = await runtime.sites.byId(siteId);
+    if (!site) throw notFound('Site not found');
+    let ready = migrated.get(site.tenant);
+    if (!ready) {
+      ready = (async () => {
+        await runtime.analytics().ensureTenant(site.team_id);
+        if (migrations.length > 0) {
+          await migrateTenant(runtime.analytics(), site.tenant, migrations, runtime.log, { table: `${prefix}schema_migrations`, what: `the ${name} plugin's tables in` });
+        }
+      })();
+      migrated.set(site.tenant, ready);
+      // A failure is not remembered: the next use tries again.
+      ready.catch(() => migrated.delete(site.tenant));
+    }
+    await ready;
+    return site.tenant;
+  };
+  return {
+    async query(siteId, sql, params = {}) {
+      return runtime.analytics().query(sql, { ...params, db: await databaseOf(siteId) });
+    },
+    async insert(siteId, table, rows) {
+      if (!table.startsWith(prefix)) throw new Error(`plugin ${name} may insert only into its own tables (${prefix}…), not ${table}`);
+      await runtime.analytics().insert(table, rows, { database: await databaseOf(siteId) });
+    },
+  };
+}
 
 function scopedMetadata(runtime: HostRuntime, schema: string): PluginMetadataStore {
   return {
@@ -29,6 +66,8 @@ function scopedMetadata(runtime: HostRuntime, schema: string): PluginMetadataSto
 }
 
 export interface HostWiring {
+  /** The plugin's analytics migrations folder, if it has one. */
+  analyticsMigrations?: string;
   /** The event types the plugin declared. */
   events: readonly PluginWebhookEvent[];
   /** Tells the webhook dispatcher there is something to send now (instead of at its next sweep). */
@@ -42,6 +81,7 @@ export function createPluginHost<S>(runtime: HostRuntime, name: string, settings
     settings,
     log: withFields(runtime.log, { plugin: name }),
     metadata: scopedMetadata(runtime, pluginSchema(name)),
+    analytics: scopedAnalytics(runtime, name, wiring.analyticsMigrations),
     state: {
       async get<T>(key: string) {
         const { rows } = await db().query<{ value: T }>('SELECT value FROM public.plugin_state WHERE plugin = $1 AND key = $2', [name, key]);

@@ -128,6 +128,7 @@ export function registerPlugins(
     const { name } = definition;
     const host = createPluginHost(runtime, name, settings.get(name) ?? {}, {
       events: definition.webhookEvents ?? [],
+      analyticsMigrations: definition.analyticsMigrations,
       notifyWebhooks: () => void broker.broadcast('webhooks.queued', {}),
     });
     const dir = definition.metadataMigrations;

@@ -152,7 +152,7 @@ describe('a plugin’s routes', () => {
     const today = new Date().toISOString().slice(0, 10);
     expect(((await as(t, viewer, 'GET', `${notes()}?from=2000-01-01&to=2000-01-31`)).body.notes as unknown[]).length).toBe(0);
     expect(((await as(t, viewer, 'GET', `${notes()}?from=2000-01-01&to=${today}`)).body.notes as unknown[]).length).toBeGreaterThan(0);
-    expect(await as(t, viewer, 'GET', `/api/sites/${t.site.id}/plugins/notes/count?from=2000-01-01&to=2000-01-31`)).toMatchObject({ status: 200, body: { notes: 0, authors: 0 } });
+    expect(await as(t, viewer, 'GET', `/api/sites/${t.site.id}/plugins/notes/count?from=2000-01-01&to=2000-01-31`)).toMatchObject({ status: 200, body: { notes: 0, authors: 0, pageviews: 0 } });
     expect((await as(t, viewer, 'GET', `${notes()}?from=yesterday`)).status).toBe(400);
   });
 
@@ -213,6 +213,28 @@ describe('a plugin’s routes', () => {
     const sites = await as(t, admin, 'GET', '/api/plugins/notes/sites');
     expect(sites.body.sites).toContainEqual(expect.objectContaining({ site_id: t.site.id, domain: 'example.com' }));
     expect((await as(t, editor, 'GET', '/api/plugins/notes/sites')).status).toBe(403);
+  });
+
+  it('reads Plumb’s analytics of the site, and keeps rows of its own in the site’s analytics database', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const hit = await fetch(`${t.url}/api/ingest/server/pageview`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${await t.token(['ingest:write'])}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ url: 'https://example.com/launch', timestamp: new Date().toISOString(), visitor_ip: '192.0.2.7', user_agent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0' }),
+    });
+    expect(hit.status).toBe(202);
+    await t.rows('hits', 1);
+    const count = await as(t, viewer, 'GET', `/api/sites/${t.site.id}/plugins/notes/count?from=${today}&to=${today}`);
+    expect(count.body.pageviews).toBe(1);
+    const marks = await t.node.runtime.analytics().query<{ n: string }>('SELECT count() AS n FROM {db:Identifier}.plugin_notes_marks WHERE site_id = {site:UUID}', {
+      db: t.node.runtime.analytics().tenantDatabase(t.team.id),
+      site: t.site.id,
+    });
+    expect(Number(marks[0].n)).toBeGreaterThan(0);
+    const ledger = await t.node.runtime.analytics().query<{ version: number }>('SELECT version FROM {db:Identifier}.plugin_notes_schema_migrations', {
+      db: t.node.runtime.analytics().tenantDatabase(t.team.id),
+    });
+    expect(ledger.map((row) => Number(row.version))).toEqual([1]);
   });
 
   it('keeps its table in a schema of its own', async () => {

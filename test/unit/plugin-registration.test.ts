@@ -6,6 +6,7 @@ import type { ServiceBroker, ServiceSchema } from 'moleculer';
 import type { LeaderJobs } from '../../cluster/leader-jobs.ts';
 import { silentLog } from '../../lib/log.ts';
 import { definePlugin, PLUGIN_API_VERSION } from '../../lib/plugins/api.ts';
+import { createPluginHost } from '../../lib/plugins/host.ts';
 import { dashboardOf, registerPlugins } from '../../lib/plugins/register.ts';
 import type { Runtime } from '../../lib/runtime.ts';
 
@@ -33,6 +34,21 @@ function register(services: ServiceSchema[] | (() => ServiceSchema[]), jobs: str
 }
 
 const route = (rest: unknown) => ({ name: 'plugins.probe', actions: { act: { rest, auth: 'user', handler: () => null } } }) as unknown as ServiceSchema;
+
+describe('the host API', () => {
+  it('lets a plugin insert analytics rows only into its own tables', async () => {
+    const runtime = { log: silentLog, metadata: () => ({}), sites: { byId: async () => null }, analytics: () => ({}), whenStoresReady: async () => undefined } as unknown as Runtime;
+    const host = createPluginHost(runtime, 'probe', {}, { events: [], notifyWebhooks: () => undefined });
+    await expect(host.analytics.insert('00000000-0000-4000-8000-000000000001', 'hits', [{}])).rejects.toThrow('plugin probe may insert only into its own tables (plugin_probe_…), not hits');
+    await expect(host.analytics.query('00000000-0000-4000-8000-000000000001', 'SELECT 1')).rejects.toThrow('Site not found');
+  });
+
+  it('refuses to emit a webhook event the plugin does not declare', async () => {
+    const runtime = { log: silentLog, metadata: () => ({}), sites: {}, whenStoresReady: async () => undefined } as unknown as Runtime;
+    const host = createPluginHost(runtime, 'probe', {}, { events: [], notifyWebhooks: () => undefined });
+    await expect(host.emit('probe.done', {})).rejects.toThrow('plugin probe emits "probe.done", which its webhookEvents do not declare');
+  });
+});
 
 describe('registering a plugin', () => {
   it('registers its services and leader jobs under its name, and reports its routes', () => {

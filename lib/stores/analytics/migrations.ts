@@ -55,25 +55,33 @@ export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
  * A tenant that records a version newer than the newest migration here is refused, untouched.
  * Returns the versions applied now.
  */
-export async function migrateTenant(store: MigrationTarget, db: string, migrations: readonly Migration[], log: Log): Promise<number[]> {
+export async function migrateTenant(
+  store: MigrationTarget,
+  db: string,
+  migrations: readonly Migration[],
+  log: Log,
+  /** Where the applied versions are recorded: Plumb's own in schema_migrations, a plugin's in its own table. */
+  ledger: { table: string; what: string } = { table: 'schema_migrations', what: 'tenant database' },
+): Promise<number[]> {
   await store.command('CREATE DATABASE IF NOT EXISTS {db:Identifier}', { db });
   await store.command(
-    `CREATE TABLE IF NOT EXISTS {db:Identifier}.schema_migrations
+    `CREATE TABLE IF NOT EXISTS {db:Identifier}.{ledger:Identifier}
      (version UInt32, name String, applied_at DateTime64(3, 'UTC'))
      ENGINE = MergeTree ORDER BY version
      SETTINGS non_replicated_deduplication_window = 100`,
-    { db },
+    { db, ledger: ledger.table },
   );
-  const rows = await store.query<{ version: number }>('SELECT DISTINCT version FROM {db:Identifier}.schema_migrations', { db });
+  const rows = await store.query<{ version: number }>('SELECT DISTINCT version FROM {db:Identifier}.{ledger:Identifier}', { db, ledger: ledger.table });
   const done = new Set(rows.map((row) => Number(row.version)));
-  refuseNewerSchema(`tenant database ${db}`, done, migrations.at(-1)?.version ?? 0);
+  refuseNewerSchema(`${ledger.what} ${db}`, done, migrations.at(-1)?.version ?? 0);
   const applied: number[] = [];
   for (const migration of migrations) {
     if (done.has(migration.version)) continue;
     for (const statement of migration.statements) await store.command(statement, { db });
-    await store.insert('schema_migrations', [{ version: migration.version, name: migration.name, applied_at: new Date() }], {
+    await store.insert(ledger.table, [{ version: migration.version, name: migration.name, applied_at: new Date() }], {
       database: db,
-      dedupToken: `${db}:${migration.version}`,
+      // Plumb's own records keep the token they always had; a plugin's carry its ledger's name.
+      dedupToken: ledger.table === 'schema_migrations' ? `${db}:${migration.version}` : `${db}:${ledger.table}:${migration.version}`,
     });
     log.debug({ db, migration: migration.name }, 'tenant migration applied');
     applied.push(migration.version);

@@ -37,7 +37,17 @@ export default definePlugin({
   scopes: [{ name: 'notes:write', description: 'Write and delete notes on the token’s sites' }],
   dashboard: {
     sitePanels: [
-      { id: 'count', title: 'Notes', kind: 'kpis', path: '/count', kpis: [{ key: 'notes', label: 'Notes' }, { key: 'authors', label: 'Authors' }] },
+      {
+        id: 'count',
+        title: 'Notes',
+        kind: 'kpis',
+        path: '/count',
+        kpis: [
+          { key: 'notes', label: 'Notes' },
+          { key: 'authors', label: 'Authors' },
+          { key: 'pageviews', label: 'Pageviews meanwhile' },
+        ],
+      },
       {
         id: 'list',
         title: 'Notes of the range',
@@ -90,6 +100,7 @@ export default definePlugin({
   },
   webhookEvents: [{ type: 'notes.created', scope: 'site', description: 'a note is written on a site', fields: ['site_id', 'note_id', 'text', 'author_email'] }],
   metadataMigrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
+  analyticsMigrations: fileURLToPath(new URL('./analytics/', import.meta.url)),
 
   leaderJobs(host) {
     let timer: NodeJS.Timeout | undefined;
@@ -144,14 +155,25 @@ export default definePlugin({
             auth: 'any',
             access: { site: { param: 'id', role: 'viewer', scope: 'stats:read' } },
             params: { id: 'uuid', ...range },
-            openapi: { summary: 'How many notes the site has, and by how many authors, in the days from–to when given', tags, response: object({ notes: Type.Integer(), authors: Type.Integer() }) },
+            openapi: {
+              summary: 'How many notes the site has, by how many authors, and its pageviews, in the days from–to when given',
+              tags,
+              response: object({ notes: Type.Integer(), authors: Type.Integer(), pageviews: Type.Integer() }),
+            },
             async handler(ctx) {
               const { id, from, to } = ctx.params as { id: string; from?: string; to?: string };
+              const timezone = (await host.site(id))?.timezone ?? 'UTC';
               const { rows } = await host.metadata.query<{ notes: number; authors: number }>(
                 `SELECT count(*)::int AS notes, count(DISTINCT author_email)::int AS authors FROM notes WHERE site_id = $1 AND ${IN_RANGE}`,
-                [id, (await host.site(id))?.timezone ?? 'UTC', from ?? null, to ?? null],
+                [id, timezone, from ?? null, to ?? null],
               );
-              return rows[0];
+              // Plumb's own analytics, read from the site's database.
+              const [traffic] = await host.analytics.query<{ pageviews: string }>(
+                id,
+                'SELECT count() AS pageviews FROM {db:Identifier}.hits WHERE site_id = {site:UUID} AND toDate(ts, {tz:String}) BETWEEN {from:Date} AND {to:Date}',
+                { site: id, tz: timezone, from: from ?? '1970-01-01', to: to ?? '2149-06-06' },
+              );
+              return { ...rows[0], pageviews: Number(traffic.pageviews) };
             },
           }),
 
@@ -181,6 +203,7 @@ export default definePlugin({
               const by = user ? '' : ` with the API token "${meta.apiClient?.name}"`;
               await host.audit({ teamId: site.team_id, action: 'created', actor: user, site: { id: site.id, domain: site.domain }, details: `wrote a note on ${site.domain}${by}` });
               const note = rows[0];
+              await host.analytics.insert(siteId, 'plugin_notes_marks', [{ ts: note.created_at, site_id: siteId, note_id: note.id }]);
               await host.emit('notes.created', { site_id: siteId, note_id: note.id, text: note.text, author_email: note.author_email });
               (ctx.meta as { $statusCode?: number }).$statusCode = 201;
               return { note };
