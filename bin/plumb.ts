@@ -3,6 +3,7 @@
 import { helpText, loadConfig, parseArgs } from '../lib/config.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { startNode } from '../lib/node.ts';
+import { pluginHelpText } from '../lib/plugins/help.ts';
 
 const HARD_EXIT_MS = 10_000;
 
@@ -16,6 +17,12 @@ async function main(argv: string[]): Promise<number> {
   }
   if (parsed.help || parsed.command === undefined || parsed.command === 'help') {
     process.stdout.write(helpText());
+    // The settings of the plugins Plumb ships, and of those -plugins names (by package or path).
+    try {
+      process.stdout.write(await pluginHelpText(argv, process.env));
+    } catch (err) {
+      return fail(err);
+    }
     return parsed.help || parsed.command === 'help' ? 0 : 2;
   }
   if (parsed.command !== 'serve') return fail(new ConfigError(parsed.command, 'unknown command (see plumb --help)'));
