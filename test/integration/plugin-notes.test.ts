@@ -2,12 +2,14 @@
 // go through the same gateway, access rules, validation and OpenAPI document as Plumb's own; its
 // table lives in a schema of its own; administrators see it running; and disabled, its data stays
 // for when it is enabled again.
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../lib/config.ts';
 import { startNode } from '../../lib/node.ts';
 import { action, definePlugin, object, PLUGIN_API_VERSION, Type } from '../../lib/plugins/api.ts';
 import { as, type Person, person } from '../support/accounts.ts';
+import { runPlumb, tempDataDir } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 import { type Receiver, startReceiver, verifySignature } from '../support/webhook-receiver.ts';
 
@@ -241,6 +243,28 @@ describe('a plugin’s routes', () => {
     const { rows } = await t.node.runtime.metadata().query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'notes'");
     expect(rows).toEqual([{ table_schema: 'plugin_notes' }]);
   });
+});
+
+describe('plumb serve with plugins', () => {
+  it('exits 2 naming a bad plugin setting, an unclaimed flag, a plugin for another API version or a missing one', async () => {
+    const dataDir = tempDataDir('plumb-plugin-cli-');
+    try {
+      const run = (args: string[], env: Record<string, string>) => runPlumb(['serve', '-port', '0', ...args], { PLUMB_DATA_DIR: dataDir, ...env });
+      const bad = await run([], { PLUMB_PLUGINS: PLUGIN, PLUMB_NOTES_MAX_LENGTH: 'lots' });
+      expect([bad.code, bad.stderr.trim()]).toEqual([2, 'plumb: invalid setting PLUMB_NOTES_MAX_LENGTH: must be an integer (got "lots")']);
+      const stray = await run(['-notes-colour', 'red'], { PLUMB_PLUGINS: PLUGIN });
+      expect([stray.code, stray.stderr.trim()]).toEqual([2, 'plumb: invalid setting -notes-colour: the notes plugin has no such setting (see plumb --help)']);
+      const future = join(dataDir, 'future-plugin.ts');
+      writeFileSync(future, "export default { name: 'future', version: '9.0.0', apiVersion: 99, description: 'From a later Plumb' };\n");
+      const newer = await run([], { PLUMB_PLUGINS: future });
+      expect([newer.code, newer.stderr.trim()]).toEqual([2, `plumb: invalid setting PLUMB_PLUGINS: plugin "${future}" cannot be used: it targets plugin API version 99, and this Plumb supports 1`]);
+      const missing = await run([], { PLUMB_PLUGINS: './plugins/examples/nothing-here' });
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/^plumb: invalid setting PLUMB_PLUGINS: plugin "\.\/plugins\/examples\/nothing-here" not found/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('GET /api/admin/plugins', () => {
