@@ -126,15 +126,6 @@ export function registerPlugins(
 ): RunningPlugin[] {
   return plugins.map(({ definition, specifier }) => {
     const { name } = definition;
-    const host = createPluginHost(runtime, name, settings.get(name) ?? {}, {
-      events: definition.webhookEvents ?? [],
-      analyticsMigrations: definition.analyticsMigrations,
-      notifyWebhooks: () => void broker.broadcast('webhooks.queued', {}),
-    });
-    const dir = definition.metadataMigrations;
-    // Before any of the plugin's own hooks: its tables exist by the time they run.
-    if (dir) void runtime.whenStoresReady(async () => void (await runtime.metadata().migrate({ name, dir, schema: pluginSchema(name) })));
-    const routes: string[] = [];
     const contributed = <T>(part: string, make: () => T): T => {
       try {
         return make();
@@ -142,6 +133,18 @@ export function registerPlugins(
         throw new Error(`plugin ${name} failed to start: its ${part} threw: ${(err as Error).message}`, { cause: err });
       }
     };
+    // Building the host reads the plugin's analytics migrations: a misnamed file stops start-up here.
+    const host = contributed('analytics migrations', () =>
+      createPluginHost(runtime, name, settings.get(name) ?? {}, {
+        events: definition.webhookEvents ?? [],
+        analyticsMigrations: definition.analyticsMigrations,
+        notifyWebhooks: () => void broker.broadcast('webhooks.queued', {}),
+      }),
+    );
+    const dir = definition.metadataMigrations;
+    // Before any of the plugin's own hooks: its tables exist by the time they run.
+    if (dir) void runtime.whenStoresReady(async () => void (await runtime.metadata().migrate({ name, dir, schema: pluginSchema(name) })));
+    const routes: string[] = [];
     for (const schema of contributed('services()', () => definition.services?.(host as never) ?? [])) {
       routes.push(...checkService(definition, schema));
       broker.createService(schema);

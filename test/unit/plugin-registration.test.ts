@@ -1,6 +1,9 @@
 // Registering a plugin's contributions on a node: its services must carry its name and its routes
 // must live in its namespace (/api/plugins/<name>/… or /api/sites/:id/plugins/<name>/…), or start-up
 // stops naming the plugin and the route; its leader jobs are registered under its name.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import type { ServiceBroker, ServiceSchema } from 'moleculer';
 import type { LeaderJobs } from '../../cluster/leader-jobs.ts';
@@ -91,6 +94,18 @@ describe('registering a plugin', () => {
     expect(() => dashboardOf([{ definition: form, specifier: 'p' }], running)).toThrow('plugin probe: settings section "s" uses PUT /api/sites/:id/plugins/probe/present, a route the plugin does not serve');
     const page = definePlugin({ ...plugin, dashboard: { adminPage: { title: 'P', navLabel: 'P', panels: [{ id: 'a', title: 'A', kind: 'kpis', path: '/present', kpis: [] }] } } });
     expect(() => dashboardOf([{ definition: page, specifier: 'p' }], running)).toThrow('plugin probe: admin page panel "a" uses GET /api/plugins/probe/present, a route the plugin does not serve');
+  });
+
+  it('stops start-up naming the plugin when one of its analytics migrations is misnamed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plumb-plugin-migrations-'));
+    writeFileSync(join(dir, 'tables.sql'), 'SELECT 1;\n');
+    const plugin = definePlugin({ name: 'probe', version: '1', apiVersion: PLUGIN_API_VERSION, description: 'd', analyticsMigrations: dir });
+    const runtime = { log: silentLog, metadata: () => ({}), sites: {}, whenStoresReady: async () => undefined } as unknown as Runtime;
+    const broker = { createService: () => undefined, broadcast: () => undefined } as unknown as ServiceBroker;
+    expect(() => registerPlugins(broker, runtime, {} as LeaderJobs, [{ definition: plugin, specifier: 'p' }], new Map())).toThrow(
+      'plugin probe failed to start: its analytics migrations threw: tenant migration tables.sql: name must look like 0001_snake_case_name.sql',
+    );
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('stops start-up for a service named like Plumb’s own', () => {
