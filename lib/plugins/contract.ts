@@ -115,6 +115,17 @@ export interface PluginAnalytics {
   insert(siteId: string, table: string, rows: readonly Record<string, unknown>[]): Promise<void>;
 }
 
+/** An outbound request through Plumb's guarded client (no private addresses, no redirects followed, a deadline, a size cap). */
+export interface PluginHttpRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Whole request, DNS to last body byte (default 10 s, at most 60 s). */
+  timeoutMs?: number;
+  /** Largest answer body accepted (default 1 MiB, at most 50 MiB). */
+  maxBytes?: number;
+}
+
 /** A small key-value store of JSON values, the plugin's own, shared by every node. */
 export interface PluginState {
   get<T = unknown>(key: string): Promise<T | undefined>;
@@ -146,6 +157,13 @@ export interface PluginHost<S = Record<string, unknown>> {
   readonly log: Log;
   readonly metadata: PluginMetadataStore;
   readonly analytics: PluginAnalytics;
+  /**
+   * Plumb's one outbound HTTP client: the host is resolved once and every address checked (never
+   * loopback, private or reserved), the connection pinned to it, redirects answered not followed,
+   * proxies ignored. Throws an error whose `kind` says why (invalid_url, dns, blocked_address,
+   * timeout, too_large, network).
+   */
+  fetch(url: string, request?: PluginHttpRequest): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>;
   readonly state: PluginState;
   /** Live sites only; null for a deleted or unknown id. */
   site(id: string): Promise<PluginSite | null>;

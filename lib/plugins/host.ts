@@ -10,6 +10,7 @@ import { queueEvent } from '../webhooks/outbox.ts';
 import { type PluginAnalytics, type PluginHost, type PluginMetadataStore, type PluginWebhookEvent, pluginKey } from './contract.ts';
 import { pathToFileURL } from 'node:url';
 import { notFound } from '../errors.ts';
+import { guardedRequest, OutboundError } from '../net/guarded-fetch.ts';
 import { loadMigrations, migrateTenant } from '../stores/analytics/migrations.ts';
 
 /** The PostgreSQL schema that holds a plugin's tables. */
@@ -118,6 +119,21 @@ export function createPluginHost<S>(runtime: HostRuntime, name: string, settings
       const siteId = declared.scope === 'site' && typeof fields.site_id === 'string' ? fields.site_id : null;
       await db().transaction((tx) => queueEvent(tx, { type, siteId, data: fields }));
       wiring.notifyWebhooks();
+    },
+    async fetch(url, request = {}) {
+      let target: URL;
+      try {
+        target = new URL(url);
+      } catch {
+        throw new OutboundError('invalid_url', `${url} is not an absolute URL`);
+      }
+      return guardedRequest(target, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        timeoutMs: Math.min(request.timeoutMs ?? 10_000, 60_000),
+        maxBytes: Math.min(request.maxBytes ?? 1_048_576, 52_428_800),
+      });
     },
     whenStoresReady: (hook) => runtime.whenStoresReady(hook),
   };

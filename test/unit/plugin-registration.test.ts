@@ -46,6 +46,14 @@ describe('the host API', () => {
     await expect(host.analytics.query('00000000-0000-4000-8000-000000000001', 'SELECT 1')).rejects.toThrow('Site not found');
   });
 
+  it('sends outbound requests only through the guarded client: no loopback or private address, no bad URL', async () => {
+    const runtime = { log: silentLog, metadata: () => ({}), sites: {}, whenStoresReady: async () => undefined } as unknown as Runtime;
+    const host = createPluginHost(runtime, 'probe', {}, { events: [], notifyWebhooks: () => undefined });
+    await expect(host.fetch('http://127.0.0.1:9/admin')).rejects.toMatchObject({ kind: 'blocked_address' });
+    await expect(host.fetch('http://10.0.0.1/')).rejects.toMatchObject({ kind: 'blocked_address' });
+    await expect(host.fetch('not a url')).rejects.toMatchObject({ kind: 'invalid_url' });
+  });
+
   it('refuses to emit a webhook event the plugin does not declare', async () => {
     const runtime = { log: silentLog, metadata: () => ({}), sites: {}, whenStoresReady: async () => undefined } as unknown as Runtime;
     const host = createPluginHost(runtime, 'probe', {}, { events: [], notifyWebhooks: () => undefined });
