@@ -1,6 +1,7 @@
 // The gateway's contract with every route: explicit aliases only, JSON errors with the right
 // status, per-action body limits, request ids, cross-origin protection, OpenAPI from the routes,
 // HEAD wherever GET is answered, and the Location of what a route creates.
+import { CORE_SCOPES } from '../../lib/auth/roles.ts';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ServiceBroker } from 'moleculer';
@@ -26,6 +27,8 @@ const runtime = {
   whenStoresReady: async () => undefined,
   rateLimits: { consume: async () => undefined },
   apiClients: { verify: async () => null },
+  apiScopes: CORE_SCOPES,
+  addedWebhookEvents: [],
   // Nothing is ingested here; the journal only has to open for the ingest service to start.
   openIngestSink: journalSink(
     config,
