@@ -164,7 +164,12 @@ export function parseArgs(argv: readonly string[], options: { allowUnknown?: boo
   return { command, flags, unknown, help };
 }
 
-function coerce(spec: SettingSpec, raw: string, source: string): string | number | boolean | string[] {
+/** A raw flag or env value as its setting declares it (Plumb's own and plugins' alike); `source` names it in the error. */
+export function coerceSetting(
+  spec: Pick<SettingSpec, 'type' | 'min' | 'max' | 'values' | 'schemes' | 'secret'>,
+  raw: string,
+  source: string,
+): string | number | boolean | string[] {
   const fail = (why: string): never => {
     throw new ConfigError(source, `${why} (got ${spec.secret ? 'a hidden value' : JSON.stringify(raw)})`);
   };
@@ -221,8 +226,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
     const key = camel(spec.flag);
     const flagValue = flags.get(spec.flag);
     const envName = spec.env.find((name) => env[name] !== undefined && env[name] !== '');
-    if (flagValue !== undefined) values[key] = coerce(spec, flagValue, `-${spec.flag}`);
-    else if (envName) values[key] = coerce(spec, env[envName]!, envName);
+    if (flagValue !== undefined) values[key] = coerceSetting(spec, flagValue, `-${spec.flag}`);
+    else if (envName) values[key] = coerceSetting(spec, env[envName]!, envName);
     else values[key] = spec.default;
   }
   const cwd = options.cwd ?? process.cwd();

@@ -2,6 +2,7 @@
 // env, else the declared default, each checked against its declaration at start, so a bad value
 // stops the node (exit 2) naming the flag or variable. Secrets are never echoed in an error.
 import { envName } from '../brand.ts';
+import { coerceSetting } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 import { type PluginDefinition, type PluginSettingSpec, pluginKey } from './contract.ts';
 
@@ -9,41 +10,16 @@ const settingKey = (key: string) => key.replace(/_/g, '-');
 export const pluginSettingEnv = (plugin: string, key: string) => envName(`${pluginKey(plugin)}_${key}`.toUpperCase().replace(/-/g, '_'));
 export const pluginSettingFlag = (plugin: string, key: string) => `${plugin}-${settingKey(key)}`;
 
+/** A raw value checked by the config loader's own rules; a plugin's `string` may also set a length. */
 function coerce(spec: PluginSettingSpec, raw: string, source: string): string | number | boolean {
-  const fail = (why: string): never => {
-    throw new ConfigError(source, `${why} (got ${spec.secret ? 'a hidden value' : JSON.stringify(raw)})`);
-  };
-  const text = raw.trim();
-  switch (spec.type) {
-    case 'int': {
-      if (!/^-?\d+$/.test(text)) fail('must be an integer');
-      const value = Number(text);
-      if (spec.min !== undefined && value < spec.min) fail(`must be at least ${spec.min}`);
-      if (spec.max !== undefined && value > spec.max) fail(`must be at most ${spec.max}`);
-      return value;
+  if (spec.type === 'string') {
+    if (spec.maxLength !== undefined && raw.length > spec.maxLength) {
+      throw new ConfigError(source, `must be at most ${spec.maxLength} characters (got ${spec.secret ? 'a hidden value' : JSON.stringify(raw)})`);
     }
-    case 'bool':
-      if (/^(1|true|yes|on)$/i.test(text)) return true;
-      if (/^(0|false|no|off)$/i.test(text)) return false;
-      return fail('must be true or false');
-    case 'enum':
-      if (!spec.values.includes(text)) fail(`must be one of ${spec.values.join(', ')}`);
-      return text;
-    case 'url': {
-      let url: URL | undefined;
-      try {
-        url = new URL(text);
-      } catch {
-        fail('must be an absolute URL');
-      }
-      const schemes = spec.schemes ?? ['http:', 'https:'];
-      if (!schemes.includes(url!.protocol)) fail(`must use ${schemes.join(' or ')}`);
-      return text;
-    }
-    case 'string':
-      if (spec.maxLength !== undefined && raw.length > spec.maxLength) fail(`must be at most ${spec.maxLength} characters`);
-      return raw;
+    return raw;
   }
+  const declared = spec.type === 'url' ? { ...spec, schemes: spec.schemes ?? ['http:', 'https:'] } : spec;
+  return coerceSetting(declared, spec.type === 'url' ? raw : raw.trim(), source) as string | number | boolean;
 }
 
 /**
