@@ -1,6 +1,6 @@
 // The signed-in frame: header with navigation, session countdown, theme switch and sign-out; the
 // session warning; the page below.
-import type { AdminPage } from '../pages/PluginAdmin.tsx';
+import { usePluginDashboard } from '../dashboard/plugin-dashboard.ts';
 import { useQuery } from '@tanstack/react-query';
 import { LogOut, Moon, Sun } from 'lucide-react';
 import { Suspense, useEffect, useRef, useState } from 'react';
@@ -68,12 +68,7 @@ export function Layout() {
   const firstTeam = teams.data?.items.find((t) => !t.archived_at);
   const admin = user?.role === 'owner' || user?.role === 'admin';
   // Plugins' pages for instance administrators, each an entry of the menu.
-  const contributed = useQuery({
-    queryKey: ['plugin-dashboard'],
-    queryFn: () => api<{ admin_pages: AdminPage[] }>('/api/dashboard/plugins'),
-    enabled: admin,
-    staleTime: Number.POSITIVE_INFINITY,
-  });
+  const contributed = usePluginDashboard({ enabled: admin });
   const { pathname } = useLocation();
   const main = useRef<HTMLElement>(null);
   const firstPath = useRef(pathname);

@@ -4,29 +4,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { api, problem } from '../api.ts';
+import type { SiteSettingsSection } from '../dashboard/plugin-dashboard.ts';
 import { submitHandler } from '../forms.ts';
 import { Field, sortFieldErrors, useFocusFirstInvalid } from './Field.tsx';
-
-interface FormField {
-  type: 'string' | 'integer' | 'boolean';
-  title: string;
-  description?: string;
-  enum?: string[];
-  minimum?: number;
-  maximum?: number;
-  maxLength?: number;
-  nullable?: boolean;
-}
-
-export interface SiteSettingsSection {
-  plugin: string;
-  id: string;
-  title: string;
-  description?: string;
-  route: string;
-  schema: { type: 'object'; properties: Record<string, FormField>; required?: string[] };
-  actions: { id: string; label: string; route: string; confirm?: string }[];
-}
 
 type Values = Record<string, string | boolean>;
 

@@ -6,25 +6,8 @@ import { useMemo } from 'react';
 import { api } from '../api.ts';
 import { ListTable } from '../components/ListTable.tsx';
 import { formatNumber } from './format.ts';
+import { type SitePanel, usePluginDashboard } from './plugin-dashboard.ts';
 import type { DateRange } from './range.ts';
-
-interface Column {
-  key: string;
-  label: string;
-  numeric?: boolean;
-}
-
-export interface SitePanel {
-  plugin: string;
-  id: string;
-  title: string;
-  kind: 'table' | 'kpis';
-  route: string;
-  empty?: string;
-  items?: string;
-  columns?: Column[];
-  kpis?: { key: string; label: string }[];
-}
 
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
@@ -86,7 +69,7 @@ export function PluginPanel({ panel, path, query, moment }: { panel: SitePanel; 
 /** Every plugin panel for this site's dashboard, below Plumb's own. */
 export function PluginPanels({ siteId, range, timezone }: { siteId: string; range: DateRange; timezone: string }) {
   const moment = useMemo(() => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZone: timezone }), [timezone]);
-  const panels = useQuery({ queryKey: ['plugin-dashboard'], queryFn: () => api<{ site_panels: SitePanel[] }>('/api/dashboard/plugins'), staleTime: Number.POSITIVE_INFINITY });
+  const panels = usePluginDashboard();
   return (
     <>
       {(panels.data?.site_panels ?? []).map((panel) => (

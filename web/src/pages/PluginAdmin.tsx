@@ -1,24 +1,16 @@
 // A plugin's page for instance administrators (`/plugins/<plugin>`), drawn from what the plugin
 // describes (GET /api/dashboard/plugins): its panels, each read from one of its routes.
-import { useQuery } from '@tanstack/react-query';
 import { useParams } from 'react-router';
-import { api } from '../api.ts';
 import { Loading } from '../App.tsx';
-import { PluginPanel, type SitePanel } from '../dashboard/PluginPanels.tsx';
+import { usePluginDashboard } from '../dashboard/plugin-dashboard.ts';
+import { PluginPanel } from '../dashboard/PluginPanels.tsx';
 import { useTitle } from '../title.ts';
-
-export interface AdminPage {
-  plugin: string;
-  title: string;
-  nav_label: string;
-  panels: SitePanel[];
-}
 
 const moment = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 export default function PluginAdmin() {
   const { plugin = '' } = useParams();
-  const contributed = useQuery({ queryKey: ['plugin-dashboard'], queryFn: () => api<{ admin_pages: AdminPage[] }>('/api/dashboard/plugins'), staleTime: Number.POSITIVE_INFINITY });
+  const contributed = usePluginDashboard();
   const page = contributed.data?.admin_pages.find((candidate) => candidate.plugin === plugin);
   useTitle(page?.title ?? 'Plugin');
   if (contributed.isPending) return <Loading />;

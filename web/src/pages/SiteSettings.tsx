@@ -7,7 +7,8 @@ import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { api, type Funnel, type Goal, type Page, problem, type Site } from '../api.ts';
 import { CopyButton } from '../components/CopyButton.tsx';
-import { PluginSettings, type SiteSettingsSection } from '../components/PluginSettings.tsx';
+import { PluginSettings } from '../components/PluginSettings.tsx';
+import { type SiteSettingsSection, usePluginDashboard } from '../dashboard/plugin-dashboard.ts';
 import { Field, sortFieldErrors, useFocusFirstInvalid } from '../components/Field.tsx';
 import { ShareLinks } from '../components/ShareLinks.tsx';
 import { SiteMembers, TransferSite } from '../components/SiteAccess.tsx';
@@ -170,7 +171,7 @@ function sectionsFor(site: Site, fromPlugins: readonly SiteSettingsSection[]): S
 }
 
 function Sections({ site }: { site: Site }) {
-  const contributed = useQuery({ queryKey: ['plugin-dashboard'], queryFn: () => api<{ site_settings: SiteSettingsSection[] }>('/api/dashboard/plugins'), staleTime: Number.POSITIVE_INFINITY });
+  const contributed = usePluginDashboard();
   const sections = sectionsFor(site, contributed.data?.site_settings ?? []);
   const { hash } = useLocation();
   // An address with #people opens at that section once it is on the page (it was not at load).
