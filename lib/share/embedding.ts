@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { FieldError } from '../errors.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
+import { parseHttpUrl } from '../net/http-url.ts';
 
 export const MAX_EMBED_ORIGINS = 20;
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -32,13 +33,8 @@ export function normaliseEmbedOrigins(input: readonly string[], problems: FieldE
 }
 
 function canonicalOrigin(text: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return null;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
+  const url = parseHttpUrl(text);
+  if (!url) return null;
   if (url.username || url.password || url.search || url.hash || url.pathname !== '/') return null;
   // The CSP source grammar has no room for these; a host that needs them is no site to allow.
   if (!/^[a-z0-9.-]+$|^\[[0-9a-f:.]+\]$/.test(url.hostname)) return null;

@@ -1,5 +1,6 @@
 // The one way a hostname becomes a site key: lower-case, IDN to ASCII, trailing dot and "www."
 // folded. Used for site domains, extra hostnames and browser Origins alike.
+import { parseHttpUrl } from '../net/http-url.ts';
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
@@ -22,11 +23,6 @@ export function normaliseHostname(input: string): string | null {
 
 /** The site key of an Origin/Referer/page URL, or null when it is not an http(s) URL. */
 export function hostnameOfUrl(url: string): string | null {
-  try {
-    const parsed = new URL(url);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
-    return normaliseHostname(parsed.hostname);
-  } catch {
-    return null;
-  }
+  const parsed = parseHttpUrl(url);
+  return parsed ? normaliseHostname(parsed.hostname) : null;
 }

@@ -1,6 +1,7 @@
 // The parts of a page URL that analytics keeps: the hostname (www. folded, as sites are keyed), the
 // path without query or fragment (queries carry tokens, emails and session ids we must not store)
 // and the campaign parameters.
+import { parseHttpUrl } from '../../net/http-url.ts';
 
 export interface UtmFields {
   utm_source: string;
@@ -33,13 +34,8 @@ function param(params: URLSearchParams, name: string): string {
  * utm_source (links such as ?ref=producthunt).
  */
 export function parsePageUrl(url: string): PageUrl | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return null;
-  }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return null;
+  const parsed = parseHttpUrl(url);
+  if (!parsed) return null;
   let hostname = parsed.hostname;
   if (hostname.endsWith('.')) hostname = hostname.slice(0, -1);
   if (hostname.startsWith('www.')) hostname = hostname.slice(4);
