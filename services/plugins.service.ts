@@ -20,6 +20,7 @@ const PluginList = object({
       description: nullable(Type.String()),
       source: nullable(Type.String({ description: 'How -plugins named it: a first-party name, a package or a path' })),
       routes: Type.Array(Type.String()),
+      capabilities: Type.Array(stringEnum(['archive']), { description: 'Powers beyond the plugin API the plugin holds; archive: a copy of all data in both stores' }),
     }),
   ),
 });
@@ -100,7 +101,7 @@ export default function createPluginsService(runtime: Runtime, running: readonly
               ...running.map((plugin) => ({ ...plugin, status: 'running' as const })),
               ...rows
                 .filter(({ plugin }) => !enabled.has(plugin))
-                .map(({ plugin }) => ({ name: plugin, status: 'disabled' as const, version: null, api_version: null, description: null, source: null, routes: [] })),
+                .map(({ plugin }) => ({ name: plugin, status: 'disabled' as const, version: null, api_version: null, description: null, source: null, routes: [], capabilities: [] })),
             ],
           };
         },

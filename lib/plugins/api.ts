@@ -12,7 +12,9 @@ export { DateTime, envelope, NoContent, nullable, object, page, stringEnum, Uuid
 export {
   definePlugin,
   PLUGIN_API_VERSION,
+  type PluginArchiveAccess,
   type PluginAuditEntry,
+  type PluginCapability,
   type PluginDefinition,
   type PluginHost,
   type PluginMetadataStore,

@@ -97,10 +97,61 @@ export interface PluginSettingsSection {
   actions?: readonly { id: string; label: string; /** Served as POST. */ path: string; /** Asked before it runs. */ confirm?: string }[];
 }
 
-/** Metadata rows a plugin keeps. Its SQL may touch only tables named `plugin_<name>_…` (dashes as underscores). */
+/**
+ * Metadata rows a plugin keeps, in a PostgreSQL schema of its own (`plugin_<name>`, first on the
+ * search path), so its SQL names its tables plainly.
+ */
 export interface PluginMetadataStore {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number | null }>;
-  transaction<T>(work: (tx: Pick<PluginMetadataStore, 'query'>) => Promise<T>): Promise<T>;
+  /**
+   * One transaction. With `fencedBy` (a leader job's epoch) it first checks that no newer leader
+   * has claimed the cluster, and rejects, writing nothing, when one has: a deposed leader's writes
+   * never land.
+   */
+  transaction<T>(work: (tx: Pick<PluginMetadataStore, 'query'>) => Promise<T>, options?: { fencedBy?: number }): Promise<T>;
+}
+
+/** What a plugin may ask for beyond the host API; the operator grants it by enabling the plugin, and GET /api/admin/plugins lists it. */
+export type PluginCapability = 'archive';
+export const PLUGIN_CAPABILITIES: readonly PluginCapability[] = ['archive'];
+
+/** A metadata table as a dump holds it. */
+export interface ArchivedMetadataTable {
+  schema: string;
+  table: string;
+  rows: number;
+  /** The file's name in the dump's folder. */
+  file: string;
+}
+
+/** A table of a team's analytics database: its CREATE statement and (approximate) rows. */
+export interface ArchivedAnalyticsTable {
+  name: string;
+  ddl: string;
+  rows: number;
+}
+
+/**
+ * The `archive` capability: a copy of everything Plumb keeps, for backups and retention. Files are
+ * written on this machine (in folders the plugin chooses); where they go next is the plugin's business.
+ */
+export interface PluginArchiveAccess {
+  readonly plumbVersion: string;
+  readonly stores: { metadata: 'pglite' | 'postgres'; analytics: 'chdb' | 'clickhouse' };
+  /** Every metadata table (Plumb's and its plugins') as one NDJSON file each in `dir`, from one snapshot; and the migrations the store records. */
+  dumpMetadata(dir: string): Promise<{ tables: ArchivedMetadataTable[]; migrations: { core: number[]; plugins: Record<string, number[]> } }>;
+  /** Every team's analytics database (`tenant_…`) and its tables. */
+  analyticsDatabases(): Promise<{ database: string; tables: ArchivedAnalyticsTable[] }[]>;
+  /** One analytics table, whole, as a Parquet file written by ClickHouse. */
+  exportTable(database: string, table: string, filePath: string): Promise<void>;
+  /** Plumb's analytics tables that hold a site's rows, and the time column retention cuts them by. */
+  readonly siteTables: readonly { table: string; time: string }[];
+  /** How many of the site's rows in `table` are older than `before`. */
+  countSiteRows(siteId: string, table: string, before: Date): Promise<number>;
+  /** The site's rows in `table` older than `before`, as a Parquet file. */
+  exportSiteRows(siteId: string, table: string, before: Date, filePath: string): Promise<void>;
+  /** Deletes the site's rows in `table` older than `before`; they are gone from reads when it resolves. */
+  deleteSiteRows(siteId: string, table: string, before: Date): Promise<void>;
 }
 
 /**
@@ -180,6 +231,8 @@ export interface PluginHost<S = Record<string, unknown>> {
    * stores open, so work that needs them at start waits here.
    */
   whenStoresReady(hook: () => Promise<void> | void): Promise<void>;
+  /** Present only for a plugin that declares the `archive` capability. */
+  readonly archive?: PluginArchiveAccess;
 }
 
 /** What a plugin contributes, each part built from its host when the node starts. */
@@ -189,6 +242,8 @@ export interface PluginDefinition<D extends Record<string, PluginSettingSpec> = 
   apiVersion: number;
   description: string;
   settings?: D;
+  /** Powers beyond the host API the plugin needs; each is shown to administrators with the plugin. */
+  capabilities?: readonly PluginCapability[];
   /** API-client scopes the plugin's routes ask for, offered in the API-client form beside Plumb's own. */
   scopes?: readonly PluginScope[];
   /** What the dashboard shows of the plugin, described, never scripted. */

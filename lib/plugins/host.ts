@@ -7,7 +7,25 @@ import type { MetadataQueryable } from '../stores/metadata/index.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { withFields } from '../log.ts';
 import { queueEvent } from '../webhooks/outbox.ts';
-import { type PluginAnalytics, type PluginHost, type PluginMetadataStore, type PluginWebhookEvent, pluginKey } from './contract.ts';
+import { VERSION } from '../brand.ts';
+import {
+  analyticsDatabases,
+  countOlderSiteRows,
+  deleteOlderSiteRows,
+  dumpMetadata,
+  exportAnalyticsTable,
+  exportOlderSiteRows,
+  SITE_TABLE_TIMES,
+} from '../stores/archive.ts';
+import {
+  type PluginAnalytics,
+  type PluginArchiveAccess,
+  type PluginCapability,
+  type PluginHost,
+  type PluginMetadataStore,
+  type PluginWebhookEvent,
+  pluginKey,
+} from './contract.ts';
 import { pathToFileURL } from 'node:url';
 import { notFound } from '../errors.ts';
 import { guardedRequest, OutboundError } from '../net/guarded-fetch.ts';
@@ -23,7 +41,7 @@ async function inSchema<T>(tx: MetadataQueryable, schema: string, work: () => Pr
   return work();
 }
 
-type HostRuntime = Pick<Runtime, 'metadata' | 'analytics' | 'sites' | 'log' | 'whenStoresReady'>;
+type HostRuntime = Pick<Runtime, 'metadata' | 'analytics' | 'sites' | 'log' | 'whenStoresReady' | 'fence'>;
 
 /** The plugin's side of its sites' analytics databases, its migrations applied to each before first use. */
 function scopedAnalytics(runtime: HostRuntime, name: string, migrationsDir: string | undefined): PluginAnalytics {
@@ -62,11 +80,38 @@ function scopedAnalytics(runtime: HostRuntime, name: string, migrationsDir: stri
 function scopedMetadata(runtime: HostRuntime, schema: string): PluginMetadataStore {
   return {
     query: (sql, params) => runtime.metadata().transaction((tx) => inSchema(tx, schema, () => tx.query(sql, params))),
-    transaction: (work) => runtime.metadata().transaction((tx) => inSchema(tx, schema, () => work({ query: (sql, params) => tx.query(sql, params) }))),
+    transaction: (work, { fencedBy } = {}) => {
+      const scoped = (tx: MetadataQueryable) => inSchema(tx, schema, () => work({ query: (sql, params) => tx.query(sql, params) }));
+      return fencedBy === undefined ? runtime.metadata().transaction(scoped) : runtime.fence.run(fencedBy, scoped);
+    },
+  };
+}
+
+/** The archive capability: both stores read whole, a site's old rows exported and deleted. */
+function archiveAccess(runtime: HostRuntime): PluginArchiveAccess {
+  const siteDatabase = async (siteId: string) => {
+    const site = await runtime.sites.byId(siteId);
+    if (!site) throw notFound('Site not found');
+    return site.tenant;
+  };
+  return {
+    plumbVersion: VERSION,
+    get stores() {
+      return { metadata: runtime.metadata().kind, analytics: runtime.analytics().kind };
+    },
+    dumpMetadata: (dir) => dumpMetadata(runtime.metadata(), dir),
+    analyticsDatabases: () => analyticsDatabases(runtime.analytics()),
+    exportTable: (database, table, filePath) => exportAnalyticsTable(runtime.analytics(), database, table, filePath),
+    siteTables: Object.entries(SITE_TABLE_TIMES).map(([table, time]) => ({ table, time })),
+    countSiteRows: async (siteId, table, before) => countOlderSiteRows(runtime.analytics(), await siteDatabase(siteId), siteId, table, before),
+    exportSiteRows: async (siteId, table, before, filePath) => exportOlderSiteRows(runtime.analytics(), await siteDatabase(siteId), siteId, table, before, filePath),
+    deleteSiteRows: async (siteId, table, before) => deleteOlderSiteRows(runtime.analytics(), await siteDatabase(siteId), siteId, table, before),
   };
 }
 
 export interface HostWiring {
+  /** The capabilities the plugin declared (and the operator granted by enabling it). */
+  capabilities?: readonly PluginCapability[];
   /** The plugin's analytics migrations folder, if it has one. */
   analyticsMigrations?: string;
   /** The event types the plugin declared. */
@@ -136,5 +181,6 @@ export function createPluginHost<S>(runtime: HostRuntime, name: string, settings
       });
     },
     whenStoresReady: (hook) => runtime.whenStoresReady(hook),
+    archive: wiring.capabilities?.includes('archive') ? archiveAccess(runtime) : undefined,
   };
 }

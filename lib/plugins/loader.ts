@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { envName } from '../brand.ts';
 import { SETTINGS } from '../config.ts';
 import { ConfigError } from '../errors.ts';
-import { PLUGIN_NAME, type PluginDefinition, pluginKey, SUPPORTED_PLUGIN_API_VERSIONS } from './contract.ts';
+import { PLUGIN_CAPABILITIES, PLUGIN_NAME, type PluginDefinition, pluginKey, SUPPORTED_PLUGIN_API_VERSIONS } from './contract.ts';
 
 /** Plugins shipped with Plumb, by name: each a module whose default export is its definition. */
 export type FirstPartyPlugins = Readonly<Record<string, () => Promise<{ default: unknown }>>>;
@@ -68,6 +68,8 @@ export function definitionProblem(value: unknown): string | null {
     if (event.scope !== 'site' && event.scope !== 'instance') return `its webhook event "${event.type}" has scope ${JSON.stringify(event.scope)}, not site or instance`;
     if (event.scope === 'site' && !event.fields?.includes('site_id')) return `its site webhook event "${event.type}" does not list site_id among its fields`;
   }
+  const unknownCapability = (d.capabilities ?? []).find((capability) => !PLUGIN_CAPABILITIES.includes(capability));
+  if (unknownCapability !== undefined) return `it asks for the capability ${JSON.stringify(unknownCapability)}, and this Plumb grants only ${PLUGIN_CAPABILITIES.join(', ')}`;
   for (const scope of d.scopes ?? []) {
     if (typeof scope?.name !== 'string' || !new RegExp(`^${d.name}:[a-z][a-z0-9-]*$`).test(scope.name)) return `its scope ${JSON.stringify(scope?.name)} is not "${d.name}:<lower-case word>"`;
   }

@@ -7,7 +7,7 @@ import type { LeaderJobs } from '../../cluster/leader-jobs.ts';
 import { declaredRoutes } from '../auth/access.ts';
 import { ConfigError } from '../errors.ts';
 import type { Runtime } from '../runtime.ts';
-import type { PluginDefinition, PluginPanel, PluginSettingsSection } from './contract.ts';
+import type { PluginCapability, PluginDefinition, PluginPanel, PluginSettingsSection } from './contract.ts';
 import { createPluginHost, pluginSchema } from './host.ts';
 import type { LoadedPlugin } from './loader.ts';
 import { resolvePluginSettings } from './settings.ts';
@@ -20,6 +20,8 @@ export interface RunningPlugin {
   description: string;
   source: string;
   routes: string[];
+  /** Powers beyond the host API the plugin was granted. */
+  capabilities: PluginCapability[];
 }
 
 /** A site-dashboard panel as the dashboard gets it: the plugin's descriptor with the route's full path. */
@@ -137,6 +139,7 @@ export function registerPlugins(
     const host = contributed('analytics migrations', () =>
       createPluginHost(runtime, name, settings.get(name) ?? {}, {
         events: definition.webhookEvents ?? [],
+        capabilities: definition.capabilities,
         analyticsMigrations: definition.analyticsMigrations,
         notifyWebhooks: () => void broker.broadcast('webhooks.queued', {}),
       }),
@@ -150,6 +153,14 @@ export function registerPlugins(
       broker.createService(schema);
     }
     for (const { name: jobName, job } of contributed('leaderJobs()', () => definition.leaderJobs?.(host as never) ?? [])) leaderJobs.register(`plugins.${name}.${jobName}`, job);
-    return { name, version: definition.version, api_version: definition.apiVersion, description: definition.description, source: specifier, routes };
+    return {
+      name,
+      version: definition.version,
+      api_version: definition.apiVersion,
+      description: definition.description,
+      source: specifier,
+      routes,
+      capabilities: [...(definition.capabilities ?? [])],
+    };
   });
 }

@@ -6,7 +6,7 @@
 // chDB binds one data directory per process, so tests run this in a child process:
 //   node test/support/clickhouse-test-server.ts --port 8123 [--host 127.0.0.1] [--data-dir DIR]
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -49,7 +49,7 @@ function literal(text: string): string {
   return `'${text.replace(/[\\']/g, (c) => `\\${c}`).replace(/\0/g, '\\0')}'`;
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
   const decoders: Record<string, (() => NodeJS.ReadWriteStream) | undefined> = {
     gzip: createGunzip,
@@ -69,7 +69,24 @@ async function readBody(req: IncomingMessage): Promise<string> {
   } catch (error) {
     throw new HttpQueryError(354, 'ZLIB_INFLATE_FAILED', `Cannot decompress the ${encoding} request body: ${(error as Error).message}`);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+// Formats whose bytes are not text: their input cannot be spliced into the SQL, and chDB's
+// stream chunks of them do not concatenate into a valid file, so their output is sent whole.
+const BINARY_FORMAT = /^(Parquet|Arrow|ArrowStream|ORC|Native|RowBinary\w*|Avro)$/i;
+const BINARY_INSERT = /^\s*INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_.]*)\s+FORMAT\s+([A-Za-z]+)\s*$/i;
+
+/**
+ * An INSERT of binary data (the statement in the URL, the data in the body) as chDB can run it:
+ * the body goes to a file the engine reads back with file(), as the server reads it off the wire.
+ */
+function binaryInsert(urlQuery: string, body: Buffer, scratch: string): { sql: string; bodyFile: string } | undefined {
+  const insert = BINARY_INSERT.exec(urlQuery);
+  if (!insert || !BINARY_FORMAT.test(insert[2])) return undefined;
+  const bodyFile = join(scratch, `${crypto.randomUUID()}.${insert[2].toLowerCase()}`);
+  writeFileSync(bodyFile, body);
+  return { sql: `INSERT INTO ${insert[1]} SELECT * FROM file(${literal(bodyFile)}, ${literal(insert[2])})`, bodyFile };
 }
 
 interface Request {
@@ -80,15 +97,19 @@ interface Request {
   assignments: string[];
   waitEnd: boolean;
   queryId: string;
+  /** Where a binary INSERT's body was put; removed once the request is answered. */
+  bodyFile?: string;
 }
 
-function parseRequest(url: URL, req: IncomingMessage, body: string): Request {
+function parseRequest(url: URL, req: IncomingMessage, body: Buffer, scratch: string): Request {
   if (String(req.headers['content-type'] ?? '').startsWith('multipart/form-data')) {
     throw new HttpQueryError(48, 'NOT_IMPLEMENTED', 'multipart/form-data requests are not supported by the test server');
   }
   const urlQuery = url.searchParams.get('query') ?? '';
   // As the server does: the URL's query, then the body (an INSERT's data follows its FORMAT).
-  const sql = urlQuery && body ? `${urlQuery}\n${body}` : urlQuery || body;
+  const binary = binaryInsert(urlQuery, body, scratch);
+  const text = body.toString('utf8');
+  const sql = binary?.sql ?? (urlQuery && text ? `${urlQuery}\n${text}` : urlQuery || text);
   const assignments: string[] = [];
   for (const [name, value] of url.searchParams) {
     if (HTTP_ONLY.has(name)) continue;
@@ -107,6 +128,7 @@ function parseRequest(url: URL, req: IncomingMessage, body: string): Request {
     assignments,
     waitEnd: wait === '1' || wait === 'true',
     queryId: url.searchParams.get('query_id') ?? crypto.randomUUID(),
+    bodyFile: binary?.bodyFile,
   };
 }
 
@@ -123,7 +145,7 @@ function outputFormat(request: Request): string {
 
 function responseHeaders(request: Request, format: string, summary: Record<string, number>): Record<string, string> {
   return {
-    'Content-Type': /JSON/i.test(format) ? 'application/json; charset=UTF-8' : 'text/plain; charset=UTF-8',
+    'Content-Type': /JSON/i.test(format) ? 'application/json; charset=UTF-8' : BINARY_FORMAT.test(format) ? 'application/octet-stream' : 'text/plain; charset=UTF-8',
     'X-ClickHouse-Format': format,
     'X-ClickHouse-Query-Id': request.queryId,
     'X-ClickHouse-Timezone': 'UTC',
@@ -141,7 +163,7 @@ async function execute(dataDir: string, request: Request, res: ServerResponse): 
     if (request.assignments.length > 0) await session.queryAsync(`SET ${request.assignments.join(', ')}`);
     if (request.database) await session.queryAsync(`USE ${request.database}`);
     const format = outputFormat(request);
-    if (!request.waitEnd && STREAMABLE.test(request.sql)) {
+    if (!request.waitEnd && STREAMABLE.test(request.sql) && !BINARY_FORMAT.test(format)) {
       await streamResult(session, request, format, res);
       return;
     }
@@ -198,6 +220,9 @@ export async function startClickHouseTestServer(options: { dataDir: string; port
   // Held for the server's life: the engine stays loaded between requests, each of which opens
   // (cheaply) its own connection beside this one.
   const anchor = new Session(dataDir, { connectionArgs: SERVER_DEFAULTS });
+  // Binary INSERT bodies are written here for the engine to read.
+  const scratch = join(dataDir, 'http-bodies');
+  mkdirSync(scratch, { recursive: true });
   await anchor.queryAsync('SELECT 1');
 
   const server = createServer((req, res) => {
@@ -215,9 +240,13 @@ export async function startClickHouseTestServer(options: { dataDir: string; port
           return;
         }
         const body = await readBody(req);
-        const request = parseRequest(url, req, body);
-        if (request.sql.trim() === '') throw new HttpQueryError(62, 'SYNTAX_ERROR', 'Empty query');
-        await execute(dataDir, request, res);
+        const request = parseRequest(url, req, body, scratch);
+        try {
+          if (request.sql.trim() === '') throw new HttpQueryError(62, 'SYNTAX_ERROR', 'Empty query');
+          await execute(dataDir, request, res);
+        } finally {
+          if (request.bodyFile) rmSync(request.bodyFile, { force: true });
+        }
       } catch (error) {
         sendError(res, error);
       }

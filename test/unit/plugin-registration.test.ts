@@ -91,7 +91,7 @@ describe('registering a plugin', () => {
       description: 'd',
       dashboard: { sitePanels: [{ id: 'x', title: 'X', kind: 'kpis', path: '/missing', kpis: [] }] },
     });
-    const running = [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes: ['GET /api/sites/:id/plugins/probe/present'] }];
+    const running = [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes: ['GET /api/sites/:id/plugins/probe/present'], capabilities: [] }];
     expect(() => dashboardOf([{ definition: plugin, specifier: 'p' }], running)).toThrow('plugin probe: dashboard panel "x" uses GET /api/sites/:id/plugins/probe/missing, a route the plugin does not serve');
     const served = definePlugin({ ...plugin, dashboard: { sitePanels: [{ id: 'x', title: 'X', kind: 'kpis', path: '/present', kpis: [] }] } });
     expect(dashboardOf([{ definition: served, specifier: 'p' }], running).site_panels[0].route).toBe('/api/sites/{site}/plugins/probe/present');

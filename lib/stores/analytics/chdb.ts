@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { type ChdbQueryStream, drainPending, Session as ChdbConnection } from 'chdb';
 import type { Log } from '../../log.ts';
-import { AnalyticsStoreError, type Params, PINNED_SETTINGS, parseRows, type Transport, toStoreError } from './transport.ts';
+import { AnalyticsStoreError, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, parseRows, stringLiteral, type Transport, toStoreError } from './transport.ts';
 
 /** Which directory this process's chDB is bound to, and how many stores use it. */
 const registry = { dir: '', stores: 0 };
@@ -214,6 +214,23 @@ export class ChdbTransport implements Transport {
     }
   }
 
+  /**
+   * The engine writes the file itself (`INSERT INTO FUNCTION file(…)`), so a table of any size
+   * costs JS nothing. It runs on a connection of its own, as a stream does, so ingest and the
+   * dashboard's reads go on meanwhile; its parameters are set on that connection (SET param_…),
+   * never bound, because bound values are engine-wide in libchdb and a long export would hold
+   * every other bound query back.
+   */
+  async exportParquet(sql: string, params: Params, filePath: string): Promise<void> {
+    const settings = Object.entries({ ...PARQUET_OUTPUT_SETTINGS, engine_file_truncate_on_insert: 1 }).map(([name, value]) => `${name} = ${stringLiteral(String(value))}`);
+    await this.onOwnConnection(params, `INSERT INTO FUNCTION file(${stringLiteral(filePath)}, 'Parquet') ${sql} SETTINGS ${settings.join(', ')}`);
+  }
+
+  async importParquet(target: string, filePath: string): Promise<void> {
+    // The file's columns are the table's own, in its order: Plumb wrote it from this table's DDL.
+    await this.onOwnConnection({}, `INSERT INTO ${target} SELECT * FROM file(${stringLiteral(filePath)}, 'Parquet')`);
+  }
+
   async ping(): Promise<void> {
     await this.run('SELECT 1', {}, 'TabSeparated');
   }
@@ -242,6 +259,29 @@ export class ChdbTransport implements Transport {
       return result.text();
     } catch (error) {
       throw toStoreError(error);
+    }
+  }
+
+  /** Runs one statement on a connection of its own, its parameters SET on it as text. */
+  private async onOwnConnection(params: Params, sql: string): Promise<void> {
+    this.assertOpen();
+    const connection = new ChdbConnection(this.dir, { connectionArgs: NARROW_ARGS });
+    this.streams.add(connection);
+    try {
+      const assignments = Object.entries(params).map(([name, value]) => {
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || (typeof value !== 'string' && typeof value !== 'number')) {
+          throw new AnalyticsStoreError(`parameter ${name}: only strings and numbers can be set here`);
+        }
+        return `param_${name} = ${stringLiteral(String(value))}`;
+      });
+      if (assignments.length > 0) await connection.queryAsync(`SET ${assignments.join(', ')}`, { format: 'TabSeparated' });
+      await connection.queryAsync(sql, { format: 'TabSeparated' });
+      if (!this.streams.has(connection)) throw new AnalyticsStoreError('The analytics store was closed during the statement');
+    } catch (error) {
+      throw toStoreError(error);
+    } finally {
+      this.streams.delete(connection);
+      connection.close();
     }
   }
 

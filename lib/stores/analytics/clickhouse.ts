@@ -1,9 +1,11 @@
 // The analytics transport over a ClickHouse server's HTTP interface (@clickhouse/client), used
 // when PLUMB_CLICKHOUSE_URL is set. Same SQL, same parameters, same rows as the chDB transport.
+import { createReadStream, createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { type ClickHouseClient, ClickHouseLogLevel, createClient, type Logger } from '@clickhouse/client';
 import type { Log } from '../../log.ts';
-import { AnalyticsStoreError, type Params, PINNED_SETTINGS, type Transport, toStoreError } from './transport.ts';
+import { AnalyticsStoreError, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, type Transport, toStoreError } from './transport.ts';
 
 // Buffer the whole response on the server before answering: an error met halfway through a
 // result then arrives as an HTTP error, not as a truncated 200. Streams do not set it.
@@ -121,6 +123,32 @@ export class ClickHouseTransport implements Transport {
         values: Readable.from([ndjson], { objectMode: false }),
         clickhouse_settings: { ...settings, ...COMPLETE },
       });
+      for await (const _ of result.stream) {
+        // An INSERT answers with an empty body; reading it to the end frees the socket.
+      }
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  /**
+   * The server's Parquet output, streamed to the file. wait_end_of_query makes the server finish
+   * the result before answering, so a failure midway is an HTTP error, never a truncated file.
+   */
+  async exportParquet(sql: string, params: Params, filePath: string): Promise<void> {
+    this.assertOpen();
+    try {
+      const result = await this.client.exec({ query: `${sql} FORMAT Parquet`, query_params: params, clickhouse_settings: { ...PARQUET_OUTPUT_SETTINGS, ...COMPLETE } });
+      await pipeline(result.stream, createWriteStream(filePath, { mode: 0o600 }));
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async importParquet(target: string, filePath: string): Promise<void> {
+    this.assertOpen();
+    try {
+      const result = await this.client.exec({ query: `INSERT INTO ${target} FORMAT Parquet`, values: createReadStream(filePath), clickhouse_settings: COMPLETE });
       for await (const _ of result.stream) {
         // An INSERT answers with an empty body; reading it to the end frees the socket.
       }

@@ -38,6 +38,13 @@ export interface AnalyticsStore {
   insert(table: string, rows: readonly Record<string, unknown>[], options?: InsertOptions): Promise<void>;
   /** The same insert for rows already encoded, each by encodeRow (the ingest journal keeps them so). */
   insertLines(table: string, lines: readonly string[], options?: InsertOptions): Promise<void>;
+  /**
+   * Writes the rows of `sql` as one Parquet file at `filePath` on this machine (ClickHouse's own
+   * writer; the rows never pass through JS). Parameters here may be strings and numbers only.
+   */
+  exportParquet(sql: string, params: Params, filePath: string): Promise<void>;
+  /** Inserts a Parquet file this store wrote from a table with the same columns. */
+  importParquet(table: string, filePath: string, options: { database: string }): Promise<void>;
   /** 'tenant_' + the team's UUID in lower-case hex without dashes; throws on a non-UUID. */
   tenantDatabase(teamId: string): string;
   /** Creates the team's database and applies pending tenant migrations; returns its name. */
@@ -123,6 +130,14 @@ class Store implements AnalyticsStore {
     // deduplication off (that setting changed name in ClickHouse 26).
     const token = options.dedupToken ?? `plumb-${crypto.randomUUID()}`;
     await this.transport.insert(target, await jsonEachRowBody(lines), { insert_deduplication_token: token });
+  }
+
+  exportParquet(sql: string, params: Params, filePath: string): Promise<void> {
+    return this.transport.exportParquet(sql, normalizeParams(params), filePath);
+  }
+
+  importParquet(table: string, filePath: string, options: { database: string }): Promise<void> {
+    return this.transport.importParquet(`${assertIdentifier('database', options.database)}.${assertIdentifier('table', table)}`, filePath);
   }
 
   tenantDatabase(teamId: string): string {

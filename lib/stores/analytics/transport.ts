@@ -12,6 +12,10 @@ export interface Transport {
   command(sql: string, params: Params): Promise<void>;
   /** `target` is an already validated `table` or `db.table`; `ndjson` is JSONEachRow text (UTF-8). */
   insert(target: string, ndjson: Buffer, settings: Record<string, string | number>): Promise<void>;
+  /** Writes the result of `sql` as one Parquet file at `filePath` on this machine; the rows never pass through JS. */
+  exportParquet(sql: string, params: Params, filePath: string): Promise<void>;
+  /** Inserts the Parquet file at `filePath` (on this machine) into `target`, an already validated `db.table`. */
+  importParquet(target: string, filePath: string): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -74,6 +78,18 @@ export const PINNED_SETTINGS = {
   // Accept ISO 8601 ('2024-01-02T03:04:05.678Z') as well as ClickHouse's own text in inserts.
   date_time_input_format: 'best_effort',
 } as const;
+
+/**
+ * Settings for Parquet files Plumb writes: row groups of 100,000 rows bound what the writer holds
+ * in memory (the default, a million rows, can be hundreds of megabytes of a wide table); Snappy,
+ * which every Parquet reader decodes without extra codecs.
+ */
+export const PARQUET_OUTPUT_SETTINGS = { output_format_parquet_row_group_size: '100000', output_format_parquet_compression_method: 'snappy' } as const;
+
+/** A ClickHouse string literal holding `text` exactly. */
+export function stringLiteral(text: string): string {
+  return `'${text.replace(/[\\']/g, (c) => `\\${c}`).replace(/\0/g, '\\0')}'`;
+}
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 

@@ -22,7 +22,7 @@ export interface MetadataStore extends MetadataQueryable {
    */
   transaction<T>(fn: (tx: MetadataQueryable) => Promise<T>): Promise<T>;
   /** Applies pending migrations (Plumb's own, or a plugin's from its folder); applying nothing on a current database. */
-  migrate(plugin?: { name: string; dir: string; schema: string }): Promise<{ applied: number[] }>;
+  migrate(plugin?: { name: string; dir: string; schema: string }, options?: { upTo?: number }): Promise<{ applied: number[] }>;
   /** SELECT 1; rejects when the store cannot answer. */
   ping(): Promise<void>;
   /** Safe to call more than once. */
@@ -92,9 +92,9 @@ function storeOver(transport: MetadataTransport, log: Log): MetadataStore {
       open();
       return transport.transaction(fn);
     },
-    async migrate(plugin) {
+    async migrate(plugin, { upTo } = {}) {
       open();
-      const options = plugin ? { dir: plugin.dir, log, plugin: { name: plugin.name, schema: plugin.schema } } : { dir: MIGRATIONS_DIR, log };
+      const options = plugin ? { dir: plugin.dir, log, upTo, plugin: { name: plugin.name, schema: plugin.schema } } : { dir: MIGRATIONS_DIR, log, upTo };
       return transport.withConnection((connection) => runMigrations(connection, options));
     },
     async ping() {

@@ -46,6 +46,8 @@ export interface RunMigrationsOptions {
    * missing), recorded apart from Plumb's own (in plugin_migrations, by plugin name).
    */
   plugin?: { name: string; schema: string };
+  /** Stop after this version: a restore rebuilds the schema a backup was taken at before loading its rows. */
+  upTo?: number;
 }
 
 /**
@@ -76,6 +78,7 @@ export async function runMigrations(connection: MetadataConnection, options: Run
     const applied: number[] = [];
     for (const m of migrations) {
       if (done.has(m.version)) continue;
+      if (options.upTo !== undefined && m.version > options.upTo) break;
       const started = performance.now();
       await connection.transaction(async (tx) => {
         // The schema name comes from the plugin's checked name, never from user text.
