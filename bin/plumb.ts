@@ -8,6 +8,12 @@ import { pluginHelpText } from '../lib/plugins/help.ts';
 const HARD_EXIT_MS = 10_000;
 
 async function main(argv: string[]): Promise<number> {
+  // `restore` has arguments of its own (--from, --backup) besides the settings flags.
+  if (argv[0] === 'restore' && !argv.includes('--help') && !argv.includes('-h')) {
+    process.umask(0o077);
+    const { restoreCommand } = await import('../plugins/archives/restore.ts');
+    return restoreCommand(argv.slice(1), process.env);
+  }
   let parsed: ReturnType<typeof parseArgs>;
   try {
     // Flags that are not Plumb's own may be plugins' settings: loadConfig and the plugins judge them.

@@ -277,6 +277,8 @@ export function helpText(): string {
     '',
     'Commands:',
     '  serve     run the Plumb node (HTTP gateway, ingest, dashboard)',
+    '  restore   --from <dir | s3://bucket/prefix> [--backup <id>]: bring an archives backup back into empty stores',
+    '            (the data dir\'s, or the PostgreSQL and ClickHouse the settings name); the newest backup unless --backup',
     '',
     'Settings (flag, then env, then default; flags accept -name value, -name=value, --name value, --name=value):',
   ];

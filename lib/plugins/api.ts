@@ -10,6 +10,8 @@ export { conflict, type FieldError, forbidden, notFound, PlumbError, unavailable
 export { action } from '../openapi/action.ts';
 export { DateTime, envelope, NoContent, nullable, object, page, stringEnum, Uuid } from '../openapi/responses.ts';
 export {
+  type ArchivedAnalyticsTable,
+  type ArchivedMetadataTable,
   definePlugin,
   PLUGIN_API_VERSION,
   type PluginArchiveAccess,
