@@ -1,7 +1,8 @@
 // What the node runs of its plugins: for instance administrators, each enabled plugin with its
 // version, the plugin API it targets, where it was loaded from and the routes it adds, and the
 // plugins that are not enabled but whose data the metadata store still keeps; for the dashboard,
-// the panels the plugins describe for a site's dashboard.
+// what the plugins describe for it: panels, site-settings sections, administrators' pages, and
+// their buttons.
 import { type Static, Type } from '@sinclair/typebox';
 import type { Context, ServiceSchema } from 'moleculer';
 import { action } from '../lib/openapi/action.ts';
@@ -36,6 +37,22 @@ const FormField = object({
   nullable: Type.Optional(Type.Boolean()),
 });
 
+const Action = object({
+  id: Type.String(),
+  label: Type.String(),
+  route: Type.String({ description: 'POSTed to ({site} is the site’s id); the answer’s message is shown' }),
+  confirm: Type.Optional(Type.String({ description: 'Asked before the action runs' })),
+});
+
+const RowAction = object({
+  id: Type.String(),
+  label: Type.String(),
+  method: stringEnum(['POST', 'DELETE']),
+  route: Type.String({ description: 'Called with the method; {site} is the site’s id, every other {field} is the row’s field of that name, URL-encoded' }),
+  confirm: Type.Optional(Type.String({ description: 'Asked before the action runs' })),
+  danger: Type.Optional(Type.Boolean({ description: 'A destructive action' })),
+});
+
 const Panel = object({
   plugin: Type.String(),
   id: Type.String(),
@@ -47,12 +64,22 @@ const Panel = object({
   items: Type.Optional(Type.String()),
   columns: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String(), numeric: Type.Optional(Type.Boolean()) }))),
   kpis: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String() }))),
+  row_actions: Type.Optional(Type.Array(RowAction, { description: 'A table’s buttons on every row; the table is read again after one succeeds' })),
 });
 
 const Contributions = object({
-  admin_pages: Type.Array(object({ plugin: Type.String(), title: Type.String(), nav_label: Type.String(), panels: Type.Array(Panel) }), {
-    description: 'Pages for instance administrators, each reached from the main menu',
-  }),
+  admin_pages: Type.Array(
+    object({
+      plugin: Type.String(),
+      title: Type.String(),
+      nav_label: Type.String(),
+      actions: Type.Array(Action, { description: 'Buttons above the panels; the panels are read again after one succeeds' }),
+      panels: Type.Array(Panel),
+    }),
+    {
+      description: 'Pages for instance administrators, each reached from the main menu',
+    },
+  ),
   site_settings: Type.Array(
     object({
       plugin: Type.String(),
@@ -62,7 +89,7 @@ const Contributions = object({
       path: Type.String(),
       route: Type.String({ description: 'GET reads the values, PUT saves them; {site} is the site’s id' }),
       schema: object({ type: Type.Literal('object'), properties: Type.Record(Type.String(), FormField), required: Type.Optional(Type.Array(Type.String())) }),
-      actions: Type.Array(object({ id: Type.String(), label: Type.String(), route: Type.String({ description: 'POSTed to; the answer’s message is shown' }), confirm: Type.Optional(Type.String()) })),
+      actions: Type.Array(Action),
     }),
   ),
   site_panels: Type.Array(Panel),
@@ -79,7 +106,7 @@ export default function createPluginsService(runtime: Runtime, running: readonly
         rest: 'GET /api/dashboard/plugins',
         auth: 'user',
         openapi: {
-          summary: 'What the node’s plugins add to the dashboard: site-dashboard panels and site-settings sections, described and drawn from the plugins’ own routes',
+          summary: 'What the node’s plugins add to the dashboard: site-dashboard panels, site-settings sections and pages for administrators, with their buttons, described and drawn from the plugins’ own routes',
           tags: ['plugins'],
           response: Contributions,
         },

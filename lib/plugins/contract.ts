@@ -65,9 +65,47 @@ export type PluginPanel = {
   /** What to show when there is nothing (an empty table, no KPIs). */
   empty?: string;
 } & (
-  | { kind: 'table'; /** The answer's field holding the rows. */ items: string; columns: readonly { key: string; label: string; numeric?: boolean }[] }
+  | {
+      kind: 'table';
+      /** The answer's field holding the rows. */
+      items: string;
+      columns: readonly { key: string; label: string; numeric?: boolean }[];
+      /** Buttons on every row; the table is read again after one succeeds. */
+      rowActions?: readonly PluginRowAction[];
+    }
   | { kind: 'kpis'; /** The answer's numeric fields, one card each. */ kpis: readonly { key: string; label: string }[] }
 );
+
+/**
+ * A button that POSTs to one of the plugin's routes (below the path its descriptor's routes live
+ * under), after asking `confirm` when given, and shows the answer's `message`.
+ */
+export interface PluginAction {
+  id: string;
+  label: string;
+  /** Served as POST. */
+  path: string;
+  /** Asked before it runs. */
+  confirm?: string;
+}
+
+/**
+ * A button on each row of a table panel. `path` may hold `{field}` segments filled from the row,
+ * URL-encoded (`/backups/{id}`), each standing for a `:param` segment of the route the plugin
+ * serves with `method` (`DELETE …/backups/:id`); a row without the field (or with it empty) gets
+ * the button disabled. An error answer's `message` shows beside the table.
+ */
+export interface PluginRowAction {
+  /** Unique among the panel's row actions. */
+  id: string;
+  label: string;
+  method: 'POST' | 'DELETE';
+  path: string;
+  /** Asked before it runs. */
+  confirm?: string;
+  /** Drawn as a destructive button. */
+  danger?: boolean;
+}
 
 /** A field of a plugin's settings form: a string (a choice when it has `enum`), an integer or a boolean. */
 export interface PluginFormField {
@@ -94,7 +132,7 @@ export interface PluginSettingsSection {
   /** A route below /api/sites/:id/plugins/<plugin>, served as GET and PUT. */
   path: string;
   schema: { type: 'object'; properties: Readonly<Record<string, PluginFormField>>; required?: readonly string[] };
-  actions?: readonly { id: string; label: string; /** Served as POST. */ path: string; /** Asked before it runs. */ confirm?: string }[];
+  actions?: readonly PluginAction[];
 }
 
 /**
@@ -252,9 +290,10 @@ export interface PluginDefinition<D extends Record<string, PluginSettingSpec> = 
     siteSettings?: readonly PluginSettingsSection[];
     /**
      * A page for instance administrators, reached from an entry in the dashboard's main menu: its
-     * panels read GET routes below /api/plugins/<plugin> (guard them with `access: { instance: 'admin' }`).
+     * panels read GET routes below /api/plugins/<plugin> (guard them with `access: { instance: 'admin' }`),
+     * and its `actions`, buttons above the panels, POST to routes there and then read the panels again.
      */
-    adminPage?: { title: string; navLabel: string; panels: readonly PluginPanel[] };
+    adminPage?: { title: string; navLabel: string; panels: readonly PluginPanel[]; actions?: readonly PluginAction[] };
   };
   /** Webhook event types the plugin emits (`host.emit`), which webhooks may then subscribe to. */
   webhookEvents?: readonly PluginWebhookEvent[];

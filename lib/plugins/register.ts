@@ -7,7 +7,7 @@ import type { LeaderJobs } from '../../cluster/leader-jobs.ts';
 import { declaredRoutes } from '../auth/access.ts';
 import { ConfigError } from '../errors.ts';
 import type { Runtime } from '../runtime.ts';
-import type { PluginCapability, PluginDefinition, PluginPanel, PluginSettingsSection } from './contract.ts';
+import type { PluginAction, PluginCapability, PluginDefinition, PluginPanel, PluginSettingsSection } from './contract.ts';
 import { createPluginHost, pluginSchema } from './host.ts';
 import type { LoadedPlugin } from './loader.ts';
 import { resolvePluginSettings } from './settings.ts';
@@ -24,20 +24,28 @@ export interface RunningPlugin {
   capabilities: PluginCapability[];
 }
 
-/** A site-dashboard panel as the dashboard gets it: the plugin's descriptor with the route's full path. */
-export type SitePanel = PluginPanel & { plugin: string; route: string };
-/** A site-settings section as the dashboard gets it, its routes in full (`{site}` for the site's id). */
-export type SiteSettingsSection = Omit<PluginSettingsSection, 'actions'> & {
-  plugin: string;
+/** A button as the dashboard gets it: its route in full (`{site}` for the site's id on a site's pages). */
+export interface ActionButton {
+  id: string;
+  label: string;
   route: string;
-  actions: { id: string; label: string; route: string; confirm?: string }[];
-};
+  confirm?: string;
+}
+/** A table row's button as the dashboard gets it; its route's other `{field}` segments are filled from the row. */
+export type RowActionButton = ActionButton & { method: 'POST' | 'DELETE'; danger?: boolean };
 
-/** A plugin's page for instance administrators, its panels' routes in full. */
+type TablePanel = Extract<PluginPanel, { kind: 'table' }>;
+/** A panel as the dashboard gets it: the plugin's descriptor with the routes of the panel and of its rows' buttons in full. */
+export type SitePanel = (Extract<PluginPanel, { kind: 'kpis' }> | (Omit<TablePanel, 'rowActions'> & { row_actions: RowActionButton[] })) & { plugin: string; route: string };
+/** A site-settings section as the dashboard gets it, its routes in full (`{site}` for the site's id). */
+export type SiteSettingsSection = Omit<PluginSettingsSection, 'actions'> & { plugin: string; route: string; actions: ActionButton[] };
+
+/** A plugin's page for instance administrators, its panels' and buttons' routes in full. */
 export interface AdminPage {
   plugin: string;
   title: string;
   nav_label: string;
+  actions: ActionButton[];
   panels: SitePanel[];
 }
 
@@ -47,35 +55,74 @@ export interface DashboardContributions {
   admin_pages: AdminPage[];
 }
 
+/** A segment of a row action's path filled from the row: `{id}`. */
+const ROW_FIELD = /^\{[A-Za-z_][A-Za-z0-9_]*\}$/;
+
+/**
+ * Whether `served` (`DELETE /api/plugins/archives/backups/:id`) is `method` on `path`; with `rowFields`,
+ * a `{field}` segment of `path` stands for a `:param` segment of the served route.
+ */
+function isServed(served: string, method: string, path: string, rowFields: boolean): boolean {
+  const [servedMethod, servedPath = ''] = served.split(' ');
+  const have = servedPath.split('/');
+  const want = path.split('/');
+  return (
+    servedMethod === method &&
+    have.length === want.length &&
+    want.every((segment, at) => (rowFields && ROW_FIELD.test(segment) ? have[at].startsWith(':') : segment === have[at]))
+  );
+}
+
 /** What the running plugins add to the dashboard; every descriptor must name routes its plugin serves, with the right methods. */
 export function dashboardOf(plugins: readonly LoadedPlugin[], running: readonly RunningPlugin[]): DashboardContributions {
   const contributions: DashboardContributions = { site_panels: [], site_settings: [], admin_pages: [] };
   for (const { definition } of plugins) {
     const served = running.find((plugin) => plugin.name === definition.name)?.routes ?? [];
-    const route = (what: string, path: string, ...methods: string[]) => {
-      const full = what.startsWith('admin') ? `/api/plugins/${definition.name}${path}` : `/api/sites/:id/plugins/${definition.name}${path}`;
-      const missing = methods.find((method) => !served.includes(`${method} ${full}`));
+    /** The full route of a descriptor's `path` on a site's pages or the admin page, which the plugin must serve with each of `methods`. */
+    const route = (where: 'site' | 'admin', what: string, path: string, methods: string[], rowFields = false) => {
+      const full = where === 'admin' ? `/api/plugins/${definition.name}${path}` : `/api/sites/:id/plugins/${definition.name}${path}`;
+      const missing = methods.find((method) => !served.some((candidate) => isServed(candidate, method, full, rowFields)));
       if (missing) throw new Error(`plugin ${definition.name}: ${what} uses ${missing} ${full}, a route the plugin does not serve`);
       return full.replace(':id', '{site}');
     };
-    for (const panel of definition.dashboard?.sitePanels ?? []) {
-      contributions.site_panels.push({ ...panel, plugin: definition.name, route: route(`dashboard panel "${panel.id}"`, panel.path, 'GET') });
-    }
+    const button = (where: 'site' | 'admin', what: string, { id, label, path, confirm }: PluginAction): ActionButton => ({
+      id,
+      label,
+      confirm,
+      route: route(where, `${what} "${id}"`, path, ['POST']),
+    });
+    const panelOf = (where: 'site' | 'admin', panel: PluginPanel): SitePanel => {
+      const what = `${where === 'admin' ? 'admin page panel' : 'dashboard panel'} "${panel.id}"`;
+      const resolved = { plugin: definition.name, route: route(where, what, panel.path, ['GET']) };
+      if (panel.kind === 'kpis') return { ...panel, ...resolved };
+      const { rowActions = [], ...table } = panel;
+      const row_actions = rowActions.map(({ id, label, method, path, confirm, danger }) => ({
+        id,
+        label,
+        method,
+        confirm,
+        danger,
+        route: route(where, `row action "${id}" of ${what}`, path, [method], true),
+      }));
+      return { ...table, ...resolved, row_actions };
+    };
+    for (const panel of definition.dashboard?.sitePanels ?? []) contributions.site_panels.push(panelOf('site', panel));
     const page = definition.dashboard?.adminPage;
     if (page) {
       contributions.admin_pages.push({
         plugin: definition.name,
         title: page.title,
         nav_label: page.navLabel,
-        panels: page.panels.map((panel) => ({ ...panel, plugin: definition.name, route: route(`admin page panel "${panel.id}"`, panel.path, 'GET') })),
+        actions: (page.actions ?? []).map((action) => button('admin', 'admin page action', action)),
+        panels: page.panels.map((panel) => panelOf('admin', panel)),
       });
     }
     for (const section of definition.dashboard?.siteSettings ?? []) {
       contributions.site_settings.push({
         ...section,
         plugin: definition.name,
-        route: route(`settings section "${section.id}"`, section.path, 'GET', 'PUT'),
-        actions: (section.actions ?? []).map((button) => ({ id: button.id, label: button.label, confirm: button.confirm, route: route(`settings action "${button.id}"`, button.path, 'POST') })),
+        route: route('site', `settings section "${section.id}"`, section.path, ['GET', 'PUT']),
+        actions: (section.actions ?? []).map((action) => button('site', 'settings action', action)),
       });
     }
   }

@@ -187,6 +187,7 @@ const MATRIX: Record<string, Entry> = {
   'DELETE /api/sites/{id}/plugins/notes/notes/{noteId}': { allow: EDITORS, params: freshNote },
   'GET /api/plugins/notes/summary': { allow: INSTANCE_ADMINS },
   'GET /api/plugins/notes/sites': { allow: INSTANCE_ADMINS },
+  'POST /api/plugins/notes/deleted-sites/clear': { allow: INSTANCE_ADMINS },
   'GET /api/admin/plugins': { allow: INSTANCE_ADMINS },
   'GET /api/user/api-clients/scopes': { allow: SIGNED_IN },
   'GET /api/dashboard/plugins': { allow: SIGNED_IN },

@@ -158,11 +158,18 @@ describe('a plugin’s routes', () => {
     expect((await as(t, viewer, 'GET', `${notes()}?from=yesterday`)).status).toBe(400);
   });
 
-  it('describes its dashboard panels, each reading one of its routes', async () => {
+  it('describes its dashboard panels, each reading one of its routes, and its table’s Delete button on every row', async () => {
     const res = await as(t, viewer, 'GET', '/api/dashboard/plugins');
-    expect((res.body.site_panels as { plugin: string; id: string; kind: string; route: string }[]).map(({ plugin, id, kind, route }) => ({ plugin, id, kind, route }))).toEqual([
-      { plugin: 'notes', id: 'count', kind: 'kpis', route: '/api/sites/{site}/plugins/notes/count' },
-      { plugin: 'notes', id: 'list', kind: 'table', route: '/api/sites/{site}/plugins/notes/notes' },
+    type Described = { plugin: string; id: string; kind: string; route: string; row_actions?: unknown };
+    expect((res.body.site_panels as Described[]).map(({ plugin, id, kind, route, row_actions }) => ({ plugin, id, kind, route, row_actions }))).toEqual([
+      { plugin: 'notes', id: 'count', kind: 'kpis', route: '/api/sites/{site}/plugins/notes/count', row_actions: undefined },
+      {
+        plugin: 'notes',
+        id: 'list',
+        kind: 'table',
+        route: '/api/sites/{site}/plugins/notes/notes',
+        row_actions: [{ id: 'delete', label: 'Delete', method: 'DELETE', route: '/api/sites/{site}/plugins/notes/notes/{id}', confirm: 'Delete this note?', danger: true }],
+      },
     ]);
   });
 
@@ -209,12 +216,39 @@ describe('a plugin’s routes', () => {
         plugin: 'notes',
         title: 'Notes on every site',
         nav_label: 'Notes',
+        actions: [
+          {
+            id: 'forget-deleted-sites',
+            label: 'Delete notes of deleted sites',
+            route: '/api/plugins/notes/deleted-sites/clear',
+            confirm: 'Delete the notes of every deleted site? They cannot be restored.',
+          },
+        ],
         panels: [expect.objectContaining({ id: 'summary', route: '/api/plugins/notes/summary' }), expect.objectContaining({ id: 'sites', route: '/api/plugins/notes/sites' })],
       }),
     ]);
     const sites = await as(t, admin, 'GET', '/api/plugins/notes/sites');
     expect(sites.body.sites).toContainEqual(expect.objectContaining({ site_id: t.site.id, domain: 'example.com' }));
     expect((await as(t, editor, 'GET', '/api/plugins/notes/sites')).status).toBe(403);
+  });
+
+  it('deletes, for instance administrators, the notes and settings of deleted sites, and no others', async () => {
+    const owner = await person(t, 'owner');
+    const db = t.node.runtime.metadata();
+    const created = await as(t, owner, 'POST', '/api/sites', { domain: 'gone.example', team_id: t.team.id, timezone: 'UTC' });
+    const goneId = (created.body.site as { id: string }).id;
+    expect((await as(t, owner, 'POST', notes(goneId), { text: 'Before the site went' })).status).toBe(201);
+    expect((await as(t, owner, 'PUT', `/api/sites/${goneId}/plugins/notes/settings`, { retention_days: 30 })).status).toBe(200);
+    expect((await as(t, owner, 'DELETE', `/api/sites/${goneId}`)).status).toBe(204);
+    const kept = async () => (await db.query<{ site_id: string; n: number }>('SELECT site_id, count(*)::int AS n FROM plugin_notes.notes GROUP BY site_id ORDER BY site_id')).rows;
+    const before = await kept();
+    expect(before).toContainEqual({ site_id: goneId, n: 1 });
+
+    expect((await as(t, editor, 'POST', '/api/plugins/notes/deleted-sites/clear', {})).status).toBe(403);
+    expect((await as(t, admin, 'POST', '/api/plugins/notes/deleted-sites/clear', {})).body).toEqual({ message: 'Deleted 1 note.', deleted: 1 });
+    expect(await kept()).toEqual(before.filter((row) => row.site_id !== goneId));
+    expect((await db.query('SELECT 1 FROM plugin_notes.site_settings WHERE site_id = $1', [goneId])).rows).toEqual([]);
+    expect((await as(t, admin, 'POST', '/api/plugins/notes/deleted-sites/clear', {})).body).toEqual({ message: 'Deleted 0 notes.', deleted: 0 });
   });
 
   it('reads Plumb’s analytics of the site, and keeps rows of its own in the site’s analytics database', async () => {
@@ -288,6 +322,7 @@ describe('GET /api/admin/plugins', () => {
             'PUT /api/sites/:id/plugins/notes/settings',
             'POST /api/sites/:id/plugins/notes/clear',
             'GET /api/plugins/notes/sites',
+            'POST /api/plugins/notes/deleted-sites/clear',
             'GET /api/plugins/notes/summary',
           ],
         },

@@ -1,6 +1,8 @@
 // Registering a plugin's contributions on a node: its services must carry its name and its routes
 // must live in its namespace (/api/plugins/<name>/… or /api/sites/:id/plugins/<name>/…), or start-up
-// stops naming the plugin and the route; its leader jobs are registered under its name.
+// stops naming the plugin and the route; its leader jobs are registered under its name; and its
+// dashboard descriptors (panels, their row actions, page actions, settings sections) must name
+// routes it serves with the right methods, or start-up stops naming the descriptor.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,6 +104,136 @@ describe('registering a plugin', () => {
     expect(() => dashboardOf([{ definition: form, specifier: 'p' }], running)).toThrow('plugin probe: settings section "s" uses PUT /api/sites/:id/plugins/probe/present, a route the plugin does not serve');
     const page = definePlugin({ ...plugin, dashboard: { adminPage: { title: 'P', navLabel: 'P', panels: [{ id: 'a', title: 'A', kind: 'kpis', path: '/present', kpis: [] }] } } });
     expect(() => dashboardOf([{ definition: page, specifier: 'p' }], running)).toThrow('plugin probe: admin page panel "a" uses GET /api/plugins/probe/present, a route the plugin does not serve');
+  });
+
+  it('resolves an admin page’s actions and its tables’ row actions into full routes, a row’s {field} standing for a :param segment', () => {
+    const plugin = definePlugin({
+      name: 'probe',
+      version: '1',
+      apiVersion: PLUGIN_API_VERSION,
+      description: 'd',
+      dashboard: {
+        sitePanels: [
+          {
+            id: 'items',
+            title: 'Items',
+            kind: 'table',
+            path: '/items',
+            items: 'items',
+            columns: [{ key: 'name', label: 'Name' }],
+            rowActions: [{ id: 'drop', label: 'Drop', method: 'DELETE', path: '/items/{id}', danger: true }],
+          },
+        ],
+        adminPage: {
+          title: 'Backups',
+          navLabel: 'Backups',
+          actions: [{ id: 'now', label: 'Back up now', path: '/backups', confirm: 'Back up every team now?' }],
+          panels: [
+            {
+              id: 'backups',
+              title: 'Backups',
+              kind: 'table',
+              path: '/backups',
+              items: 'backups',
+              columns: [{ key: 'file', label: 'File' }],
+              rowActions: [
+                { id: 'restore', label: 'Restore', method: 'POST', path: '/teams/{team_id}/backups/{id}/restore', confirm: 'Restore this backup?' },
+                { id: 'delete', label: 'Delete', method: 'DELETE', path: '/backups/{id}', danger: true },
+              ],
+            },
+            { id: 'count', title: 'Count', kind: 'kpis', path: '/backups', kpis: [{ key: 'backups', label: 'Backups' }] },
+          ],
+        },
+      },
+    });
+    const routes = [
+      'GET /api/sites/:id/plugins/probe/items',
+      'DELETE /api/sites/:id/plugins/probe/items/:itemId',
+      'GET /api/plugins/probe/backups',
+      'POST /api/plugins/probe/backups',
+      'POST /api/plugins/probe/teams/:teamId/backups/:backupId/restore',
+      'DELETE /api/plugins/probe/backups/:id',
+    ];
+    const { site_panels, admin_pages } = dashboardOf([{ definition: plugin, specifier: 'p' }], [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes }]);
+    expect(site_panels).toEqual([
+      {
+        plugin: 'probe',
+        id: 'items',
+        title: 'Items',
+        kind: 'table',
+        path: '/items',
+        route: '/api/sites/{site}/plugins/probe/items',
+        items: 'items',
+        columns: [{ key: 'name', label: 'Name' }],
+        row_actions: [{ id: 'drop', label: 'Drop', method: 'DELETE', route: '/api/sites/{site}/plugins/probe/items/{id}', confirm: undefined, danger: true }],
+      },
+    ]);
+    expect(admin_pages).toEqual([
+      {
+        plugin: 'probe',
+        title: 'Backups',
+        nav_label: 'Backups',
+        actions: [{ id: 'now', label: 'Back up now', route: '/api/plugins/probe/backups', confirm: 'Back up every team now?' }],
+        panels: [
+          {
+            plugin: 'probe',
+            id: 'backups',
+            title: 'Backups',
+            kind: 'table',
+            path: '/backups',
+            route: '/api/plugins/probe/backups',
+            items: 'backups',
+            columns: [{ key: 'file', label: 'File' }],
+            row_actions: [
+              { id: 'restore', label: 'Restore', method: 'POST', route: '/api/plugins/probe/teams/{team_id}/backups/{id}/restore', confirm: 'Restore this backup?', danger: undefined },
+              { id: 'delete', label: 'Delete', method: 'DELETE', route: '/api/plugins/probe/backups/{id}', confirm: undefined, danger: true },
+            ],
+          },
+          { plugin: 'probe', id: 'count', title: 'Count', kind: 'kpis', path: '/backups', route: '/api/plugins/probe/backups', kpis: [{ key: 'backups', label: 'Backups' }] },
+        ],
+      },
+    ]);
+  });
+
+  describe('a row action or page action whose route the plugin does not serve', () => {
+    const table = { id: 'backups', title: 'Backups', kind: 'table', path: '/backups', items: 'backups', columns: [] } as const;
+    const running = (...routes: string[]) => [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes: ['GET /api/plugins/probe/backups', 'GET /api/sites/:id/plugins/probe/backups', ...routes] }];
+    const onAdminPage = (rowAction: { id: string; label: string; method: 'POST' | 'DELETE'; path: string }) =>
+      definePlugin({ name: 'probe', version: '1', apiVersion: PLUGIN_API_VERSION, description: 'd', dashboard: { adminPage: { title: 'P', navLabel: 'P', panels: [{ ...table, rowActions: [rowAction] }] } } });
+    const resolve = (plugin: ReturnType<typeof onAdminPage>, ...routes: string[]) => () => dashboardOf([{ definition: plugin, specifier: 'p' }], running(...routes));
+    const drop = { id: 'drop', label: 'Delete', method: 'DELETE', path: '/backups/{id}' } as const;
+
+    it('stops start-up naming the plugin, the panel and the action when no route answers it', () => {
+      expect(resolve(onAdminPage(drop))).toThrow('plugin probe: row action "drop" of admin page panel "backups" uses DELETE /api/plugins/probe/backups/{id}, a route the plugin does not serve');
+      const onSite = definePlugin({ ...onAdminPage(drop), dashboard: { sitePanels: [{ ...table, rowActions: [drop] }] } });
+      expect(resolve(onSite, 'DELETE /api/plugins/probe/backups/:id')).toThrow(
+        'plugin probe: row action "drop" of dashboard panel "backups" uses DELETE /api/sites/:id/plugins/probe/backups/{id}, a route the plugin does not serve',
+      );
+      expect(resolve(onSite, 'DELETE /api/sites/:id/plugins/probe/backups/:backupId')).not.toThrow();
+    });
+
+    it('stops start-up when the route is served with another method', () => {
+      expect(resolve(onAdminPage(drop), 'POST /api/plugins/probe/backups/:id')).toThrow('plugin probe: row action "drop" of admin page panel "backups" uses DELETE /api/plugins/probe/backups/{id}');
+      expect(resolve(onAdminPage({ ...drop, method: 'POST' }), 'DELETE /api/plugins/probe/backups/:id')).toThrow(/row action "drop" .* uses POST \/api\/plugins\/probe\/backups\/\{id\}/);
+    });
+
+    it('matches segment for segment: a {field} only a :param, any other segment only itself', () => {
+      const served = 'DELETE /api/plugins/probe/backups/:id';
+      expect(resolve(onAdminPage({ ...drop, path: '/backups/latest' }), served)).toThrow(/uses DELETE \/api\/plugins\/probe\/backups\/latest, a route the plugin does not serve/);
+      expect(resolve(onAdminPage({ ...drop, path: '/{kind}/{id}' }), served)).toThrow(/does not serve/);
+      expect(resolve(onAdminPage({ ...drop, path: '/backups/{id}/files' }), served)).toThrow(/does not serve/);
+      expect(resolve(onAdminPage({ ...drop, path: '/backups' }), served)).toThrow(/does not serve/);
+      expect(resolve(onAdminPage({ ...drop, path: '/backups/{id}' }), 'DELETE /api/plugins/probe/archives/:id')).toThrow(/does not serve/);
+      expect(resolve(onAdminPage({ ...drop, path: '/backups/latest' }), 'DELETE /api/plugins/probe/backups/latest')).not.toThrow();
+    });
+
+    it('stops start-up for a page action the plugin does not serve as POST; its path has no {field} to fill', () => {
+      const page = (path: string) =>
+        definePlugin({ name: 'probe', version: '1', apiVersion: PLUGIN_API_VERSION, description: 'd', dashboard: { adminPage: { title: 'P', navLabel: 'P', panels: [], actions: [{ id: 'now', label: 'Now', path }] } } });
+      expect(resolve(page('/backups'))).toThrow('plugin probe: admin page action "now" uses POST /api/plugins/probe/backups, a route the plugin does not serve');
+      expect(resolve(page('/backups/{id}'), 'POST /api/plugins/probe/backups/:id')).toThrow('plugin probe: admin page action "now" uses POST /api/plugins/probe/backups/{id}, a route the plugin does not serve');
+      expect(resolve(page('/backups'), 'POST /api/plugins/probe/backups')().admin_pages[0].actions).toEqual([{ id: 'now', label: 'Now', route: '/api/plugins/probe/backups', confirm: undefined }]);
+    });
   });
 
   it('stops start-up naming the plugin when one of its analytics migrations is misnamed', () => {

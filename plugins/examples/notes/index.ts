@@ -3,7 +3,7 @@
 // on a site ("launched the spring campaign") in a table of its own, lets a site's editors (and
 // tokens with its notes:write scope) write and delete them and anyone who may read the site's
 // statistics read them, writes the team's audit log, sends a notes.created webhook event, and
-// gives instance administrators a count.
+// gives instance administrators a count and a way to delete the notes of deleted sites.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { action, DateTime, definePlugin, NoContent, notFound, nullable, object, PLUGIN_API_VERSION, Type, Uuid, validationFailed } from '../../../lib/plugins/api.ts';
@@ -22,6 +22,8 @@ interface NoteRow {
 const range = { from: { type: 'string', pattern: /^\d{4}-\d{2}-\d{2}$/, optional: true }, to: { type: 'string', pattern: /^\d{4}-\d{2}-\d{2}$/, optional: true } };
 /** $2: the site's time zone; $3, $4: the first and last day, or null for no bound. */
 const IN_RANGE = `($3::date IS NULL OR (created_at AT TIME ZONE $2)::date >= $3::date) AND ($4::date IS NULL OR (created_at AT TIME ZONE $2)::date <= $4::date)`;
+/** The answer of an action that deletes notes: `Deleted 2 notes.` */
+const deletedNotes = (deleted: number) => ({ message: `Deleted ${deleted} ${deleted === 1 ? 'note' : 'notes'}.`, deleted });
 const COLUMNS = `id, site_id, text, author_email, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
 export default definePlugin({
@@ -60,11 +62,15 @@ export default definePlugin({
           { key: 'author_email', label: 'By' },
         ],
         empty: 'No notes in this range. Editors write them with POST /api/sites/{id}/plugins/notes/notes.',
+        rowActions: [{ id: 'delete', label: 'Delete', method: 'DELETE', path: '/notes/{id}', confirm: 'Delete this note?', danger: true }],
       },
     ],
     adminPage: {
       title: 'Notes on every site',
       navLabel: 'Notes',
+      actions: [
+        { id: 'forget-deleted-sites', label: 'Delete notes of deleted sites', path: '/deleted-sites/clear', confirm: 'Delete the notes of every deleted site? They cannot be restored.' },
+      ],
       panels: [
         { id: 'summary', title: 'All notes', kind: 'kpis', path: '/summary', kpis: [{ key: 'notes', label: 'Notes' }, { key: 'sites', label: 'Sites with notes' }] },
         {
@@ -262,8 +268,7 @@ export default definePlugin({
             openapi: { summary: 'Delete every note of the site (site admins)', tags, response: object({ message: Type.String(), deleted: Type.Integer() }) },
             async handler(ctx) {
               const { rowCount } = await host.metadata.query('DELETE FROM notes WHERE site_id = $1', [ctx.params.id]);
-              const deleted = rowCount ?? 0;
-              return { message: `Deleted ${deleted} ${deleted === 1 ? 'note' : 'notes'}.`, deleted };
+              return deletedNotes(rowCount ?? 0);
             },
           }),
 
@@ -288,6 +293,27 @@ export default definePlugin({
                 if (site) sites.push({ ...row, domain: site.domain });
               }
               return { sites };
+            },
+          }),
+
+          clearDeletedSites: action({
+            rest: 'POST /api/plugins/notes/deleted-sites/clear',
+            auth: 'user',
+            access: { instance: 'admin' },
+            openapi: {
+              summary: 'Delete the notes and settings of every deleted site, which are otherwise kept (instance administrators)',
+              tags,
+              response: object({ message: Type.String(), deleted: Type.Integer() }),
+            },
+            async handler() {
+              const { rows } = await host.metadata.query<{ site_id: string }>('SELECT site_id FROM notes UNION SELECT site_id FROM site_settings');
+              const gone: string[] = [];
+              for (const { site_id } of rows) if (!(await host.site(site_id))) gone.push(site_id);
+              const deleted = await host.metadata.transaction(async (tx) => {
+                await tx.query('DELETE FROM site_settings WHERE site_id = ANY($1::uuid[])', [gone]);
+                return (await tx.query('DELETE FROM notes WHERE site_id = ANY($1::uuid[])', [gone])).rowCount ?? 0;
+              });
+              return deletedNotes(deleted);
             },
           }),
 

@@ -43,4 +43,17 @@ describe('notes on a site', () => {
     expect((await (await plumb.as('instance-admin')).request('GET', '/api/plugins/notes/summary')).body).toEqual({ notes: 2, sites: 1 });
     expect((await (await plumb.as('owner')).request('GET', '/api/plugins/notes/summary')).status).toBe(403);
   });
+
+  it('of deleted sites are deleted when an instance administrator asks, and no others', async () => {
+    const admin = await plumb.as('instance-owner');
+    const created = await admin.request('POST', '/api/sites', { domain: 'gone.example', team_id: plumb.team.id, timezone: 'UTC' });
+    expect(created.status).toBe(201);
+    const goneId = (created.body as { site: { id: string } }).site.id;
+    expect((await admin.request('POST', `/api/sites/${goneId}/plugins/notes/notes`, { text: 'Soon gone' })).status).toBe(201);
+    expect((await admin.request('DELETE', `/api/sites/${goneId}`)).status).toBe(204);
+    expect((await admin.request('GET', '/api/plugins/notes/summary')).body).toEqual({ notes: 3, sites: 2 });
+    expect((await (await plumb.as('owner')).request('POST', '/api/plugins/notes/deleted-sites/clear', {})).status).toBe(403);
+    expect((await admin.request('POST', '/api/plugins/notes/deleted-sites/clear', {})).body).toEqual({ message: 'Deleted 1 note.', deleted: 1 });
+    expect((await admin.request('GET', '/api/plugins/notes/summary')).body).toEqual({ notes: 2, sites: 1 });
+  });
 });

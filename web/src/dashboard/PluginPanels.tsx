@@ -1,12 +1,14 @@
 // Panels the node's plugins describe for a site's dashboard (GET /api/dashboard/plugins),
-// drawn here from each plugin's own GET route for the range: a table of rows or KPI cards. The
-// plugin sends data and a description of it, never code: nothing of a plugin runs in the browser.
-import { useQuery } from '@tanstack/react-query';
-import { useMemo } from 'react';
-import { api } from '../api.ts';
+// drawn here from each plugin's own GET route for the range: a table of rows or KPI cards. A
+// table's rows may carry the plugin's buttons, which call its routes and then draw the table
+// again. The plugin sends data and a description of it, never code: nothing of a plugin runs in
+// the browser.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { api, problem } from '../api.ts';
 import { ListTable } from '../components/ListTable.tsx';
 import { formatNumber } from './format.ts';
-import { type SitePanel, usePluginDashboard } from './plugin-dashboard.ts';
+import { onSite, type RowAction, refocus, rowRoute, type SitePanel, usePluginDashboard } from './plugin-dashboard.ts';
 import type { DateRange } from './range.ts';
 
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
@@ -19,17 +21,40 @@ function cell(value: unknown, moment?: Intl.DateTimeFormat): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/** One panel: its route's answer drawn as KPI cards or a table. `query` goes with the request (a site panel's range). */
-export function PluginPanel({ panel, path, query, moment }: { panel: SitePanel; path: string; query?: Record<string, string>; moment: Intl.DateTimeFormat }) {
+/** One panel: its route's answer drawn as KPI cards or a table, with its rows' buttons. `query` goes with the request (a site panel's range). */
+export function PluginPanel({ panel, siteId, query, moment }: { panel: SitePanel; siteId?: string; query?: Record<string, string>; moment: Intl.DateTimeFormat }) {
+  const path = onSite(panel.route, siteId);
   const data = useQuery({
     queryKey: ['plugin-panel', panel.plugin, panel.id, path, query],
     queryFn: ({ signal }) => api<Record<string, unknown>>(path, { query, signal }),
   });
+  const queries = useQueryClient();
+  const heading = useRef<HTMLHeadingElement>(null);
+  const [said, setSaid] = useState<string | null>(null);
+  /** The button that ran, to have the focus back after a failure once the buttons are enabled again. */
+  const clicked = useRef<HTMLButtonElement | null>(null);
+  const act = useMutation({
+    mutationFn: ({ action, route }: { action: RowAction; route: string }) => api<{ message?: unknown } | undefined>(route, { method: action.method, body: action.method === 'POST' ? {} : undefined }),
+    onMutate: () => setSaid(null),
+    onSuccess: async (answer) => {
+      setSaid(typeof answer?.message === 'string' ? answer.message : null);
+      await queries.invalidateQueries({ queryKey: ['plugin-panel', panel.plugin, panel.id] });
+      // The table is drawn again, and the row with its button may be gone: the panel keeps the focus.
+      clicked.current = null;
+      refocus(heading.current);
+    },
+  });
+  useEffect(() => {
+    if (!act.isPending) refocus(clicked.current);
+  }, [act.isPending]);
   const headingId = `plugin-${panel.plugin}-${panel.id}`;
   const rows = panel.kind === 'table' && Array.isArray(data.data?.[panel.items ?? '']) ? (data.data?.[panel.items ?? ''] as Record<string, unknown>[]) : [];
+  const rowActions = panel.row_actions ?? [];
   return (
     <section className="card stack" aria-labelledby={headingId} data-testid={headingId}>
-      <h2 id={headingId}>{panel.title}</h2>
+      <h2 id={headingId} ref={heading} tabIndex={-1}>
+        {panel.title}
+      </h2>
       {data.isError && <p className="error">{data.error.message}</p>}
       {data.data && panel.kind === 'kpis' && (
         <div className="kpis">
@@ -43,7 +68,12 @@ export function PluginPanel({ panel, path, query, moment }: { panel: SitePanel; 
       )}
       {data.data && panel.kind === 'table' && rows.length === 0 && <p className="muted">{panel.empty ?? 'Nothing in this range.'}</p>}
       {rows.length > 0 && (
-        <ListTable columns={(panel.columns ?? []).map((c) => c.label)} numeric={(panel.columns ?? []).filter((c) => c.numeric).map((c) => c.label)} label={panel.title}>
+        <ListTable
+          columns={(panel.columns ?? []).map((c) => c.label)}
+          numeric={(panel.columns ?? []).filter((c) => c.numeric).map((c) => c.label)}
+          actions={rowActions.length > 0}
+          label={panel.title}
+        >
           {rows.map((row, index) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: a plugin's rows need not carry an id
             <tr key={index}>
@@ -58,10 +88,38 @@ export function PluginPanel({ panel, path, query, moment }: { panel: SitePanel; 
                   </td>
                 ),
               )}
+              {rowActions.length > 0 && (
+                <td className="actions">
+                  {rowActions.map((action) => {
+                    const route = rowRoute(onSite(action.route, siteId), row);
+                    return (
+                      <button
+                        key={action.id}
+                        type="button"
+                        className={action.danger ? 'button small danger' : 'button small'}
+                        disabled={route === null || act.isPending}
+                        onClick={(event) => {
+                          if (route === null || (action.confirm && !confirm(action.confirm))) return;
+                          clicked.current = event.currentTarget;
+                          act.mutate({ action, route });
+                        }}
+                      >
+                        {action.label}
+                      </button>
+                    );
+                  })}
+                </td>
+              )}
             </tr>
           ))}
         </ListTable>
       )}
+      {act.error && (
+        <p className="error" role="alert">
+          {problem(act.error)}
+        </p>
+      )}
+      {said && <p role="status">{said}</p>}
     </section>
   );
 }
@@ -76,7 +134,7 @@ export function PluginPanels({ siteId, range, timezone }: { siteId: string; rang
         <PluginPanel
           key={`${panel.plugin}/${panel.id}`}
           panel={panel}
-          path={panel.route.replace('{site}', encodeURIComponent(siteId))}
+          siteId={siteId}
           query={{ from: range.from, to: range.to }}
           moment={moment}
         />

@@ -10,6 +10,24 @@ export interface PanelColumn {
   numeric?: boolean;
 }
 
+/** A button that POSTs to a plugin's route (`{site}` for the site's id) and shows the answer's `message`. */
+export interface PluginAction {
+  id: string;
+  label: string;
+  route: string;
+  confirm?: string;
+}
+
+/** A button on each row of a table panel: its route's `{field}` segments (but the site's) are filled from the row. */
+export interface RowAction {
+  id: string;
+  label: string;
+  method: 'POST' | 'DELETE';
+  route: string;
+  confirm?: string;
+  danger?: boolean;
+}
+
 export interface SitePanel {
   plugin: string;
   id: string;
@@ -20,6 +38,7 @@ export interface SitePanel {
   items?: string;
   columns?: PanelColumn[];
   kpis?: { key: string; label: string }[];
+  row_actions?: RowAction[];
 }
 
 export interface FormField {
@@ -40,13 +59,14 @@ export interface SiteSettingsSection {
   description?: string;
   route: string;
   schema: { type: 'object'; properties: Record<string, FormField>; required?: string[] };
-  actions: { id: string; label: string; route: string; confirm?: string }[];
+  actions: PluginAction[];
 }
 
 export interface AdminPage {
   plugin: string;
   title: string;
   nav_label: string;
+  actions: PluginAction[];
   panels: SitePanel[];
 }
 
@@ -63,4 +83,25 @@ export function usePluginDashboard(options: { enabled?: boolean } = {}) {
     enabled: options.enabled ?? true,
     staleTime: Number.POSITIVE_INFINITY,
   });
+}
+
+/** A plugin's route as a page calls it: on a site's pages, `{site}` (the first segment in braces) is the site's id. */
+export const onSite = (route: string, siteId?: string) => (siteId === undefined ? route : route.replace('{site}', encodeURIComponent(siteId)));
+
+const ROW_FIELD = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** A row action's route with each `{field}` filled from the row, URL-encoded; null when the row lacks one of them. */
+export function rowRoute(route: string, row: Record<string, unknown>): string | null {
+  let lacking = false;
+  const filled = route.replace(ROW_FIELD, (_, field: string) => {
+    const value = row[field];
+    if ((typeof value !== 'string' && typeof value !== 'number') || value === '') lacking = true;
+    return encodeURIComponent(String(value));
+  });
+  return lacking ? null : filled;
+}
+
+/** Gives the focus back to `element` when it was lost on the way (a button disabled while it ran, a row drawn again). */
+export function refocus(element: HTMLElement | null | undefined) {
+  if (element?.isConnected && (document.activeElement === null || document.activeElement === document.body)) element.focus();
 }

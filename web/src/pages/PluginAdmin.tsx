@@ -1,12 +1,62 @@
 // A plugin's page for instance administrators (`/plugins/<plugin>`), drawn from what the plugin
-// describes (GET /api/dashboard/plugins): its panels, each read from one of its routes.
+// describes (GET /api/dashboard/plugins): its buttons, which POST to its routes, show the answer's
+// message and then read the panels again, and its panels, each read from one of its routes.
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef, useState } from 'react';
 import { useParams } from 'react-router';
 import { Loading } from '../App.tsx';
-import { usePluginDashboard } from '../dashboard/plugin-dashboard.ts';
+import { api, problem } from '../api.ts';
+import { type AdminPage, type PluginAction, refocus, usePluginDashboard } from '../dashboard/plugin-dashboard.ts';
 import { PluginPanel } from '../dashboard/PluginPanels.tsx';
 import { useTitle } from '../title.ts';
 
 const moment = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+/** The page's buttons and, below them, what the last one answered. */
+function PageActions({ page }: { page: AdminPage }) {
+  const queries = useQueryClient();
+  const [said, setSaid] = useState<string | null>(null);
+  /** The button that ran, to have the focus back once the buttons are enabled again. */
+  const clicked = useRef<HTMLButtonElement | null>(null);
+  const act = useMutation({
+    mutationFn: (action: PluginAction) => api<{ message?: unknown }>(action.route, { method: 'POST', body: {} }),
+    onMutate: () => setSaid(null),
+    onSuccess: (answer) => {
+      setSaid(typeof answer?.message === 'string' ? answer.message : 'Done.');
+      void queries.invalidateQueries({ queryKey: ['plugin-panel', page.plugin] });
+    },
+  });
+  useEffect(() => {
+    if (!act.isPending) refocus(clicked.current);
+  }, [act.isPending]);
+  return (
+    <>
+      <div className="form-actions">
+        {page.actions.map((action) => (
+          <button
+            key={action.id}
+            type="button"
+            className="button"
+            disabled={act.isPending}
+            onClick={(event) => {
+              if (action.confirm && !confirm(action.confirm)) return;
+              clicked.current = event.currentTarget;
+              act.mutate(action);
+            }}
+          >
+            {action.label}
+          </button>
+        ))}
+      </div>
+      {act.error && (
+        <p className="error" role="alert">
+          {problem(act.error)}
+        </p>
+      )}
+      {said && <p role="status">{said}</p>}
+    </>
+  );
+}
 
 export default function PluginAdmin() {
   const { plugin = '' } = useParams();
@@ -27,8 +77,9 @@ export default function PluginAdmin() {
       <header className="page-head">
         <h1>{page.title}</h1>
       </header>
+      {page.actions.length > 0 && <PageActions page={page} />}
       {page.panels.map((panel) => (
-        <PluginPanel key={panel.id} panel={panel} path={panel.route} moment={moment} />
+        <PluginPanel key={panel.id} panel={panel} moment={moment} />
       ))}
     </section>
   );
