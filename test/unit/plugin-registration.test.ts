@@ -154,7 +154,7 @@ describe('registering a plugin', () => {
       'POST /api/plugins/probe/teams/:teamId/backups/:backupId/restore',
       'DELETE /api/plugins/probe/backups/:id',
     ];
-    const { site_panels, admin_pages } = dashboardOf([{ definition: plugin, specifier: 'p' }], [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes }]);
+    const { site_panels, admin_pages } = dashboardOf([{ definition: plugin, specifier: 'p' }], [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes, capabilities: [] }]);
     expect(site_panels).toEqual([
       {
         plugin: 'probe',
@@ -197,7 +197,7 @@ describe('registering a plugin', () => {
 
   describe('a row action or page action whose route the plugin does not serve', () => {
     const table = { id: 'backups', title: 'Backups', kind: 'table', path: '/backups', items: 'backups', columns: [] } as const;
-    const running = (...routes: string[]) => [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes: ['GET /api/plugins/probe/backups', 'GET /api/sites/:id/plugins/probe/backups', ...routes] }];
+    const running = (...routes: string[]) => [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes: ['GET /api/plugins/probe/backups', 'GET /api/sites/:id/plugins/probe/backups', ...routes], capabilities: [] }];
     const onAdminPage = (rowAction: { id: string; label: string; method: 'POST' | 'DELETE'; path: string }) =>
       definePlugin({ name: 'probe', version: '1', apiVersion: PLUGIN_API_VERSION, description: 'd', dashboard: { adminPage: { title: 'P', navLabel: 'P', panels: [{ ...table, rowActions: [rowAction] }] } } });
     const resolve = (plugin: ReturnType<typeof onAdminPage>, ...routes: string[]) => () => dashboardOf([{ definition: plugin, specifier: 'p' }], running(...routes));
