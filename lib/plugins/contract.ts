@@ -176,6 +176,12 @@ export interface ArchivedAnalyticsTable {
 export interface PluginArchiveAccess {
   readonly plumbVersion: string;
   readonly stores: { metadata: 'pglite' | 'postgres'; analytics: 'chdb' | 'clickhouse' };
+  /**
+   * The instance secret (PLUMB_JWT_SECRET, or the one generated into the data dir): it signs
+   * sessions and seals stored secrets (authenticator seeds, webhook signing secrets), which a
+   * restore without it cannot read.
+   */
+  instanceSecret(): string;
   /** Every metadata table (Plumb's and its plugins') as one NDJSON file each in `dir`, from one snapshot; and the migrations the store records. */
   dumpMetadata(dir: string): Promise<{ tables: ArchivedMetadataTable[]; migrations: { core: number[]; plugins: Record<string, number[]> } }>;
   /** Every team's analytics database (`tenant_…`) and its tables. */

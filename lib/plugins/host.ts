@@ -41,7 +41,7 @@ async function inSchema<T>(tx: MetadataQueryable, schema: string, work: () => Pr
   return work();
 }
 
-type HostRuntime = Pick<Runtime, 'metadata' | 'analytics' | 'sites' | 'log' | 'whenStoresReady' | 'fence'>;
+type HostRuntime = Pick<Runtime, 'metadata' | 'analytics' | 'sites' | 'log' | 'whenStoresReady' | 'fence' | 'jwtSecret'>;
 
 /** The plugin's side of its sites' analytics databases, its migrations applied to each before first use. */
 function scopedAnalytics(runtime: HostRuntime, name: string, migrationsDir: string | undefined): PluginAnalytics {
@@ -99,6 +99,7 @@ function archiveAccess(runtime: HostRuntime): PluginArchiveAccess {
     get stores() {
       return { metadata: runtime.metadata().kind, analytics: runtime.analytics().kind };
     },
+    instanceSecret: () => Buffer.from(runtime.jwtSecret).toString('utf8'),
     dumpMetadata: (dir) => dumpMetadata(runtime.metadata(), dir),
     analyticsDatabases: () => analyticsDatabases(runtime.analytics()),
     exportTable: (database, table, filePath) => exportAnalyticsTable(runtime.analytics(), database, table, filePath),

@@ -2,7 +2,7 @@
 // `backups/<id>/` with the metadata dump (NDJSON per table), each team's analytics tables
 // (Parquet per table) and, written last, `manifest.json`. Files are staged on local disk one at a
 // time, uploaded, and removed, so a backup needs free space for its largest table only.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import type { PluginArchiveAccess } from '../../lib/plugins/api.ts';
@@ -26,6 +26,8 @@ export interface BackupRun {
   signal: AbortSignal;
   /** Called before the manifest is written: throws when this node may no longer act as leader. */
   confirmLeadership(): Promise<void>;
+  /** Whether the instance secret goes into the backup. */
+  includeSecret: boolean;
   /** Progress for the admin page, after every file. */
   progress?(done: { files: number; bytes: number; rows: number }): Promise<void> | void;
 }
@@ -64,6 +66,12 @@ export async function writeBackup(run: BackupRun): Promise<BackupManifest> {
       }
       analytics.push({ database, tables: saved });
     }
+    let secret: BackupManifest['secret'] = null;
+    if (run.includeSecret) {
+      const filePath = join(staging, 'instance-secret');
+      await writeFile(filePath, run.archive.instanceSecret(), { mode: 0o600 });
+      secret = await stored('secret/instance-secret', filePath, 0);
+    }
     await run.confirmLeadership();
     const manifest: BackupManifest = {
       format: MANIFEST_FORMAT,
@@ -75,6 +83,7 @@ export async function writeBackup(run: BackupRun): Promise<BackupManifest> {
       migrations: { metadata: dump.migrations.core, plugins: dump.migrations.plugins },
       metadata,
       analytics,
+      secret,
       totals,
     };
     run.signal.throwIfAborted();

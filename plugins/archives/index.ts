@@ -67,9 +67,15 @@ export default definePlugin({
     target: { type: 'string', required: true, description: 'Where backups and retention archives go: a directory, or s3://bucket/prefix.' },
     interval_minutes: { type: 'int', default: 1440, min: 1, max: 43_200, description: 'Minutes between scheduled backups (the first runs at start when there is none).' },
     keep: { type: 'int', default: 7, min: 1, max: 1000, description: 'Complete backups kept; older ones are deleted after each new one.' },
-    retention_interval_minutes: { type: 'int', default: 60, min: 1, max: 10_080, description: 'Minutes between retention runs.' },
+    retention_interval_minutes: { type: 'int', default: 60, min: 1, max: 10_080, description: 'Minutes between retention runs (a site whose retention changes is handled within seconds).' },
     staging_dir: { type: 'string', description: 'Folder where files are staged on their way to the target (default: the system temporary folder); needs room for the largest table.' },
-    s3_endpoint: { type: 'url', schemes: ['http', 'https'], description: 'S3-compatible endpoint (MinIO, R2, …); unset for AWS S3.' },
+    include_secret: {
+      type: 'bool',
+      default: true,
+      description:
+        'Put the instance secret (it signs sessions and seals authenticator seeds and webhook secrets) in each backup, so a restore is whole. Off: keep it yourself; a restore then needs the same PLUMB_JWT_SECRET.',
+    },
+    s3_endpoint: { type: 'url', schemes: ['http:', 'https:'], description: 'S3-compatible endpoint (MinIO, R2, …); unset for AWS S3.' },
     s3_region: { type: 'string', default: 'us-east-1', description: 'S3 region.' },
     s3_path_style: { type: 'bool', default: false, description: 'Address the bucket in the path (most S3-compatible servers need it).' },
     s3_access_key_id: { type: 'string', description: 'S3 access key id (unset: the AWS SDK’s default credential chain).' },
@@ -90,6 +96,7 @@ export default definePlugin({
     adminPage: {
       title: 'Backups',
       navLabel: 'Backups',
+      actions: [{ id: 'backup-now', label: 'Back up now', path: '/backups' }],
       panels: [
         {
           id: 'summary',
@@ -116,6 +123,7 @@ export default definePlugin({
             { key: 'location', label: 'Where' },
             { key: 'error', label: 'Error' },
           ],
+          rowActions: [{ id: 'delete', label: 'Delete', method: 'DELETE', path: '/backups/{id}', confirm: 'Delete this backup and its files? It cannot be restored afterwards.', danger: true }],
           empty: 'No backup yet.',
         },
       ],

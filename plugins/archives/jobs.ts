@@ -14,6 +14,7 @@ export interface ArchivesSettings {
   keep: number;
   retention_interval_minutes: number;
   staging_dir: string | undefined;
+  include_secret: boolean;
 }
 
 /** How often the leader looks for a requested backup: "Back up now" starts within this. */
@@ -70,6 +71,7 @@ export function backupJob(host: PluginHost<ArchivesSettings>, target: () => Arch
         target: store,
         stagingDir: host.settings.staging_dir ?? tmpdir(),
         signal,
+        includeSecret: host.settings.include_secret,
         confirmLeadership: () => fenced(async () => undefined),
         progress: (done) =>
           void fenced((tx) => tx.query('UPDATE backups SET files = $2, bytes = $3, rows = $4 WHERE id = $1', [next.id, done.files, done.bytes, done.rows])).catch(() => undefined),
@@ -132,27 +134,38 @@ export function retentionJob(host: PluginHost<ArchivesSettings>, target: () => A
   let timer: NodeJS.Timeout | undefined;
   let abort: AbortController | undefined;
   let running: Promise<void> | undefined;
+  /** When the last run began (this leadership's); a site's retention changed since then runs it again at once. */
+  let lastRun: Date | null = null;
+
+  async function due(): Promise<boolean> {
+    if (!lastRun || Date.now() - lastRun.getTime() >= host.settings.retention_interval_minutes * 60_000) return true;
+    const { rows } = await host.metadata.query<{ changed: boolean }>('SELECT COALESCE(max(updated_at) > $1, false) AS changed FROM site_retention', [lastRun]);
+    return rows[0].changed;
+  }
+
   return {
     start(epoch) {
       abort = new AbortController();
       const signal = abort.signal;
       const tick = () => {
-        running = applyRetention(host, target(), { stagingDir: host.settings.staging_dir ?? tmpdir(), epoch, signal })
-          .then((moved) => {
-            if (moved.length > 0) host.log.info({ moved: moved.map(({ siteId, table, rows }) => ({ siteId, table, rows })) }, 'rows past their site’s retention archived and deleted');
-          })
+        running = (async () => {
+          if (!(await due())) return;
+          lastRun = new Date();
+          const moved = await applyRetention(host, target(), { stagingDir: host.settings.staging_dir ?? tmpdir(), epoch, signal });
+          if (moved.length > 0) host.log.info({ moved: moved.map(({ siteId, table, rows }) => ({ siteId, table, rows })) }, 'rows past their site’s retention archived and deleted');
+        })()
           .catch((err: unknown) => {
             if (!signal.aborted) host.log.warn({ err }, 'retention run failed');
           })
           .finally(() => {
             running = undefined;
             if (!signal.aborted) {
-              timer = setTimeout(tick, host.settings.retention_interval_minutes * 60_000);
+              timer = setTimeout(tick, REQUEST_POLL_MS);
               timer.unref();
             }
           });
       };
-      // The first run soon after start-up, once the stores have settled.
+      lastRun = null;
       timer = setTimeout(tick, REQUEST_POLL_MS);
       timer.unref();
     },

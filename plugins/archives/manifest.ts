@@ -24,6 +24,8 @@ export interface BackupManifest {
   migrations: { metadata: number[]; plugins: Record<string, number[]> };
   metadata: (Omit<ArchivedMetadataTable, 'file'> & StoredFile)[];
   analytics: { database: string; tables: (Omit<ArchivedAnalyticsTable, 'rows'> & StoredFile & { rows: number })[] }[];
+  /** The instance secret, when the backup holds it (include_secret): restores seal-readable secrets and valid sessions. */
+  secret: StoredFile | null;
   totals: { files: number; bytes: number; rows: number };
 }
 
@@ -60,6 +62,7 @@ export function parseManifest(text: string, where: string): BackupManifest {
     Array.isArray(value.migrations?.metadata) &&
     Array.isArray(value.metadata) &&
     value.metadata.every((table) => isFile(table) && typeof table.schema === 'string' && typeof table.table === 'string' && Number.isSafeInteger(table.rows)) &&
+    (value.secret === null || isFile(value.secret)) &&
     Array.isArray(value.analytics) &&
     value.analytics.every(
       (db) => typeof db.database === 'string' && Array.isArray(db.tables) && db.tables.every((table) => isFile(table) && typeof table.name === 'string' && typeof table.ddl === 'string'),

@@ -5,7 +5,7 @@
 // The metadata schema is rebuilt at exactly the backup's migrations, its rows loaded, and only then
 // migrated to this Plumb's, so a backup of an older Plumb restores as an upgrade would run.
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VERSION } from '../../lib/brand.ts';
@@ -90,6 +90,14 @@ async function restoreMetadata(store: MetadataStore, target: ArchiveTarget, mani
     dir,
     manifest.metadata.map((table) => ({ schema: table.schema, table: table.table, rows: table.rows, file: table.file.slice('metadata/'.length) })),
   );
+  // The dump was taken while this very backup ran: its row says so. Restored, it is the backup it became.
+  if (manifest.migrations.plugins.archives) {
+    const { totals } = manifest;
+    await store.query(
+      `UPDATE ${pluginSchema('archives')}.backups SET status = 'completed', finished_at = $2, files = $3, bytes = $4, rows = $5, error = NULL WHERE id = $1`,
+      [manifest.id, manifest.completed_at, totals.files, totals.bytes, totals.rows],
+    );
+  }
   return manifest.metadata.reduce((sum, table) => sum + table.rows, 0);
 }
 
@@ -110,6 +118,35 @@ async function restoreAnalytics(store: AnalyticsStore, target: ArchiveTarget, ma
   return rows;
 }
 
+/**
+ * The backup's instance secret, checked against the settings before anything is written: a
+ * configured PLUMB_JWT_SECRET that differs would leave the restored authenticator seeds and webhook
+ * secrets unreadable. Returns what to write where, and what the operator should know.
+ */
+async function settleSecret(target: ArchiveTarget, manifest: BackupManifest, config: Config, staging: string): Promise<{ write?: string; note?: string }> {
+  if (!manifest.secret) {
+    return config.jwtSecret === undefined
+      ? { note: 'the backup holds no instance secret: unless PLUMB_JWT_SECRET is set to the original, people must set up their authenticator apps again and webhook secrets must be rotated' }
+      : {};
+  }
+  const filePath = join(staging, 'instance-secret');
+  await fetchVerified(target, manifest, manifest.secret, filePath);
+  const secret = (await readFile(filePath, 'utf8')).trim();
+  if (config.jwtSecret !== undefined) {
+    if (config.jwtSecret !== secret) {
+      throw new ConfigError(
+        'PLUMB_JWT_SECRET',
+        `differs from the instance secret in backup ${manifest.id}, which sealed its authenticator seeds and webhook secrets: unset it to restore the backup's secret into the data dir, or set it to the original`,
+      );
+    }
+    return {};
+  }
+  return {
+    write: secret,
+    note: config.databaseUrl && config.clickhouseUrl ? `the backup's instance secret is in ${join(config.dataDir, 'jwt-secret')}: give it to every node as PLUMB_JWT_SECRET` : undefined,
+  };
+}
+
 /** The data dir's folders a restore writes into: those of the embedded stores the settings use. */
 function embeddedDirsInUse(config: Config): string[] {
   const used: string[] = [];
@@ -122,6 +159,8 @@ export interface RestoreReport {
   backup: string;
   metadataRows: number;
   analyticsRows: number;
+  /** Something the operator must do or know. */
+  note?: string;
 }
 
 /** Runs a restore as `plumb restore` does; throws with a message meant for the operator. */
@@ -147,6 +186,7 @@ export async function restore(argv: readonly string[], env: NodeJS.ProcessEnv, l
   let metadata: MetadataStore | undefined;
   let analytics: AnalyticsStore | undefined;
   let wrote = false;
+  const existedSecret = existsSync(join(config.dataDir, 'jwt-secret'));
   const staging = await mkdtemp(join(settings.staging_dir ?? tmpdir(), 'plumb-restore-'));
   try {
     metadata = await openMetadataStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, log, migrate: false });
@@ -154,7 +194,13 @@ export async function restore(argv: readonly string[], env: NodeJS.ProcessEnv, l
     const where = (kind: string, url: string | undefined, dir: string) => (url ? `the ${kind} at ${new URL(url).host}` : `${join(config.dataDir, dir)}`);
     if (!(await metadataIsEmpty(metadata))) throw new Error(`${where('PostgreSQL database', config.databaseUrl, 'meta')} is not empty: a restore goes only into an empty store`);
     if (!(await analyticsIsEmpty(analytics))) throw new Error(`${where('ClickHouse server', config.clickhouseUrl, 'analytics')} already holds team databases: a restore goes only into an empty store`);
+    const secret = await settleSecret(target, manifest, config, staging);
     wrote = true;
+    if (secret.write !== undefined) {
+      await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+      await writeFile(join(config.dataDir, 'jwt-secret'), secret.write, { mode: 0o600 });
+      createdHere.push('jwt-secret');
+    }
     const metadataRows = await restoreMetadata(metadata, target, manifest, plugins, staging);
     const analyticsRows = await restoreAnalytics(analytics, target, manifest, staging, log);
     // Up to this Plumb's schema, as its first start would do.
@@ -162,14 +208,14 @@ export async function restore(argv: readonly string[], env: NodeJS.ProcessEnv, l
     for (const { definition } of plugins) {
       if (definition.metadataMigrations) await metadata.migrate({ name: definition.name, dir: definition.metadataMigrations, schema: pluginSchema(definition.name) });
     }
-    return { backup: manifest.id, metadataRows, analyticsRows };
+    return { backup: manifest.id, metadataRows, analyticsRows, note: secret.note };
   } catch (err) {
     if (wrote) {
       await metadata?.close().catch(() => undefined);
       await analytics?.close().catch(() => undefined);
       metadata = analytics = undefined;
       // What this restore created in the data dir goes; a server's database is the operator's to empty.
-      for (const dir of createdHere) await rm(join(config.dataDir, dir), { recursive: true, force: true });
+      for (const dir of createdHere.filter((name) => name !== 'jwt-secret' || !existedSecret)) await rm(join(config.dataDir, dir), { recursive: true, force: true });
       const external = [config.databaseUrl && 'the PostgreSQL database', config.clickhouseUrl && 'the ClickHouse server'].filter(Boolean);
       if (external.length > 0) throw new Error(`${(err as Error).message}. The restore stopped partway: empty ${external.join(' and ')} before trying again`, { cause: err });
     }
@@ -188,6 +234,7 @@ export async function restoreCommand(argv: readonly string[], env: NodeJS.Proces
   try {
     const report = await restore(argv, env, log);
     process.stdout.write(`plumb: restored backup ${report.backup}: ${report.metadataRows} metadata rows, ${report.analyticsRows} analytics rows\n`);
+    if (report.note) process.stdout.write(`plumb: note: ${report.note}\n`);
     return 0;
   } catch (err) {
     process.stderr.write(`plumb restore: ${(err as Error).message}\n`);

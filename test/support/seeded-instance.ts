@@ -19,6 +19,10 @@ export interface SeededInstance {
   shareUrl: string;
   protectedShareUrl: string;
   inviteUrl: string;
+  /** The owner's authenticator secret, to sign in again (e.g. on a restored copy). */
+  totpSecret: string;
+  /** A token with ingest:write and stats:read, editor on both sites. */
+  importerToken: string;
 }
 
 const DEVICES = [
@@ -210,5 +214,7 @@ export async function seedInstance(instance: Instance): Promise<SeededInstance> 
     shareUrl: `${instance.url}/share/${share.token}`,
     protectedShareUrl: `${instance.url}/share/${locked.token}`,
     inviteUrl: `${instance.url}/invite/${invitation.invite_token}`,
+    totpSecret: secret,
+    importerToken: importer.token,
   };
 }
