@@ -77,17 +77,24 @@ export function backupJob(host: PluginHost<ArchivesSettings>, target: () => Arch
           void fenced((tx) => tx.query('UPDATE backups SET files = $2, bytes = $3, rows = $4 WHERE id = $1', [next.id, done.files, done.bytes, done.rows])).catch(() => undefined),
       });
       const { totals } = manifest;
-      await fenced((tx) =>
-        tx.query(`UPDATE backups SET status = 'completed', finished_at = now(), files = $2, bytes = $3, rows = $4, error = NULL WHERE id = $1`, [next.id, totals.files, totals.bytes, totals.rows]),
-      );
-      host.log.info({ backup: next.id, files: totals.files, bytes: totals.bytes, rows: totals.rows }, 'backup completed');
+      // The new backup is complete (its manifest is stored): only now may older ones and unfinished folders go.
+      const removed = await pruneBackups(store, host.settings.keep, next.id).catch((err: unknown) => {
+        host.log.warn({ err }, 'removing older backups failed; they are kept until the next backup');
+        return [] as string[];
+      });
+      await fenced(async (tx) => {
+        await tx.query(`UPDATE backups SET status = 'completed', finished_at = now(), files = $2, bytes = $3, rows = $4, error = NULL WHERE id = $1`, [
+          next.id,
+          totals.files,
+          totals.bytes,
+          totals.rows,
+        ]);
+        // A failed backup's row stays, as the record of the failure; its files are what went.
+        if (removed.length > 0) await tx.query(`DELETE FROM backups WHERE id = ANY($1::text[]) AND status = 'completed'`, [removed]);
+      });
+      host.log.info({ backup: next.id, files: totals.files, bytes: totals.bytes, rows: totals.rows, removed }, 'backup completed');
       await host.emit('archives.backup.completed', { backup_id: next.id, location: store.location, files: totals.files, bytes: totals.bytes, rows: totals.rows, started_at: manifest.started_at, completed_at: manifest.completed_at });
       await auditEveryTeam(host, await teamsInBackup(host), 'backup_completed', `backed up the team's sites, settings and analytics to ${store.location} (backup ${next.id}, ${fmtBytes(totals.bytes)} in all)`);
-      const removed = await pruneBackups(store, host.settings.keep, next.id);
-      if (removed.length > 0) {
-        await fenced((tx) => tx.query('DELETE FROM backups WHERE id = ANY($1::text[])', [removed]));
-        host.log.info({ removed }, 'older backups removed');
-      }
     } catch (err) {
       const error = signal.aborted ? 'interrupted: this node stopped leading or shut down' : (err as Error).message;
       host.log.error({ err, backup: next.id }, 'backup failed');
