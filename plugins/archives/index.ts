@@ -203,6 +203,7 @@ export default definePlugin({
               tags,
               successStatus: 202,
               response: object({ message: Type.String(), backup: Backup }),
+              errors: [409],
             },
             async handler(ctx) {
               const user = (ctx.meta as { user?: { email: string } }).user;
@@ -225,7 +226,7 @@ export default definePlugin({
             auth: 'user',
             access: { instance: 'admin' },
             params: { backupId: { type: 'string', pattern: BACKUP_ID } },
-            openapi: { summary: 'Delete a backup and its files (instance administrators); 409 while it runs', tags, successStatus: 204, response: NoContent },
+            openapi: { summary: 'Delete a backup and its files (instance administrators); 409 while it runs', tags, successStatus: 204, response: NoContent, errors: [404, 409] },
             async handler(ctx) {
               const { backupId } = ctx.params as { backupId: string };
               const { rows } = await host.metadata.query<{ status: string }>('SELECT status FROM backups WHERE id = $1', [backupId]);
@@ -244,7 +245,7 @@ export default definePlugin({
             auth: 'any',
             access: { site: { param: 'id', role: 'admin', scope: 'archives:retention' } },
             params: { id: 'uuid' },
-            openapi: { summary: 'The site’s data retention, and what it has archived so far (site admins)', tags, response: Retention },
+            openapi: { summary: 'The site’s data retention, and what it has archived so far (site admins)', tags, response: Retention, errors: [404] },
             async handler(ctx) {
               return retentionOf(ctx.params.id as string);
             },
@@ -255,7 +256,7 @@ export default definePlugin({
             auth: 'any',
             access: { site: { param: 'id', role: 'admin', scope: 'archives:retention' } },
             params: { id: 'uuid', retention_days: { type: 'number', integer: true, min: 1, max: 36_500, nullable: true } },
-            openapi: { summary: 'Change how long the site’s analytics are kept (site admins); null keeps them for ever', tags, response: Retention },
+            openapi: { summary: 'Change how long the site’s analytics are kept (site admins); null keeps them for ever', tags, response: Retention, errors: [404] },
             async handler(ctx) {
               const { id, retention_days: days } = ctx.params as { id: string; retention_days: number | null };
               const site = await host.site(id);

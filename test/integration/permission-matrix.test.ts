@@ -5,6 +5,9 @@
 // and 404 (the body may still be refused with 400/409). "denied" means 401, 403 or 404. Public
 // routes must answer every role alike: credentials change nothing there.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createFunnel } from '../../lib/funnels/funnels.ts';
 import { createGoal } from '../../lib/goals/goals.ts';
 import { createShareLink } from '../../lib/share/links.ts';
@@ -51,6 +54,12 @@ const freshGoal = async (fx: Fixture) => ({
 const freshFunnel = async (fx: Fixture) => ({
   funnelId: (await createFunnel(fx.t.node.runtime.metadata(), fx.people['site-owner']!, fx.siteId, { name: fresh('funnel'), steps })).id,
 });
+
+const freshFailedBackup = async (fx: Fixture) => {
+  const backupId = `2000-01-01T00-00-00Z-${(++unique).toString(16).padStart(8, '0')}`;
+  await fx.t.node.runtime.metadata().query("INSERT INTO plugin_archives.backups (id, status, location, error) VALUES ($1, 'failed', 'matrix', 'matrix')", [backupId]);
+  return { backupId };
+};
 
 const freshNote = async (fx: Fixture) => {
   const noteId = crypto.randomUUID();
@@ -188,6 +197,13 @@ const MATRIX: Record<string, Entry> = {
   'GET /api/plugins/notes/summary': { allow: INSTANCE_ADMINS },
   'GET /api/plugins/notes/sites': { allow: INSTANCE_ADMINS },
   'POST /api/plugins/notes/deleted-sites/clear': { allow: INSTANCE_ADMINS },
+  'GET /api/plugins/archives/backups': { allow: INSTANCE_ADMINS },
+  'GET /api/plugins/archives/summary': { allow: INSTANCE_ADMINS },
+  // A second request while one is asked for answers 409: allowed, and nothing more is queued.
+  'POST /api/plugins/archives/backups': { allow: INSTANCE_ADMINS },
+  'DELETE /api/plugins/archives/backups/{backupId}': { allow: INSTANCE_ADMINS, params: freshFailedBackup },
+  'GET /api/sites/{id}/plugins/archives/retention': { allow: SITE_ADMINS },
+  'PUT /api/sites/{id}/plugins/archives/retention': { allow: SITE_ADMINS, body: () => ({ retention_days: null }) },
   'GET /api/admin/plugins': { allow: INSTANCE_ADMINS },
   'GET /api/user/api-clients/scopes': { allow: SIGNED_IN },
   'GET /api/dashboard/plugins': { allow: SIGNED_IN },
@@ -267,16 +283,20 @@ const DENIED = new Set([401, 403, 404]);
 let t: TestNode;
 let fx: Fixture;
 let documented: string[];
+const archivesTarget = mkdtempSync(join(tmpdir(), 'plumb-matrix-archives-'));
 
 beforeAll(async () => {
   // The favicon upstream is a closed local port: the proxy answers its placeholder without leaving the machine.
-  t = await startTestNode({ PLUMB_PLUGINS: './plugins/examples/notes', PLUMB_FAVICON_UPSTREAM: 'http://127.0.0.1:9/', PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM: 'true', PLUMB_LOGIN_RATE_PER_MINUTE: '100000', PLUMB_LOGIN_BURST: '100000', PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
+  t = await startTestNode({ PLUMB_PLUGINS: './plugins/examples/notes,archives', PLUMB_ARCHIVES_TARGET: archivesTarget, PLUMB_FAVICON_UPSTREAM: 'http://127.0.0.1:9/', PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM: 'true', PLUMB_LOGIN_RATE_PER_MINUTE: '100000', PLUMB_LOGIN_BURST: '100000', PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
   fx = await buildFixture(t);
   const doc = (await (await fetch(`${t.url}/api/docs/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
   documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));
 }, 60_000);
 
-afterAll(() => t.stop());
+afterAll(async () => {
+  await t.stop();
+  rmSync(archivesTarget, { recursive: true, force: true });
+});
 
 describe('the permission matrix', () => {
   it('has an entry for every route the node serves, and no entry for a route it does not serve', () => {
