@@ -3,13 +3,15 @@ import { describe, expect, it } from '@jest/globals';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { helpText, loadConfig, parseArgs, SETTINGS } from '../../lib/config.ts';
-import { settingsTable } from '../../scripts/settings-table.ts';
+import { pluginSettingsTable, settingsTable } from '../../scripts/settings-table.ts';
+import { FIRST_PARTY_PLUGINS } from '../../plugins/index.ts';
+import archivesPlugin from '../../plugins/archives/index.ts';
 import { CHROMIUM_PATH_ENV, LOCAL_SERVICES } from '../support/services.ts';
 import { pluginSettingRows } from '../../lib/plugins/settings.ts';
 import notesPlugin from '../../plugins/examples/notes/index.ts';
 
-/** The settings of the plugins the README shows (the example), as the help would list them. */
-const pluginSettings = pluginSettingRows(notesPlugin);
+/** The settings of the plugins the README shows (the ones Plumb ships, and the example), as the help would list them. */
+const pluginSettings = [...pluginSettingRows(notesPlugin), ...pluginSettingRows(archivesPlugin)];
 
 const root = new URL('../../', import.meta.url).pathname;
 const readmeText = readFileSync(join(root, 'README.md'), 'utf8');
@@ -35,6 +37,13 @@ describe('README', () => {
   it('documents every setting exactly as lib/config.ts declares it', () => {
     const table = /<!-- settings table[^\n]*-->\n([\s\S]*?)\n<!-- end of settings table -->/.exec(readme)?.[1];
     expect(table).toBe(settingsTable());
+  });
+
+  it('documents the settings of every plugin Plumb ships, as its definition declares them', async () => {
+    for (const name of Object.keys(FIRST_PARTY_PLUGINS)) {
+      const table = new RegExp(`<!-- ${name} settings table[^\\n]*-->\\n([\\s\\S]*?)\\n<!-- end of ${name} settings table -->`).exec(readme)?.[1];
+      expect({ name, table }).toEqual({ name, table: await pluginSettingsTable(name) });
+    }
   });
 
   it('opens with the quick start: the two set-up commands first', () => {
