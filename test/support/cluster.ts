@@ -44,6 +44,9 @@ export interface Seeded {
 
 export interface TestCluster {
   namespace: string;
+  /** The cluster's PostgreSQL database and ClickHouse endpoint, as every node is given them. */
+  databaseUrl: string;
+  clickhouseUrl: string;
   nodes: Map<string, Instance>;
   seeded: Seeded;
   /** Starts `plumb serve` as node `nodeId`; `env` overrides the cluster's settings for it. */
@@ -58,8 +61,15 @@ export interface TestCluster {
   close(): Promise<void>;
 }
 
-/** The chDB-backed ClickHouse HTTP endpoint in a child process; resolves with its URL. */
-async function startClickHouse(dataDir: string): Promise<{ url: string; child: ChildProcessWithoutNullStreams }> {
+export interface ClickHouseEndpoint {
+  url: string;
+  child: ChildProcessWithoutNullStreams;
+  /** Stops the server (its data dir stays: it is the caller's). */
+  close(): Promise<void>;
+}
+
+/** A chDB-backed ClickHouse HTTP endpoint in a child process, keeping its data in `dataDir`. */
+export async function startClickHouse(dataDir: string): Promise<ClickHouseEndpoint> {
   const child = spawn(join(ROOT, 'node_modules/.bin/node'), [join(ROOT, 'test/support/clickhouse-test-server.ts'), '--port', '0', '--data-dir', dataDir], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -70,7 +80,16 @@ async function startClickHouse(dataDir: string): Promise<{ url: string; child: C
     child.once('exit', (code) => reject(new Error(`ClickHouse test server exited with ${code}: ${stderr}`)));
     setTimeout(() => reject(new Error(`ClickHouse test server printed no URL within 30s: ${stderr}`)), 30_000).unref();
   });
-  return { url, child };
+  return {
+    url,
+    child,
+    async close() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<TestCluster> {
@@ -115,6 +134,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
 
   const cluster: TestCluster = {
     namespace,
+    databaseUrl,
+    clickhouseUrl: clickhouse.url,
     nodes,
     seeded: { domain, siteId: site.id, teamId: team.id, token, cookie: '' },
     async start(nodeId, env = {}) {
@@ -164,11 +185,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     async close() {
       await Promise.all([...nodes.values()].map((n) => n.destroy()));
       await analytics.close();
-      if (clickhouse.child.exitCode === null) {
-        const exited = once(clickhouse.child, 'exit');
-        clickhouse.child.kill('SIGTERM');
-        await exited;
-      }
+      await clickhouse.close();
       rmSync(chDir, { recursive: true, force: true });
       await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       await admin.end();
