@@ -85,7 +85,10 @@ async function migrationLevels(db: MetadataQueryable): Promise<MetadataMigration
   const core = await db.query<{ version: number }>('SELECT version FROM public.schema_migrations ORDER BY version');
   const plugins = await db.query<{ plugin: string; version: number }>('SELECT plugin, version FROM public.plugin_migrations ORDER BY plugin, version');
   const levels: MetadataMigrationLevels = { core: core.rows.map((row) => row.version), plugins: {} };
-  for (const row of plugins.rows) (levels.plugins[row.plugin] ??= []).push(row.version);
+  for (const row of plugins.rows) {
+    levels.plugins[row.plugin] ??= [];
+    levels.plugins[row.plugin].push(row.version);
+  }
   return levels;
 }
 

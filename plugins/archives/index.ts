@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { action, conflict, DateTime, definePlugin, NoContent, notFound, nullable, object, PLUGIN_API_VERSION, stringEnum, Type } from '../../lib/plugins/api.ts';
 import { deleteBackup } from './backup.ts';
-import { type ArchivesSettings, backupJob, retentionJob } from './jobs.ts';
+import { backupJob, retentionJob } from './jobs.ts';
 import { BACKUP_ID, newBackupId } from './manifest.ts';
 import { type ArchiveTarget, localTarget, parseLocation, s3Target } from './targets.ts';
 

@@ -5,11 +5,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { s3Target } from '../../plugins/archives/targets.ts';
+import { type HoldingProxy, startHoldingProxy } from '../support/holding-proxy.ts';
 import { type Instance, request, runPlumb, startInstance, tempDataDir, waitFor } from '../support/instance.ts';
 import { S3_TEST_CREDENTIALS, type S3TestServer, startS3TestServer } from '../support/s3-test-server.ts';
 import { OWNER, type SeededInstance, seedInstance } from '../support/seeded-instance.ts';
@@ -213,44 +213,9 @@ describe('archives: a backup restored into a fresh data dir', () => {
   }, 60_000);
 });
 
-/**
- * An HTTP proxy in front of the S3 server that can hold requests for some keys unanswered, as a
- * stalled upload would be, so a backup can be caught (and killed) midway at a known point.
- */
-async function startHoldingProxy(upstream: string) {
-  const target = new URL(upstream);
-  let hold: ((req: IncomingMessage) => boolean) | null = null;
-  const held: IncomingMessage[] = [];
-  const server: Server = createServer((req, res) => {
-    if (hold?.(req)) {
-      held.push(req);
-      return;
-    }
-    const forwarded = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    forwarded.on('error', () => res.destroy());
-    req.pipe(forwarded);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  return {
-    url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
-    holdWhen(predicate: ((req: IncomingMessage) => boolean) | null) {
-      hold = predicate;
-    },
-    held,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 describe('archives: backups in S3-compatible storage', () => {
   let s3: S3TestServer;
-  let proxy: Awaited<ReturnType<typeof startHoldingProxy>>;
+  let proxy: HoldingProxy;
   let node: Instance;
   let cookie: string;
   let siteId: string;
