@@ -38,7 +38,9 @@ export function PluginPanel({ panel, siteId, query, moment }: { panel: SitePanel
     onMutate: () => setSaid(null),
     onSuccess: async (answer) => {
       setSaid(typeof answer?.message === 'string' ? answer.message : null);
-      await queries.invalidateQueries({ queryKey: ['plugin-panel', panel.plugin, panel.id] });
+      // Every panel of the plugin is read again, not only this table: its other panels (a count, a
+      // summary) often describe the same rows.
+      await queries.invalidateQueries({ queryKey: ['plugin-panel', panel.plugin] });
       // The table is drawn again, and the row with its button may be gone: the panel keeps the focus.
       clicked.current = null;
       refocus(heading.current);

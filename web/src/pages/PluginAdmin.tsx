@@ -8,6 +8,7 @@ import { Loading } from '../App.tsx';
 import { api, problem } from '../api.ts';
 import { type AdminPage, type PluginAction, refocus, usePluginDashboard } from '../dashboard/plugin-dashboard.ts';
 import { PluginPanel } from '../dashboard/PluginPanels.tsx';
+import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
 
 const moment = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
@@ -60,6 +61,8 @@ function PageActions({ page }: { page: AdminPage }) {
 
 export default function PluginAdmin() {
   const { plugin = '' } = useParams();
+  const { user } = useSession();
+  const admin = user?.role === 'owner' || user?.role === 'admin';
   const contributed = usePluginDashboard();
   const page = contributed.data?.admin_pages.find((candidate) => candidate.plugin === plugin);
   useTitle(page?.title ?? 'Plugin');
@@ -69,6 +72,16 @@ export default function PluginAdmin() {
       <section className="page">
         <h1>Not found</h1>
         <p className="muted">No enabled plugin called “{plugin}” has a page here.</p>
+      </section>
+    );
+  }
+  // Its routes answer instance administrators only: anyone else would get buttons and panels that
+  // each answer "forbidden".
+  if (!admin) {
+    return (
+      <section className="page">
+        <h1>{page.title}</h1>
+        <p className="muted">This page is for the administrators of this Plumb instance.</p>
       </section>
     );
   }

@@ -1,0 +1,253 @@
+// The archives plugin as an instance owner and a site viewer meet it in the dashboard: the
+// "Backups" page (its menu entry, the backup made at start, "Back up now", deleting a backup with
+// its files), the site's "Data retention" settings section, and what a viewer is shown instead.
+// Both pages are scanned with axe-core and checked for layout faults in light and dark mode,
+// 1366 px and 360 px wide, and screenshotted into test-output/screenshots/archives-*.png.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
+import { BROWSER_DRIVEN_ENV, SCREENSHOTS, seriousViolations } from '../support/dashboard.ts';
+import { type Instance, request, startInstance, waitFor } from '../support/instance.ts';
+import { describeProblems, layoutProblems } from '../support/layout-check.ts';
+
+const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
+const VIEWER = { email: 'viewer@example.com', password: 'another long password' };
+/** How the browser writes dates and times: the page's words for them are checked. */
+const READER = { locale: 'en-US', timezoneId: 'UTC' } as const;
+const VIEWPORTS = [
+  { width: 1366, height: 900 },
+  { width: 360, height: 780 },
+] as const;
+const WAIT = { timeout: 15_000 };
+/** A backup of a fresh instance takes a second or two; a busy machine may take several times that. */
+const BACKUP_DONE_MS = 45_000;
+
+interface Backup {
+  id: string;
+  status: string;
+  location: string;
+  started_at: string | null;
+}
+
+let instance: Instance;
+let target: string;
+let browser: Browser;
+let owner: BrowserContext;
+let page: Page;
+let siteId: string;
+
+/** Runs in a signed-in page: JSON calls to the instance, as the dashboard makes them. */
+const call = (on: Page, method: string, path: string, body?: unknown) =>
+  on.evaluate(
+    async ([method, path, body]) => {
+      const res = await fetch(path, { method, headers: body === undefined ? {} : { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: res.status, body: res.status === 204 ? null : ((await res.json()) as Record<string, unknown>) };
+    },
+    [method, path, body] as const,
+  );
+
+const backups = async () => ((await call(page, 'GET', '/api/plugins/archives/backups')).body?.backups ?? []) as Backup[];
+
+/** Waits until the instance lists `count` completed backups (the plugin's leader job makes them). */
+async function completedBackups(count: number): Promise<Backup[]> {
+  let listed: Backup[] = [];
+  await waitFor(
+    async () => {
+      listed = await backups();
+      return listed.filter((b) => b.status === 'completed').length === count && listed.every((b) => b.status === 'completed');
+    },
+    BACKUP_DONE_MS,
+    () => `expected ${count} completed backups, the instance lists ${JSON.stringify(listed)}`,
+  );
+  return listed;
+}
+
+const backupFolders = () => (existsSync(join(target, 'backups')) ? readdirSync(join(target, 'backups')).sort() : []);
+
+async function signIn(context: BrowserContext, who: { email: string; password: string }): Promise<Page> {
+  const signedIn = await context.newPage();
+  await signedIn.goto(`${instance.url}/login`);
+  await signedIn.getByLabel('Email').fill(who.email);
+  await signedIn.getByLabel('Password').fill(who.password);
+  await signedIn.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await signedIn.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
+  return signedIn;
+}
+
+/**
+ * The page as it is, in light and dark mode at both widths: its serious axe findings and layout
+ * problems (one message each), with a screenshot of each state for review.
+ */
+async function review(on: Page, name: string): Promise<string[]> {
+  const messages: string[] = [];
+  for (const viewport of VIEWPORTS) {
+    await on.setViewportSize(viewport);
+    for (const scheme of ['light', 'dark'] as const) {
+      await on.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
+      await on.evaluate(() => document.fonts.ready.then(() => undefined));
+      await on.waitForTimeout(150);
+      const where = `${name} · ${scheme} · ${viewport.width}px`;
+      for (const finding of await seriousViolations(on, where)) messages.push(`${where}: axe ${finding.id}: ${finding.help} (${finding.targets.join(', ')})`);
+      messages.push(...describeProblems(where, await layoutProblems(on)));
+      await on.screenshot({ path: join(SCREENSHOTS, `archives-${name}-${scheme}-${viewport.width}.png`), fullPage: true });
+    }
+  }
+  await on.setViewportSize(VIEWPORTS[0]);
+  await on.emulateMedia({ colorScheme: 'light' });
+  return messages;
+}
+
+beforeAll(async () => {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  target = mkdtempSync(join(tmpdir(), 'plumb-archives-target-'));
+  instance = await startInstance({ env: { ...BROWSER_DRIVEN_ENV, PLUMB_PLUGINS: 'archives', PLUMB_ARCHIVES_TARGET: target } });
+  const created = await request(`${instance.url}/api/initial-user`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(OWNER) });
+  expect(created.status).toBe(201);
+  browser = await launchChromium();
+  owner = await browser.newContext({ ...READER, viewport: VIEWPORTS[0] });
+  page = await signIn(owner, OWNER);
+  const teams = (await call(page, 'GET', '/api/user/teams')).body?.items as { id: string }[];
+  const site = await call(page, 'POST', '/api/sites', { domain: 'archives.example', team_id: teams[0].id, timezone: 'UTC' });
+  expect(site.status).toBe(201);
+  const made = site.body?.site as { id: string };
+  siteId = made.id;
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await instance?.destroy();
+  if (target) rmSync(target, { recursive: true, force: true });
+});
+
+describe('the Backups page', () => {
+  it('is an entry of the main menu and lists the backup made at start, completed, with its size, rows and place', async () => {
+    const [first] = await completedBackups(1);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Backups' }).click();
+    await page.getByRole('heading', { name: 'Backups', level: 1 }).waitFor(WAIT);
+    await expect(page.getByTestId('plugin-archives-summary').locator('.kpi-label').allTextContents()).resolves.toEqual(['Complete backups', 'Rows in the last', 'MiB in the last']);
+    await page.getByTestId('plugin-archives-summary').locator('.kpi-value').first().filter({ hasText: /^1$/ }).waitFor(WAIT);
+
+    const table = page.getByTestId('plugin-archives-backups');
+    const rows = table.locator('tbody tr');
+    await rows.first().waitFor(WAIT);
+    await expect(table.locator('thead th').allTextContents()).resolves.toEqual(['Started', 'Status', 'Size', 'Rows', 'Where', 'Error', 'Actions']);
+    await expect(rows.count()).resolves.toBe(1);
+    const cells = await rows.first().locator('th, td').allTextContents();
+    // The start time is written for people ("Nov 24, 2026, 11:42 PM", in the reader's zone: UTC here), never as the API's RFC 3339 string.
+    expect(cells[0]).toMatch(/^[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d\d [AP]M$/);
+    expect(new Date(`${cells[0]} UTC`).toISOString()).toBe(`${first.started_at?.slice(0, 16)}:00.000Z`);
+    expect(cells.slice(1)).toEqual(['completed', expect.stringMatching(/^\d+(\.\d)? (B|KiB|MiB)$/), expect.stringMatching(/^[\d,.]+[KMB]?$/), target, '—', 'Delete']);
+  }, 90_000);
+
+  it('asks for a backup with "Back up now", says the leader starts it soon, and lists it; reloaded once it has run, it shows completed', async () => {
+    await page.getByRole('button', { name: 'Back up now' }).click();
+    await page.getByRole('status').getByText('Backup requested: it starts within a few seconds.').waitFor(WAIT);
+    const rows = page.getByTestId('plugin-archives-backups').locator('tbody tr');
+    // The table is read again after the button: the new backup is its first row, as asked for or already running.
+    await rows.nth(1).waitFor(WAIT);
+    await expect(rows.first().locator('td').first().textContent()).resolves.toMatch(/^(requested|running|completed)$/);
+
+    await completedBackups(2);
+    await page.reload();
+    await rows.nth(1).waitFor(WAIT);
+    await expect(rows.count()).resolves.toBe(2);
+    await expect(rows.locator('td:nth-of-type(1)').allTextContents()).resolves.toEqual(['completed', 'completed']);
+    await page.getByTestId('plugin-archives-summary').locator('.kpi-value').first().filter({ hasText: /^2$/ }).waitFor(WAIT);
+    expect(await review(page, 'backups')).toEqual([]);
+  }, 120_000);
+
+  it('deletes a backup from its row after asking: the row leaves the table and its folder leaves the target', async () => {
+    const [newer, older] = await backups();
+    expect(backupFolders()).toEqual([older.id, newer.id]);
+    const rows = page.getByTestId('plugin-archives-backups').locator('tbody tr');
+    let asked = '';
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      void dialog.accept();
+    });
+    // Newest first: the last row is the backup made at start.
+    await rows.nth(1).getByRole('button', { name: 'Delete' }).click();
+    await rows.nth(1).waitFor({ state: 'detached', ...WAIT });
+    expect(asked).toBe('Delete this backup and its files? It cannot be restored afterwards.');
+    await expect(rows.count()).resolves.toBe(1);
+    expect((await backups()).map((b) => b.id)).toEqual([newer.id]);
+    expect(backupFolders()).toEqual([newer.id]);
+    await page.getByTestId('plugin-archives-summary').locator('.kpi-value').first().filter({ hasText: /^1$/ }).waitFor(WAIT);
+  }, 60_000);
+});
+
+describe('the site’s "Data retention" settings', () => {
+  const retention = () => call(page, 'GET', `/api/sites/${siteId}/plugins/archives/retention`);
+
+  it('keeps 30 days once saved, shows the server’s refusal of 0 under the field, and saves an empty field as keeping everything', async () => {
+    await page.goto(`${instance.url}/sites/${siteId}/settings`);
+    await page.getByRole('navigation', { name: 'Settings sections' }).getByRole('link', { name: 'Data retention' }).waitFor(WAIT);
+    const section = page.getByTestId('plugin-settings-archives-retention');
+    const days = section.getByLabel('Keep analytics for (days)');
+    await days.waitFor(WAIT);
+    expect(await days.inputValue()).toBe('');
+
+    await days.fill('30');
+    await section.getByRole('button', { name: 'Save' }).click();
+    await section.getByRole('status').getByText('Saved.').waitFor(WAIT);
+    await page.reload();
+    await days.waitFor(WAIT);
+    await expect(days.inputValue()).resolves.toBe('30');
+    expect((await retention()).body).toMatchObject({ retention_days: 30 });
+
+    await days.fill('0');
+    await section.getByRole('button', { name: 'Save' }).click();
+    const error = section.locator('.field-error');
+    await error.waitFor(WAIT);
+    await expect(error.textContent()).resolves.toBe('must be at least 1');
+    // Said under the field, and read out with it.
+    await expect(days.getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(days.getAttribute('aria-describedby')).resolves.toBe(await error.getAttribute('id'));
+    expect((await retention()).body).toMatchObject({ retention_days: 30 });
+    expect(await review(page, 'retention-refused')).toEqual([]);
+
+    await days.fill('');
+    await section.getByRole('button', { name: 'Save' }).click();
+    await section.getByRole('status').getByText('Saved.').waitFor(WAIT);
+    expect((await retention()).body).toMatchObject({ retention_days: null });
+    await page.reload();
+    await days.waitFor(WAIT);
+    await expect(days.inputValue()).resolves.toBe('');
+    expect(await review(page, 'retention')).toEqual([]);
+  }, 120_000);
+});
+
+describe('a site viewer', () => {
+  let viewer: BrowserContext;
+  let seen: Page;
+
+  beforeAll(async () => {
+    const account = await call(page, 'POST', '/api/admin/users', { ...VIEWER, role: 'user' });
+    expect(account.status).toBe(201);
+    const user = account.body?.user as { id: string };
+    expect((await call(page, 'PUT', `/api/sites/${siteId}/members/${user.id}`, { role: 'viewer' })).status).toBe(200);
+    viewer = await browser.newContext({ ...READER, viewport: VIEWPORTS[0] });
+    seen = await signIn(viewer, VIEWER);
+  }, 30_000);
+
+  afterAll(() => viewer?.close());
+
+  it('sees the site, and finds no Backups entry in the menu', async () => {
+    await seen.getByRole('link', { name: /archives\.example/ }).first().waitFor(WAIT);
+    const menu = seen.getByRole('navigation', { name: 'Main' });
+    await menu.getByRole('link', { name: 'Account' }).waitFor(WAIT);
+    await expect(menu.getByRole('link').allTextContents()).resolves.toEqual(['Sites', 'Account']);
+  });
+
+  it('is told at /plugins/archives that the page is for the instance’s administrators, with none of its buttons', async () => {
+    await seen.goto(`${instance.url}/plugins/archives`);
+    await seen.getByRole('heading', { name: 'Backups', level: 1 }).waitFor(WAIT);
+    await seen.getByText('This page is for the administrators of this Plumb instance.').waitFor(WAIT);
+    await expect(seen.getByRole('button', { name: 'Back up now' }).count()).resolves.toBe(0);
+    await expect(seen.locator('table').count()).resolves.toBe(0);
+    expect(await review(seen, 'viewer')).toEqual([]);
+  }, 60_000);
+});
