@@ -359,6 +359,11 @@ describe('archives: per-site retention', () => {
     rmSync(target, { recursive: true, force: true });
   });
 
+  it('is listed with the archive capability it holds', async () => {
+    const listed = await call(node.url, cookie, 'GET', '/api/admin/plugins');
+    expect(listed.body.plugins).toEqual([expect.objectContaining({ name: 'archives', status: 'running', capabilities: ['archive'] })]);
+  });
+
   it('refuses a retention that is not a whole number of days from 1 on', async () => {
     const zero = await call(node.url, cookie, 'PUT', `/api/sites/${siteId}/plugins/archives/retention`, { retention_days: 0 });
     expect(zero.status).toBe(400);

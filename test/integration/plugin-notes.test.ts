@@ -311,6 +311,7 @@ describe('GET /api/admin/plugins', () => {
           status: 'running',
           version: '1.0.0',
           api_version: 1,
+          capabilities: [],
           description: 'Notes on a site’s timeline, written by its editors',
           source: PLUGIN,
           routes: [
@@ -326,7 +327,7 @@ describe('GET /api/admin/plugins', () => {
             'GET /api/plugins/notes/summary',
           ],
         },
-        { name: 'crashy', status: 'running', version: '0.1.0', api_version: 1, description: 'Fails', source: 'crashy', routes: ['GET /api/plugins/crashy/boom'] },
+        { name: 'crashy', status: 'running', version: '0.1.0', api_version: 1, capabilities: [], description: 'Fails', source: 'crashy', routes: ['GET /api/plugins/crashy/boom'] },
       ],
     });
     expect((await as(t, editor, 'GET', '/api/admin/plugins')).status).toBe(403);
@@ -341,7 +342,7 @@ describe('GET /api/admin/plugins', () => {
       const signedIn = await without.runtime.sessions.start(admin.id, { remember: false });
       const cookie = signedIn.setCookies[0].split(';')[0];
       const listed = await (await fetch(`${without.url}/api/admin/plugins`, { headers: { Cookie: cookie } })).json();
-      expect(listed).toEqual({ plugins: [{ name: 'notes', status: 'disabled', version: null, api_version: null, description: null, source: null, routes: [] }] });
+      expect(listed).toEqual({ plugins: [{ name: 'notes', status: 'disabled', version: null, api_version: null, description: null, source: null, routes: [], capabilities: [] }] });
       expect((await fetch(`${without.url}${notes()}`, { headers: { Cookie: cookie } })).status).toBe(404);
     } finally {
       await without.stop();
