@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { s3Target } from '../../plugins/archives/targets.ts';
+import { cookiesOf } from '../support/accounts.ts';
 import { type HoldingProxy, startHoldingProxy } from '../support/holding-proxy.ts';
 import { type Instance, request, runPlumb, startInstance, tempDataDir, waitFor } from '../support/instance.ts';
 import { S3_TEST_CREDENTIALS, type S3TestServer, startS3TestServer } from '../support/s3-test-server.ts';
@@ -27,22 +28,25 @@ async function call(url: string, auth: string, method: string, path: string, bod
 
 /** Signs the seeded owner in (password, then the authenticator code) and returns the session cookie. */
 async function signInOwner(url: string, totpSecret: string): Promise<string> {
-  const login = await request(`${url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(OWNER) });
+  const login = await postJson(url, '/api/login', OWNER);
   expect(login.status).toBe(200);
   expect(login.body.status).toBe('mfa_required');
   // The next step's code: the current one was used when the authenticator was set up, and a used code is refused.
   const code = totpAt(totpSecret, Date.now() / 1000 + 30);
-  const verified = await request(`${url}/api/auth/mfa/totp/verify`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ challenge_token: login.body.challenge_token, code }),
-  });
+  const verified = await postJson(url, '/api/auth/mfa/totp/verify', { challenge_token: login.body.challenge_token, code });
   expect(verified.status).toBe(200);
-  return verified.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .filter((c) => !c.endsWith('='))
-    .join('; ');
+  return cookiesOf(verified);
+}
+
+const postJson = (url: string, path: string, body: unknown) => request(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+
+/** First run on a new instance: the owner's session cookie, their team, and a site of it with a token that ingests into it. */
+async function ownerWithSite(url: string, site: { domain: string; timezone?: string }) {
+  const cookie = cookiesOf(await postJson(url, '/api/initial-user', OWNER));
+  const teamId = ((await call(url, cookie, 'GET', '/api/user/teams')).body.items as { id: string }[])[0].id;
+  const siteId = ((await call(url, cookie, 'POST', '/api/sites', { ...site, team_id: teamId })).body.site as { id: string }).id;
+  const token = (await call(url, cookie, 'POST', '/api/user/api-clients', { name: 'importer', scopes: ['ingest:write'], sites: [{ site_id: siteId, role: 'editor' }] })).body.token as string;
+  return { cookie, teamId, siteId, token };
 }
 
 /** Everything the dashboard shows of a site over a fixed range: the figures a restore must give back identical. */
@@ -152,7 +156,7 @@ describe('archives: a backup restored into a fresh data dir', () => {
       // Tokens are kept (their hashes are): the importer still reads and writes.
       const byToken = await call(copy.url, `Bearer ${seeded.importerToken}`, 'GET', `/api/sites/${seeded.siteId}/stats/kpis?${new URLSearchParams(range)}`);
       expect(byToken.body).toEqual(before.kpis);
-      const analyst = await request(`${copy.url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'analyst@example.com', password: 'an analyst password' }) });
+      const analyst = await postJson(copy.url, '/api/login', { email: 'analyst@example.com', password: 'an analyst password' });
       expect(analyst.status).toBe(200);
       // The backup it came from is listed as the complete backup it is.
       expect((await backups(copy.url, owner)).find((b) => b.id === backup.id)).toMatchObject({ status: 'completed' });
@@ -161,45 +165,45 @@ describe('archives: a backup restored into a fresh data dir', () => {
     }
   }, 180_000);
 
-  it('refuses a data dir that already holds data, and leaves it as it was', async () => {
+  it('refuses a data dir that already holds data', async () => {
     const again = await runPlumb(['restore', '--from', target, '-data-dir', restoredDir]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/is not empty: a restore goes only into an empty store/);
   }, 60_000);
 
-  it('refuses a backup a newer Plumb made, before writing anything', async () => {
-    const newer = tempDir('plumb-archives-newer-');
+  /**
+   * Restores a copy of the target, altered first, into a fresh data dir; returns what the command
+   * said and which of the stores' folders it left behind. Both copies are removed afterwards.
+   */
+  async function restoreAltered(alter: (copy: string, manifest: Record<string, unknown> & { analytics: { tables: { name: string; file: string }[] }[] }) => void) {
+    const copy = tempDir('plumb-archives-altered-');
     const fresh = tempDataDir('plumb-restore-refused-');
     try {
-      cpSync(target, newer, { recursive: true });
-      const manifestPath = join(newer, 'backups', backup.id, 'manifest.json');
-      writeFileSync(manifestPath, JSON.stringify({ ...JSON.parse(readFileSync(manifestPath, 'utf8')), plumb_version: '99.0.0' }));
-      const refused = await runPlumb(['restore', '--from', newer, '--backup', backup.id, '-data-dir', fresh]);
-      expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/made by Plumb 99\.0\.0, newer than this Plumb/);
-      expect(existsSync(join(fresh, 'meta'))).toBe(false);
+      cpSync(target, copy, { recursive: true });
+      alter(join(copy, 'backups', backup.id), JSON.parse(readFileSync(join(copy, 'backups', backup.id, 'manifest.json'), 'utf8')));
+      const result = await runPlumb(['restore', '--from', copy, '--backup', backup.id, '-data-dir', fresh]);
+      return { ...result, left: readdirSync(fresh).filter((name) => name === 'meta' || name === 'analytics' || name === 'jwt-secret') };
     } finally {
-      rmSync(newer, { recursive: true, force: true });
+      rmSync(copy, { recursive: true, force: true });
       rmSync(fresh, { recursive: true, force: true });
     }
+  }
+
+  it('refuses a backup a newer Plumb made, before writing anything', async () => {
+    const refused = await restoreAltered((folder, manifest) => writeFileSync(join(folder, 'manifest.json'), JSON.stringify({ ...manifest, plumb_version: '99.0.0' })));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/made by Plumb 99\.0\.0, newer than this Plumb/);
+    expect(refused.left).toEqual([]);
   }, 60_000);
 
   it('refuses a damaged file, and removes what it had restored', async () => {
-    const damaged = tempDir('plumb-archives-damaged-');
-    const fresh = tempDataDir('plumb-restore-damaged-');
-    try {
-      cpSync(target, damaged, { recursive: true });
-      const manifest = JSON.parse(readFileSync(join(damaged, 'backups', backup.id, 'manifest.json'), 'utf8'));
-      const hits = manifest.analytics[0].tables.find((t: { name: string }) => t.name === 'hits');
-      writeFileSync(join(damaged, 'backups', backup.id, hits.file), 'not the file the manifest names');
-      const refused = await runPlumb(['restore', '--from', damaged, '-data-dir', fresh]);
-      expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/does not match its manifest/);
-      expect(readdirSync(fresh).filter((name) => name === 'meta' || name === 'analytics')).toEqual([]);
-    } finally {
-      rmSync(damaged, { recursive: true, force: true });
-      rmSync(fresh, { recursive: true, force: true });
-    }
+    const refused = await restoreAltered((folder, manifest) => {
+      const hits = manifest.analytics[0].tables.find((t) => t.name === 'hits')!;
+      writeFileSync(join(folder, hits.file), 'not the file the manifest names');
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/does not match its manifest/);
+    expect(refused.left).toEqual([]);
   }, 120_000);
 
   it('names the complete backups when asked for one it does not hold, and needs --from', async () => {
@@ -234,15 +238,8 @@ describe('archives: backups in S3-compatible storage', () => {
       PLUMB_ARCHIVES_S3_SECRET_ACCESS_KEY: S3_TEST_CREDENTIALS.secretAccessKey,
     };
     node = await startInstance({ env });
-    const setup = await request(`${node.url}/api/initial-user`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(OWNER) });
-    cookie = setup.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .filter((c) => !c.endsWith('='))
-      .join('; ');
-    const teamId = ((await call(node.url, cookie, 'GET', '/api/user/teams')).body.items as { id: string }[])[0].id;
-    siteId = ((await call(node.url, cookie, 'POST', '/api/sites', { domain: 'objects.example', team_id: teamId })).body.site as { id: string }).id;
-    const token = (await call(node.url, cookie, 'POST', '/api/user/api-clients', { name: 'importer', scopes: ['ingest:write'], sites: [{ site_id: siteId, role: 'editor' }] })).body.token as string;
+    let token: string;
+    ({ cookie, siteId, token } = await ownerWithSite(node.url, { domain: 'objects.example' }));
     const items = Array.from({ length: 40 }, (_, i) => ({
       type: i % 4 === 3 ? 'event' : 'pageview',
       ...(i % 4 === 3 ? { name: 'Download', properties: { file: `f${i % 3}.pdf` } } : {}),
@@ -310,13 +307,9 @@ describe('archives: backups in S3-compatible storage', () => {
     expect(restored.code).toBe(0);
     const copy = await startInstance({ dataDir: fresh });
     try {
-      const login = await request(`${copy.url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(OWNER) });
+      const login = await postJson(copy.url, '/api/login', OWNER);
       expect(login.status).toBe(200);
-      const owner = login.headers
-        .getSetCookie()
-        .map((c) => c.split(';')[0])
-        .filter((c) => !c.endsWith('='))
-        .join('; ');
+      const owner = cookiesOf(login);
       expect(await figures(copy.url, owner, siteId, range)).toEqual(before);
     } finally {
       await copy.destroy();
@@ -336,15 +329,8 @@ describe('archives: per-site retention', () => {
 
   beforeAll(async () => {
     node = await startInstance({ env: { PLUMB_PLUGINS: 'archives', PLUMB_ARCHIVES_TARGET: target } });
-    const setup = await request(`${node.url}/api/initial-user`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(OWNER) });
-    cookie = setup.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .filter((c) => !c.endsWith('='))
-      .join('; ');
-    teamId = ((await call(node.url, cookie, 'GET', '/api/user/teams')).body.items as { id: string }[])[0].id;
-    siteId = ((await call(node.url, cookie, 'POST', '/api/sites', { domain: 'old.example', team_id: teamId, timezone: 'UTC' })).body.site as { id: string }).id;
-    const token = (await call(node.url, cookie, 'POST', '/api/user/api-clients', { name: 'importer', scopes: ['ingest:write'], sites: [{ site_id: siteId, role: 'editor' }] })).body.token as string;
+    let token: string;
+    ({ cookie, teamId, siteId, token } = await ownerWithSite(node.url, { domain: 'old.example', timezone: 'UTC' }));
     const at = (daysAgo: number, i: number) => new Date(Date.now() - daysAgo * DAY - i * 3_600_000).toISOString();
     const items = [
       ...[0, 1, 2, 3].map((i) => ({ type: 'pageview', url: `https://old.example/archived-${i}`, visitor_ip: `198.51.100.${i}`, timestamp: at(100, i) })),
