@@ -11,6 +11,7 @@ import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { s3Target } from '../../plugins/archives/targets.ts';
 import { cookiesOf } from '../support/accounts.ts';
 import { type HoldingProxy, startHoldingProxy } from '../support/holding-proxy.ts';
+import { type Receiver, startReceiver } from '../support/webhook-receiver.ts';
 import { type Instance, request, runPlumb, startInstance, tempDataDir, waitFor } from '../support/instance.ts';
 import { S3_TEST_CREDENTIALS, type S3TestServer, startS3TestServer } from '../support/s3-test-server.ts';
 import { OWNER, type SeededInstance, seedInstance } from '../support/seeded-instance.ts';
@@ -320,6 +321,7 @@ describe('archives: backups in S3-compatible storage', () => {
 describe('archives: per-site retention', () => {
   const target = tempDir('plumb-archives-retention-');
   let node: Instance;
+  let receiver: Receiver;
   let cookie: string;
   let siteId: string;
   let teamId: string;
@@ -328,7 +330,8 @@ describe('archives: per-site retention', () => {
     call(node.url, cookie, 'GET', `/api/sites/${siteId}/stats/kpis?${new URLSearchParams(range)}`).then((res) => (res.body.kpis as { pageviews: number }).pageviews);
 
   beforeAll(async () => {
-    node = await startInstance({ env: { PLUMB_PLUGINS: 'archives', PLUMB_ARCHIVES_TARGET: target } });
+    receiver = await startReceiver();
+    node = await startInstance({ env: { PLUMB_PLUGINS: 'archives', PLUMB_ARCHIVES_TARGET: target, PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS: 'true', PLUMB_WEBHOOK_SWEEP_SECONDS: '1' } });
     let token: string;
     ({ cookie, teamId, siteId, token } = await ownerWithSite(node.url, { domain: 'old.example', timezone: 'UTC' }));
     const at = (daysAgo: number, i: number) => new Date(Date.now() - daysAgo * DAY - i * 3_600_000).toISOString();
@@ -342,8 +345,34 @@ describe('archives: per-site retention', () => {
 
   afterAll(async () => {
     await node?.destroy();
+    await receiver?.close();
     rmSync(target, { recursive: true, force: true });
   });
+
+  it('stops start-up without a target, or with a bad setting, naming it and never echoing a secret', async () => {
+    const dataDir = tempDataDir('plumb-archives-settings-');
+    try {
+      const serve = (args: string[], env: Record<string, string>) => runPlumb(['serve', '-data-dir', dataDir, ...args], { PLUMB_PLUGINS: 'archives', ...env });
+      const missing = await serve([], {});
+      expect([missing.code, missing.stderr]).toEqual([2, expect.stringContaining('PLUMB_ARCHIVES_TARGET')]);
+      const bad = await serve(['-archives-keep', 'none'], { PLUMB_ARCHIVES_TARGET: target });
+      expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('-archives-keep')]);
+      const secret = await serve([], { PLUMB_ARCHIVES_TARGET: target, PLUMB_ARCHIVES_S3_SECRET_ACCESS_KEY: 'hush-hush', PLUMB_ARCHIVES_INTERVAL_MINUTES: '0' });
+      expect([secret.code, secret.stderr]).toEqual([2, expect.stringContaining('PLUMB_ARCHIVES_INTERVAL_MINUTES')]);
+      expect(secret.stderr + secret.stdout).not.toContain('hush-hush');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('tells subscribed webhooks of every completed backup', async () => {
+    const created = await call(node.url, cookie, 'POST', '/api/admin/webhooks', { name: 'backups', url: `${receiver.url}/backups`, events: ['archives.backup.completed'] });
+    expect(created.status).toBe(201);
+    const backup = await backUpNow(node.url, cookie);
+    const deliveries = await receiver.waitFor('/backups', 1, 30_000);
+    const sent = deliveries.map((d) => JSON.parse(d.raw.toString('utf8'))).find((event) => event.data.backup_id === backup.id);
+    expect(sent).toMatchObject({ type: 'archives.backup.completed', data: { backup_id: backup.id, location: target, rows: backup.rows } });
+  }, 120_000);
 
   it('is listed with the archive capability it holds', async () => {
     const listed = await call(node.url, cookie, 'GET', '/api/admin/plugins');
