@@ -236,6 +236,125 @@ describe('registering a plugin', () => {
     });
   });
 
+  describe('a panel that reads its route again (refreshSeconds)', () => {
+    const running = [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes: ['GET /api/plugins/probe/backups', 'GET /api/sites/:id/plugins/probe/count'], capabilities: [] }];
+    const withRefresh = (refreshSeconds: number) =>
+      definePlugin({
+        name: 'probe',
+        version: '1',
+        apiVersion: PLUGIN_API_VERSION,
+        description: 'd',
+        dashboard: {
+          sitePanels: [{ id: 'count', title: 'Count', kind: 'kpis', path: '/count', kpis: [{ key: 'n', label: 'N' }], refreshSeconds }],
+          adminPage: { title: 'P', navLabel: 'P', panels: [{ id: 'backups', title: 'Backups', kind: 'table', path: '/backups', items: 'backups', columns: [], refreshSeconds }] },
+        },
+      });
+    const resolve = (refreshSeconds: number) => () => dashboardOf([{ definition: withRefresh(refreshSeconds), specifier: 'p' }], running);
+
+    it('is described with its refresh_seconds, from 2 to 3600', () => {
+      expect(resolve(2)().site_panels[0]).toEqual({
+        plugin: 'probe',
+        id: 'count',
+        title: 'Count',
+        kind: 'kpis',
+        path: '/count',
+        route: '/api/sites/{site}/plugins/probe/count',
+        kpis: [{ key: 'n', label: 'N' }],
+        refresh_seconds: 2,
+      });
+      expect(resolve(3600)().admin_pages[0].panels[0]).toMatchObject({ id: 'backups', refresh_seconds: 3600 });
+      expect(resolve(3600)().admin_pages[0].panels[0]).not.toHaveProperty('refreshSeconds');
+    });
+
+    it('stops start-up naming the plugin and the panel when it is not a whole number of seconds from 2 to 3600', () => {
+      expect(resolve(1)).toThrow('plugin probe: dashboard panel "count" has refreshSeconds 1; it must be a whole number of seconds from 2 to 3600');
+      expect(resolve(3601)).toThrow('plugin probe: dashboard panel "count" has refreshSeconds 3601; it must be a whole number of seconds from 2 to 3600');
+      expect(resolve(2.5)).toThrow('plugin probe: dashboard panel "count" has refreshSeconds 2.5; it must be a whole number of seconds from 2 to 3600');
+      expect(resolve(Number.NaN)).toThrow('plugin probe: dashboard panel "count" has refreshSeconds NaN; it must be a whole number of seconds from 2 to 3600');
+      const onAdminPageOnly = definePlugin({ ...withRefresh(5), dashboard: { adminPage: withRefresh(0).dashboard?.adminPage } });
+      expect(() => dashboardOf([{ definition: onAdminPageOnly, specifier: 'p' }], running)).toThrow('plugin probe: admin page panel "backups" has refreshSeconds 0; it must be a whole number of seconds');
+    });
+  });
+
+  describe('formats of KPIs, table columns and read-only settings fields', () => {
+    const routes = ['GET /api/sites/:id/plugins/probe/backups', 'GET /api/sites/:id/plugins/probe/retention', 'PUT /api/sites/:id/plugins/probe/retention'];
+    const running = [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes, capabilities: [] }];
+    const resolve = (dashboard: NonNullable<Parameters<typeof definePlugin>[0]['dashboard']>) => () =>
+      dashboardOf([{ definition: definePlugin({ name: 'probe', version: '1', apiVersion: PLUGIN_API_VERSION, description: 'd', dashboard }), specifier: 'p' }], running);
+    const table = (format: string) =>
+      ({ id: 'backups', title: 'Backups', kind: 'table', path: '/backups', items: 'backups', columns: [{ key: 'bytes', label: 'Size', numeric: true, format }] }) as never;
+    const kpis = (format: string) => ({ id: 'last', title: 'Last', kind: 'kpis', path: '/backups', kpis: [{ key: 'last_bytes', label: 'Size', format }] }) as never;
+    const section = (properties: Record<string, unknown>, required?: string[]) =>
+      ({ id: 'retention', title: 'Retention', path: '/retention', schema: { type: 'object', properties, required } }) as never;
+
+    it('describes number, bytes and datetime as given', () => {
+      const described = resolve({
+        sitePanels: [
+          {
+            id: 'backups',
+            title: 'Backups',
+            kind: 'table',
+            path: '/backups',
+            items: 'backups',
+            columns: [
+              { key: 'started_at', label: 'Started', format: 'datetime' },
+              { key: 'bytes', label: 'Size', numeric: true, format: 'bytes' },
+              { key: 'rows', label: 'Rows', numeric: true, format: 'number' },
+              { key: 'status', label: 'Status' },
+            ],
+          },
+          { id: 'last', title: 'Last', kind: 'kpis', path: '/backups', kpis: [{ key: 'last_bytes', label: 'Size of the last', format: 'bytes' }] },
+        ],
+        siteSettings: [
+          {
+            id: 'retention',
+            title: 'Retention',
+            path: '/retention',
+            schema: {
+              type: 'object',
+              properties: {
+                days: { type: 'integer', title: 'Days', nullable: true },
+                archived_rows: { type: 'integer', title: 'Rows archived', readOnly: true, format: 'number' },
+                last_archived_at: { type: 'string', title: 'Last archived', readOnly: true, format: 'datetime' },
+              },
+            },
+          },
+        ],
+      })();
+      expect(described.site_panels.map((panel) => (panel.kind === 'table' ? panel.columns : panel.kpis))).toEqual([
+        [
+          { key: 'started_at', label: 'Started', format: 'datetime' },
+          { key: 'bytes', label: 'Size', numeric: true, format: 'bytes' },
+          { key: 'rows', label: 'Rows', numeric: true, format: 'number' },
+          { key: 'status', label: 'Status' },
+        ],
+        [{ key: 'last_bytes', label: 'Size of the last', format: 'bytes' }],
+      ]);
+      expect(described.site_settings[0].schema.properties).toEqual({
+        days: { type: 'integer', title: 'Days', nullable: true },
+        archived_rows: { type: 'integer', title: 'Rows archived', readOnly: true, format: 'number' },
+        last_archived_at: { type: 'string', title: 'Last archived', readOnly: true, format: 'datetime' },
+      });
+    });
+
+    it('stops start-up naming the plugin, the panel and the column or KPI for a format the dashboard does not know', () => {
+      expect(resolve({ sitePanels: [table('kilobytes')] })).toThrow('plugin probe: column "bytes" of dashboard panel "backups" has format "kilobytes"; a format is one of number, bytes, datetime');
+      expect(resolve({ sitePanels: [kpis('date-time')] })).toThrow('plugin probe: KPI "last_bytes" of dashboard panel "last" has format "date-time"; a format is one of number, bytes, datetime');
+    });
+
+    it('stops start-up for a settings field that is read-only and required, formatted but editable, or of an unknown format', () => {
+      expect(resolve({ siteSettings: [section({ rows: { type: 'integer', title: 'Rows', readOnly: true } }, ['rows'])] })).toThrow(
+        'plugin probe: field "rows" of settings section "retention" is read-only and required; a read-only field is never sent',
+      );
+      expect(resolve({ siteSettings: [section({ days: { type: 'integer', title: 'Days', format: 'number' } })] })).toThrow(
+        'plugin probe: field "days" of settings section "retention" has a format but is not read-only; a format applies to shown values only',
+      );
+      expect(resolve({ siteSettings: [section({ at: { type: 'string', title: 'At', readOnly: true, format: 'time' } })] })).toThrow(
+        'plugin probe: field "at" of settings section "retention" has format "time"; a format is one of number, bytes, datetime',
+      );
+    });
+  });
+
   it('stops start-up naming the plugin when one of its analytics migrations is misnamed', () => {
     const dir = mkdtempSync(join(tmpdir(), 'plumb-plugin-migrations-'));
     writeFileSync(join(dir, 'tables.sql'), 'SELECT 1;\n');
