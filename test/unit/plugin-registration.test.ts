@@ -2,7 +2,8 @@
 // must live in its namespace (/api/plugins/<name>/… or /api/sites/:id/plugins/<name>/…), or start-up
 // stops naming the plugin and the route; its leader jobs are registered under its name; and its
 // dashboard descriptors (panels, their row actions, page actions, settings sections) must name
-// routes it serves with the right methods, or start-up stops naming the descriptor.
+// routes it serves with the right methods, refresh within bounds and use formats the dashboard
+// knows, or start-up stops naming the descriptor; and how the dashboard writes formatted values.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,10 @@ import { definePlugin, PLUGIN_API_VERSION } from '../../lib/plugins/api.ts';
 import { createPluginHost } from '../../lib/plugins/host.ts';
 import { dashboardOf, registerPlugins } from '../../lib/plugins/register.ts';
 import type { Runtime } from '../../lib/runtime.ts';
+import { shownValue } from '../../web/src/dashboard/plugin-values.ts';
+
+/** Intl separates some parts with thin or no-break spaces; the words are what matter here. */
+const plain = (text: string) => text.replace(/\s/g, ' ');
 
 function register(services: ServiceSchema[] | (() => ServiceSchema[]), jobs: string[] = []) {
   const created: string[] = [];
@@ -335,6 +340,33 @@ describe('registering a plugin', () => {
         archived_rows: { type: 'integer', title: 'Rows archived', readOnly: true, format: 'number' },
         last_archived_at: { type: 'string', title: 'Last archived', readOnly: true, format: 'datetime' },
       });
+    });
+
+    it('are written by the dashboard: bytes in 1024-based units with one decimal, datetime on the page’s clock, number in the reader’s locale', () => {
+      const utc = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
+      const berlin = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'Europe/Berlin' });
+      expect([0, 1023, 1024, 8300, 1_048_575, 5_400_000, 3 * 1024 ** 3, 2.5 * 1024 ** 4, 2048 * 1024 ** 4].map((bytes) => shownValue(bytes, 'bytes', utc))).toEqual([
+        '0 B',
+        '1,023 B',
+        '1.0 KiB',
+        '8.1 KiB',
+        '1.0 MiB',
+        '5.1 MiB',
+        '3.0 GiB',
+        '2.5 TiB',
+        '2,048.0 TiB',
+      ]);
+      expect(plain(shownValue('2026-03-05T14:07:00.000Z', 'datetime', utc))).toBe('Mar 5, 2026, 2:07 PM');
+      expect(plain(shownValue('2026-03-05T14:07:00.000Z', 'datetime', berlin))).toBe('Mar 5, 2026, 3:07 PM');
+      expect(shownValue('2026-03-05T14:07:00.000Z', 'number', utc)).toBe('2026-03-05T14:07:00.000Z');
+      expect(shownValue(1234, 'number', utc)).toBe('1,234');
+      expect(shownValue('not a time', 'datetime', utc)).toBe('not a time');
+      // Without a format: numbers in the locale, RFC 3339 times on the clock, as before formats existed.
+      expect(shownValue(8300, undefined, utc)).toBe('8,300');
+      expect(plain(shownValue('2026-03-05T14:07:00.000Z', undefined, utc))).toBe('Mar 5, 2026, 2:07 PM');
+      for (const format of ['number', 'bytes', 'datetime', undefined] as const) {
+        expect([null, undefined, ''].map((nothing) => shownValue(nothing, format, utc))).toEqual(['—', '—', '—']);
+      }
     });
 
     it('stops start-up naming the plugin, the panel and the column or KPI for a format the dashboard does not know', () => {
