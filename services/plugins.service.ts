@@ -7,6 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { Context, ServiceSchema } from 'moleculer';
 import { action } from '../lib/openapi/action.ts';
 import { nullable, object, stringEnum } from '../lib/openapi/responses.ts';
+import { PANEL_REFRESH_SECONDS, PLUGIN_VALUE_FORMATS } from '../lib/plugins/contract.ts';
 import type { DashboardContributions, RunningPlugin } from '../lib/plugins/register.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
@@ -26,6 +27,10 @@ const PluginList = object({
   ),
 });
 
+const Format = stringEnum(PLUGIN_VALUE_FORMATS, {
+  description: 'How the value is written: number (the default) in the reader’s locale, bytes as a 1024-based size ("8.1 KiB"), datetime an RFC 3339 string as a date and time',
+});
+
 const FormField = object({
   type: stringEnum(['string', 'integer', 'boolean']),
   title: Type.String(),
@@ -35,6 +40,8 @@ const FormField = object({
   maximum: Type.Optional(Type.Number()),
   maxLength: Type.Optional(Type.Integer()),
   nullable: Type.Optional(Type.Boolean()),
+  readOnly: Type.Optional(Type.Boolean({ description: 'A value the plugin reports: shown, never editable, never sent with PUT' })),
+  format: Type.Optional(Format),
 });
 
 const Action = object({
@@ -61,9 +68,10 @@ const Panel = object({
   path: Type.String(),
   route: Type.String({ description: 'The GET route (with {site} for the site’s id on a site’s dashboard); called with from and to there' }),
   empty: Type.Optional(Type.String()),
+  refresh_seconds: Type.Optional(Type.Integer({ minimum: PANEL_REFRESH_SECONDS.min, maximum: PANEL_REFRESH_SECONDS.max, description: 'Read the route again every this many seconds while the page is open and visible' })),
   items: Type.Optional(Type.String()),
-  columns: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String(), numeric: Type.Optional(Type.Boolean()) }))),
-  kpis: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String() }))),
+  columns: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String(), numeric: Type.Optional(Type.Boolean()), format: Type.Optional(Format) }))),
+  kpis: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String(), format: Type.Optional(Format) }))),
   row_actions: Type.Optional(Type.Array(RowAction, { description: 'A table’s buttons on every row; the table is read again after one succeeds' })),
 });
 

@@ -52,6 +52,17 @@ export interface PluginWebhookEvent {
 }
 
 /**
+ * How the dashboard writes a value, in the reader's locale: `number` (the default) as a number,
+ * `bytes` as a size in 1024-based units with one decimal ("8.1 KiB"), `datetime` an RFC 3339
+ * string as a date and a time.
+ */
+export type PluginValueFormat = 'number' | 'bytes' | 'datetime';
+export const PLUGIN_VALUE_FORMATS: readonly PluginValueFormat[] = ['number', 'bytes', 'datetime'];
+
+/** The bounds of a panel's `refreshSeconds`, whole seconds. */
+export const PANEL_REFRESH_SECONDS = { min: 2, max: 3600 } as const;
+
+/**
  * A panel on the site dashboard, drawn by the dashboard from one of the plugin's GET routes (no
  * plugin code runs in the browser). The dashboard calls the route with the range's `from` and `to`
  * (YYYY-MM-DD in the site's time zone) and draws its JSON answer.
@@ -64,16 +75,18 @@ export type PluginPanel = {
   path: string;
   /** What to show when there is nothing (an empty table, no KPIs). */
   empty?: string;
+  /** Read the route again every this many seconds (a whole number from 2 to 3600) while the page is open and visible. */
+  refreshSeconds?: number;
 } & (
   | {
       kind: 'table';
       /** The answer's field holding the rows. */
       items: string;
-      columns: readonly { key: string; label: string; numeric?: boolean }[];
+      columns: readonly { key: string; label: string; numeric?: boolean; format?: PluginValueFormat }[];
       /** Buttons on every row; the table is read again after one succeeds. */
       rowActions?: readonly PluginRowAction[];
     }
-  | { kind: 'kpis'; /** The answer's numeric fields, one card each. */ kpis: readonly { key: string; label: string }[] }
+  | { kind: 'kpis'; /** The answer's numeric fields, one card each. */ kpis: readonly { key: string; label: string; format?: PluginValueFormat }[] }
 );
 
 /**
@@ -107,7 +120,10 @@ export interface PluginRowAction {
   danger?: boolean;
 }
 
-/** A field of a plugin's settings form: a string (a choice when it has `enum`), an integer or a boolean. */
+/**
+ * A field of a plugin's settings form: a string (a choice when it has `enum`), an integer or a
+ * boolean; or, `readOnly`, a value the plugin reports shown beside those a person sets.
+ */
 export interface PluginFormField {
   type: 'string' | 'integer' | 'boolean';
   title: string;
@@ -118,6 +134,10 @@ export interface PluginFormField {
   maxLength?: number;
   /** May be left empty (sent as null). */
   nullable?: boolean;
+  /** Shown with its value (what the plugin reports), never editable and never sent back with PUT. */
+  readOnly?: boolean;
+  /** How a read-only field's value is written. */
+  format?: PluginValueFormat;
 }
 
 /**

@@ -7,7 +7,15 @@ import type { LeaderJobs } from '../../cluster/leader-jobs.ts';
 import { declaredRoutes } from '../auth/access.ts';
 import { ConfigError } from '../errors.ts';
 import type { Runtime } from '../runtime.ts';
-import type { PluginAction, PluginCapability, PluginDefinition, PluginPanel, PluginSettingsSection } from './contract.ts';
+import {
+  PANEL_REFRESH_SECONDS,
+  PLUGIN_VALUE_FORMATS,
+  type PluginAction,
+  type PluginCapability,
+  type PluginDefinition,
+  type PluginPanel,
+  type PluginSettingsSection,
+} from './contract.ts';
 import { createPluginHost, pluginSchema } from './host.ts';
 import type { LoadedPlugin } from './loader.ts';
 import { resolvePluginSettings } from './settings.ts';
@@ -34,9 +42,10 @@ export interface ActionButton {
 /** A table row's button as the dashboard gets it; its route's other `{field}` segments are filled from the row. */
 export type RowActionButton = ActionButton & { method: 'POST' | 'DELETE'; danger?: boolean };
 
-type TablePanel = Extract<PluginPanel, { kind: 'table' }>;
+type TablePanel = Omit<Extract<PluginPanel, { kind: 'table' }>, 'refreshSeconds'>;
+type KpisPanel = Omit<Extract<PluginPanel, { kind: 'kpis' }>, 'refreshSeconds'>;
 /** A panel as the dashboard gets it: the plugin's descriptor with the routes of the panel and of its rows' buttons in full. */
-export type SitePanel = (Extract<PluginPanel, { kind: 'kpis' }> | (Omit<TablePanel, 'rowActions'> & { row_actions: RowActionButton[] })) & { plugin: string; route: string };
+export type SitePanel = (KpisPanel | (Omit<TablePanel, 'rowActions'> & { row_actions: RowActionButton[] })) & { plugin: string; route: string; refresh_seconds?: number };
 /** A site-settings section as the dashboard gets it, its routes in full (`{site}` for the site's id). */
 export type SiteSettingsSection = Omit<PluginSettingsSection, 'actions'> & { plugin: string; route: string; actions: ActionButton[] };
 
@@ -73,6 +82,40 @@ function isServed(served: string, method: string, path: string, rowFields: boole
   );
 }
 
+/** Why a descriptor's `format` is refused, or null when it is one the dashboard knows. */
+function formatProblem(format: unknown): string | null {
+  if (format === undefined || (PLUGIN_VALUE_FORMATS as readonly unknown[]).includes(format)) return null;
+  return `has format ${JSON.stringify(format)}; a format is one of ${PLUGIN_VALUE_FORMATS.join(', ')}`;
+}
+
+/**
+ * The panel's descriptor checked beyond its routes: a refresh the dashboard can keep to (a whole
+ * number of seconds, not so often that open pages hammer the node) and formats it knows.
+ */
+function checkPanel(plugin: string, what: string, panel: PluginPanel) {
+  const { refreshSeconds: every } = panel;
+  const { min, max } = PANEL_REFRESH_SECONDS;
+  if (every !== undefined && !(Number.isInteger(every) && every >= min && every <= max)) {
+    throw new Error(`plugin ${plugin}: ${what} has refreshSeconds ${typeof every === 'number' ? String(every) : JSON.stringify(every)}; it must be a whole number of seconds from ${min} to ${max}`);
+  }
+  const formatted = panel.kind === 'table' ? panel.columns.map((c) => ({ part: `column "${c.key}"`, format: c.format })) : panel.kpis.map((k) => ({ part: `KPI "${k.key}"`, format: k.format }));
+  for (const { part, format } of formatted) {
+    const problem = formatProblem(format);
+    if (problem) throw new Error(`plugin ${plugin}: ${part} of ${what} ${problem}`);
+  }
+}
+
+/** A settings section's fields checked: a read-only one is never sent, so it cannot be required; only a read-only one is formatted. */
+function checkSection(plugin: string, section: PluginSettingsSection) {
+  const what = `settings section "${section.id}"`;
+  for (const [key, field] of Object.entries(section.schema.properties)) {
+    if (field.readOnly && section.schema.required?.includes(key)) throw new Error(`plugin ${plugin}: field "${key}" of ${what} is read-only and required; a read-only field is never sent`);
+    if (field.format !== undefined && !field.readOnly) throw new Error(`plugin ${plugin}: field "${key}" of ${what} has a format but is not read-only; a format applies to shown values only`);
+    const problem = formatProblem(field.format);
+    if (problem) throw new Error(`plugin ${plugin}: field "${key}" of ${what} ${problem}`);
+  }
+}
+
 /** What the running plugins add to the dashboard; every descriptor must name routes its plugin serves, with the right methods. */
 export function dashboardOf(plugins: readonly LoadedPlugin[], running: readonly RunningPlugin[]): DashboardContributions {
   const contributions: DashboardContributions = { site_panels: [], site_settings: [], admin_pages: [] };
@@ -93,9 +136,11 @@ export function dashboardOf(plugins: readonly LoadedPlugin[], running: readonly 
     });
     const panelOf = (where: 'site' | 'admin', panel: PluginPanel): SitePanel => {
       const what = `${where === 'admin' ? 'admin page panel' : 'dashboard panel'} "${panel.id}"`;
-      const resolved = { plugin: definition.name, route: route(where, what, panel.path, ['GET']) };
-      if (panel.kind === 'kpis') return { ...panel, ...resolved };
-      const { rowActions = [], ...table } = panel;
+      checkPanel(definition.name, what, panel);
+      const { refreshSeconds, ...described } = panel;
+      const resolved = { plugin: definition.name, route: route(where, what, panel.path, ['GET']), refresh_seconds: refreshSeconds };
+      if (described.kind === 'kpis') return { ...described, ...resolved };
+      const { rowActions = [], ...table } = described;
       const row_actions = rowActions.map(({ id, label, method, path, confirm, danger }) => ({
         id,
         label,
@@ -118,6 +163,7 @@ export function dashboardOf(plugins: readonly LoadedPlugin[], running: readonly 
       });
     }
     for (const section of definition.dashboard?.siteSettings ?? []) {
+      checkSection(definition.name, section);
       contributions.site_settings.push({
         ...section,
         plugin: definition.name,

@@ -103,10 +103,12 @@ export default definePlugin({
           title: 'Backups kept',
           kind: 'kpis',
           path: '/summary',
+          // A backup asked for with the page's button finishes within seconds: the page follows it.
+          refreshSeconds: 5,
           kpis: [
             { key: 'completed', label: 'Complete backups' },
             { key: 'last_rows', label: 'Rows in the last' },
-            { key: 'last_mib', label: 'MiB in the last' },
+            { key: 'last_bytes', label: 'Size of the last', format: 'bytes' },
           ],
         },
         {
@@ -115,12 +117,13 @@ export default definePlugin({
           kind: 'table',
           path: '/backups',
           items: 'backups',
+          refreshSeconds: 5,
+          // Every backup goes to the one target, so its location is not a column.
           columns: [
-            { key: 'started_at', label: 'Started' },
+            { key: 'started_at', label: 'Started', format: 'datetime' },
             { key: 'status', label: 'Status' },
-            { key: 'size', label: 'Size', numeric: true },
+            { key: 'bytes', label: 'Size', numeric: true, format: 'bytes' },
             { key: 'rows', label: 'Rows', numeric: true },
-            { key: 'location', label: 'Where' },
             { key: 'error', label: 'Error' },
           ],
           rowActions: [{ id: 'delete', label: 'Delete', method: 'DELETE', path: '/backups/{id}', confirm: 'Delete this backup and its files? It cannot be restored afterwards.', danger: true }],
@@ -135,7 +138,14 @@ export default definePlugin({
         description:
           'Analytics older than this many days are written to Parquet archives in the backup target, checked, and then deleted from Plumb. Leave empty to keep everything.',
         path: '/retention',
-        schema: { type: 'object', properties: { retention_days: { type: 'integer', title: 'Keep analytics for (days)', minimum: 1, maximum: 36_500, nullable: true } } },
+        schema: {
+          type: 'object',
+          properties: {
+            retention_days: { type: 'integer', title: 'Keep analytics for (days)', minimum: 1, maximum: 36_500, nullable: true },
+            archived_rows: { type: 'integer', title: 'Rows archived so far', readOnly: true, format: 'number' },
+            last_archived_at: { type: 'string', title: 'Last archived', readOnly: true, format: 'datetime' },
+          },
+        },
       },
     ],
   },
@@ -173,9 +183,9 @@ export default definePlugin({
             auth: 'user',
             access: { instance: 'admin' },
             openapi: {
-              summary: 'How many complete backups there are, and the size of the last (instance administrators)',
+              summary: 'How many complete backups there are, and the rows and bytes of the last (instance administrators)',
               tags,
-              response: object({ completed: Type.Integer(), last_rows: Type.Integer(), last_mib: Type.Number(), last_completed_at: nullable(DateTime) }),
+              response: object({ completed: Type.Integer(), last_rows: Type.Integer(), last_bytes: Type.Integer(), last_completed_at: nullable(DateTime) }),
             },
             async handler() {
               const { rows } = await host.metadata.query<{ completed: number; last_rows: number | null; last_bytes: number | null; last_completed_at: string | null }>(
@@ -187,7 +197,7 @@ export default definePlugin({
               return {
                 completed: row.completed,
                 last_rows: row.last_rows ?? 0,
-                last_mib: Math.round(((row.last_bytes ?? 0) / 1024 / 1024) * 10) / 10,
+                last_bytes: row.last_bytes ?? 0,
                 last_completed_at: row.last_completed_at,
               };
             },

@@ -78,7 +78,7 @@ async function figures(url: string, auth: string, siteId: string, range: { from:
   };
 }
 
-type Backup = { id: string; status: string; error: string | null; rows: number };
+type Backup = { id: string; status: string; error: string | null; rows: number; bytes: number; finished_at: string | null };
 
 async function backups(url: string, cookie: string): Promise<Backup[]> {
   const res = await call(url, cookie, 'GET', '/api/plugins/archives/backups');
@@ -113,6 +113,9 @@ describe('archives: a backup restored into a fresh data dir', () => {
   let seeded: SeededInstance;
   let before: Awaited<ReturnType<typeof figures>>;
   let backup: Backup;
+  /** The Backups page's summary and the list beside it, read once the backup has finished. */
+  let summary: Record<string, unknown>;
+  let listed: Backup[];
   const range = { from: new Date(Date.now() - 70 * DAY).toISOString().slice(0, 10), to: new Date(Date.now() + DAY).toISOString().slice(0, 10) };
 
   beforeAll(async () => {
@@ -120,8 +123,20 @@ describe('archives: a backup restored into a fresh data dir', () => {
     seeded = await seedInstance(original);
     before = await figures(original.url, cookieOf(seeded), seeded.siteId, range);
     backup = await backUpNow(original.url, cookieOf(seeded));
+    summary = (await call(original.url, cookieOf(seeded), 'GET', '/api/plugins/archives/summary')).body;
+    listed = await backups(original.url, cookieOf(seeded));
     await original.stop();
   }, 240_000);
+
+  it('sums up the complete backups: how many, and the rows and bytes of the last', () => {
+    expect(backup.bytes).toBeGreaterThan(0);
+    expect(summary).toEqual({
+      completed: listed.filter((b) => b.status === 'completed').length,
+      last_rows: backup.rows,
+      last_bytes: backup.bytes,
+      last_completed_at: backup.finished_at,
+    });
+  });
 
   afterAll(async () => {
     await original?.destroy();

@@ -2,7 +2,8 @@
 // must live in its namespace (/api/plugins/<name>/… or /api/sites/:id/plugins/<name>/…), or start-up
 // stops naming the plugin and the route; its leader jobs are registered under its name; and its
 // dashboard descriptors (panels, their row actions, page actions, settings sections) must name
-// routes it serves with the right methods, or start-up stops naming the descriptor.
+// routes it serves with the right methods, refresh within bounds and use formats the dashboard
+// knows, or start-up stops naming the descriptor; and how the dashboard writes formatted values.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,10 @@ import { definePlugin, PLUGIN_API_VERSION } from '../../lib/plugins/api.ts';
 import { createPluginHost } from '../../lib/plugins/host.ts';
 import { dashboardOf, registerPlugins } from '../../lib/plugins/register.ts';
 import type { Runtime } from '../../lib/runtime.ts';
+import { shownValue } from '../../web/src/dashboard/plugin-values.ts';
+
+/** Intl separates some parts with thin or no-break spaces; the words are what matter here. */
+const plain = (text: string) => text.replace(/\s/g, ' ');
 
 function register(services: ServiceSchema[] | (() => ServiceSchema[]), jobs: string[] = []) {
   const created: string[] = [];
@@ -233,6 +238,152 @@ describe('registering a plugin', () => {
       expect(resolve(page('/backups'))).toThrow('plugin probe: admin page action "now" uses POST /api/plugins/probe/backups, a route the plugin does not serve');
       expect(resolve(page('/backups/{id}'), 'POST /api/plugins/probe/backups/:id')).toThrow('plugin probe: admin page action "now" uses POST /api/plugins/probe/backups/{id}, a route the plugin does not serve');
       expect(resolve(page('/backups'), 'POST /api/plugins/probe/backups')().admin_pages[0].actions).toEqual([{ id: 'now', label: 'Now', route: '/api/plugins/probe/backups', confirm: undefined }]);
+    });
+  });
+
+  describe('a panel that reads its route again (refreshSeconds)', () => {
+    const running = [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes: ['GET /api/plugins/probe/backups', 'GET /api/sites/:id/plugins/probe/count'], capabilities: [] }];
+    const withRefresh = (refreshSeconds: number) =>
+      definePlugin({
+        name: 'probe',
+        version: '1',
+        apiVersion: PLUGIN_API_VERSION,
+        description: 'd',
+        dashboard: {
+          sitePanels: [{ id: 'count', title: 'Count', kind: 'kpis', path: '/count', kpis: [{ key: 'n', label: 'N' }], refreshSeconds }],
+          adminPage: { title: 'P', navLabel: 'P', panels: [{ id: 'backups', title: 'Backups', kind: 'table', path: '/backups', items: 'backups', columns: [], refreshSeconds }] },
+        },
+      });
+    const resolve = (refreshSeconds: number) => () => dashboardOf([{ definition: withRefresh(refreshSeconds), specifier: 'p' }], running);
+
+    it('is described with its refresh_seconds, from 2 to 3600', () => {
+      expect(resolve(2)().site_panels[0]).toEqual({
+        plugin: 'probe',
+        id: 'count',
+        title: 'Count',
+        kind: 'kpis',
+        path: '/count',
+        route: '/api/sites/{site}/plugins/probe/count',
+        kpis: [{ key: 'n', label: 'N' }],
+        refresh_seconds: 2,
+      });
+      expect(resolve(3600)().admin_pages[0].panels[0]).toMatchObject({ id: 'backups', refresh_seconds: 3600 });
+      expect(resolve(3600)().admin_pages[0].panels[0]).not.toHaveProperty('refreshSeconds');
+    });
+
+    it('stops start-up naming the plugin and the panel when it is not a whole number of seconds from 2 to 3600', () => {
+      expect(resolve(1)).toThrow('plugin probe: dashboard panel "count" has refreshSeconds 1; it must be a whole number of seconds from 2 to 3600');
+      expect(resolve(3601)).toThrow('plugin probe: dashboard panel "count" has refreshSeconds 3601; it must be a whole number of seconds from 2 to 3600');
+      expect(resolve(2.5)).toThrow('plugin probe: dashboard panel "count" has refreshSeconds 2.5; it must be a whole number of seconds from 2 to 3600');
+      expect(resolve(Number.NaN)).toThrow('plugin probe: dashboard panel "count" has refreshSeconds NaN; it must be a whole number of seconds from 2 to 3600');
+      const onAdminPageOnly = definePlugin({ ...withRefresh(5), dashboard: { adminPage: withRefresh(0).dashboard?.adminPage } });
+      expect(() => dashboardOf([{ definition: onAdminPageOnly, specifier: 'p' }], running)).toThrow('plugin probe: admin page panel "backups" has refreshSeconds 0; it must be a whole number of seconds');
+    });
+  });
+
+  describe('formats of KPIs, table columns and read-only settings fields', () => {
+    const routes = ['GET /api/sites/:id/plugins/probe/backups', 'GET /api/sites/:id/plugins/probe/retention', 'PUT /api/sites/:id/plugins/probe/retention'];
+    const running = [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes, capabilities: [] }];
+    const resolve = (dashboard: NonNullable<Parameters<typeof definePlugin>[0]['dashboard']>) => () =>
+      dashboardOf([{ definition: definePlugin({ name: 'probe', version: '1', apiVersion: PLUGIN_API_VERSION, description: 'd', dashboard }), specifier: 'p' }], running);
+    const table = (format: string) =>
+      ({ id: 'backups', title: 'Backups', kind: 'table', path: '/backups', items: 'backups', columns: [{ key: 'bytes', label: 'Size', numeric: true, format }] }) as never;
+    const kpis = (format: string) => ({ id: 'last', title: 'Last', kind: 'kpis', path: '/backups', kpis: [{ key: 'last_bytes', label: 'Size', format }] }) as never;
+    const section = (properties: Record<string, unknown>, required?: string[]) =>
+      ({ id: 'retention', title: 'Retention', path: '/retention', schema: { type: 'object', properties, required } }) as never;
+
+    it('describes number, bytes and datetime as given', () => {
+      const described = resolve({
+        sitePanels: [
+          {
+            id: 'backups',
+            title: 'Backups',
+            kind: 'table',
+            path: '/backups',
+            items: 'backups',
+            columns: [
+              { key: 'started_at', label: 'Started', format: 'datetime' },
+              { key: 'bytes', label: 'Size', numeric: true, format: 'bytes' },
+              { key: 'rows', label: 'Rows', numeric: true, format: 'number' },
+              { key: 'status', label: 'Status' },
+            ],
+          },
+          { id: 'last', title: 'Last', kind: 'kpis', path: '/backups', kpis: [{ key: 'last_bytes', label: 'Size of the last', format: 'bytes' }] },
+        ],
+        siteSettings: [
+          {
+            id: 'retention',
+            title: 'Retention',
+            path: '/retention',
+            schema: {
+              type: 'object',
+              properties: {
+                days: { type: 'integer', title: 'Days', nullable: true },
+                archived_rows: { type: 'integer', title: 'Rows archived', readOnly: true, format: 'number' },
+                last_archived_at: { type: 'string', title: 'Last archived', readOnly: true, format: 'datetime' },
+              },
+            },
+          },
+        ],
+      })();
+      expect(described.site_panels.map((panel) => (panel.kind === 'table' ? panel.columns : panel.kpis))).toEqual([
+        [
+          { key: 'started_at', label: 'Started', format: 'datetime' },
+          { key: 'bytes', label: 'Size', numeric: true, format: 'bytes' },
+          { key: 'rows', label: 'Rows', numeric: true, format: 'number' },
+          { key: 'status', label: 'Status' },
+        ],
+        [{ key: 'last_bytes', label: 'Size of the last', format: 'bytes' }],
+      ]);
+      expect(described.site_settings[0].schema.properties).toEqual({
+        days: { type: 'integer', title: 'Days', nullable: true },
+        archived_rows: { type: 'integer', title: 'Rows archived', readOnly: true, format: 'number' },
+        last_archived_at: { type: 'string', title: 'Last archived', readOnly: true, format: 'datetime' },
+      });
+    });
+
+    it('are written by the dashboard: bytes in 1024-based units with one decimal, datetime on the page’s clock, number in the reader’s locale', () => {
+      const utc = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
+      const berlin = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'Europe/Berlin' });
+      expect([0, 1023, 1024, 8300, 1_048_575, 5_400_000, 3 * 1024 ** 3, 2.5 * 1024 ** 4, 2048 * 1024 ** 4].map((bytes) => shownValue(bytes, 'bytes', utc))).toEqual([
+        '0 B',
+        '1,023 B',
+        '1.0 KiB',
+        '8.1 KiB',
+        '1.0 MiB',
+        '5.1 MiB',
+        '3.0 GiB',
+        '2.5 TiB',
+        '2,048.0 TiB',
+      ]);
+      expect(plain(shownValue('2026-03-05T14:07:00.000Z', 'datetime', utc))).toBe('Mar 5, 2026, 2:07 PM');
+      expect(plain(shownValue('2026-03-05T14:07:00.000Z', 'datetime', berlin))).toBe('Mar 5, 2026, 3:07 PM');
+      expect(shownValue('2026-03-05T14:07:00.000Z', 'number', utc)).toBe('2026-03-05T14:07:00.000Z');
+      expect(shownValue(1234, 'number', utc)).toBe('1,234');
+      expect(shownValue('not a time', 'datetime', utc)).toBe('not a time');
+      // Without a format: numbers in the locale, RFC 3339 times on the clock, as before formats existed.
+      expect(shownValue(8300, undefined, utc)).toBe('8,300');
+      expect(plain(shownValue('2026-03-05T14:07:00.000Z', undefined, utc))).toBe('Mar 5, 2026, 2:07 PM');
+      for (const format of ['number', 'bytes', 'datetime', undefined] as const) {
+        expect([null, undefined, ''].map((nothing) => shownValue(nothing, format, utc))).toEqual(['—', '—', '—']);
+      }
+    });
+
+    it('stops start-up naming the plugin, the panel and the column or KPI for a format the dashboard does not know', () => {
+      expect(resolve({ sitePanels: [table('kilobytes')] })).toThrow('plugin probe: column "bytes" of dashboard panel "backups" has format "kilobytes"; a format is one of number, bytes, datetime');
+      expect(resolve({ sitePanels: [kpis('date-time')] })).toThrow('plugin probe: KPI "last_bytes" of dashboard panel "last" has format "date-time"; a format is one of number, bytes, datetime');
+    });
+
+    it('stops start-up for a settings field that is read-only and required, formatted but editable, or of an unknown format', () => {
+      expect(resolve({ siteSettings: [section({ rows: { type: 'integer', title: 'Rows', readOnly: true } }, ['rows'])] })).toThrow(
+        'plugin probe: field "rows" of settings section "retention" is read-only and required; a read-only field is never sent',
+      );
+      expect(resolve({ siteSettings: [section({ days: { type: 'integer', title: 'Days', format: 'number' } })] })).toThrow(
+        'plugin probe: field "days" of settings section "retention" has a format but is not read-only; a format applies to shown values only',
+      );
+      expect(resolve({ siteSettings: [section({ at: { type: 'string', title: 'At', readOnly: true, format: 'time' } })] })).toThrow(
+        'plugin probe: field "at" of settings section "retention" has format "time"; a format is one of number, bytes, datetime',
+      );
     });
   });
 

@@ -1,10 +1,12 @@
 // A site-settings section a plugin describes (GET /api/dashboard/plugins): a form generated from its
 // JSON schema, read from and saved to the plugin's route, and its action buttons. The server's
 // field errors show under their fields; an action's answer (`message`) shows beside the buttons.
+// Read-only fields are what the plugin reports beside them: shown as they are read, never sent.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, problem } from '../api.ts';
-import type { SiteSettingsSection } from '../dashboard/plugin-dashboard.ts';
+import type { FormField, SiteSettingsSection } from '../dashboard/plugin-dashboard.ts';
+import { shownValue } from '../dashboard/plugin-values.ts';
 import { submitHandler } from '../forms.ts';
 import { Field, sortFieldErrors, useFocusFirstInvalid } from './Field.tsx';
 
@@ -13,10 +15,13 @@ type Values = Record<string, string | boolean>;
 /** Form text for a value: numbers and strings as typed, null as empty. */
 const asText = (value: unknown) => (value === null || value === undefined ? '' : String(value));
 
-/** The values as the route takes them: integers as numbers, empty nullable fields as null. */
+/** The fields a person sets, in the schema's order. */
+const editable = (schema: SiteSettingsSection['schema']) => Object.entries(schema.properties).filter(([, field]) => !field.readOnly);
+
+/** The values as the route takes them: integers as numbers, empty nullable fields as null; read-only fields are not the route's to take. */
 function toBody(schema: SiteSettingsSection['schema'], values: Values): Record<string, unknown> {
   const body: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(schema.properties)) {
+  for (const [key, field] of editable(schema)) {
     const value = values[key];
     if (field.type === 'boolean') body[key] = value === true;
     else if (value === '' || value === undefined) body[key] = field.nullable ? null : '';
@@ -25,8 +30,27 @@ function toBody(schema: SiteSettingsSection['schema'], values: Values): Record<s
   return body;
 }
 
-export function PluginSettings({ section, siteId }: { section: SiteSettingsSection; siteId: string }) {
+/** What the plugin reports, each field's title and its value as the dashboard writes it. */
+function Readouts({ fields, values, moment }: { fields: [string, FormField][]; values: Record<string, unknown>; moment: Intl.DateTimeFormat }) {
+  return (
+    <dl className="readouts">
+      {fields.map(([key, field]) => (
+        <div key={key} className="readout">
+          <dt>{field.title}</dt>
+          <dd>
+            <span className="readout-value">{shownValue(values[key], field.format, moment)}</span>
+            {field.description && <span className="field-hint">{field.description}</span>}
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** The section's form; `timezone` is the site's, whose clock read-only times are written on, as on its dashboard. */
+export function PluginSettings({ section, siteId, timezone }: { section: SiteSettingsSection; siteId: string; timezone: string }) {
   const path = section.route.replace('{site}', encodeURIComponent(siteId));
+  const moment = useMemo(() => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZone: timezone }), [timezone]);
   const queries = useQueryClient();
   const current = useQuery({ queryKey: ['plugin-settings', section.plugin, section.id, siteId], queryFn: () => api<Record<string, unknown>>(path) });
   const [values, setValues] = useState<Values | null>(null);
@@ -34,9 +58,9 @@ export function PluginSettings({ section, siteId }: { section: SiteSettingsSecti
   const form = useRef<HTMLFormElement>(null);
   useEffect(() => {
     if (current.data && values === null) {
-      setValues(Object.fromEntries(Object.entries(section.schema.properties).map(([key, field]) => [key, field.type === 'boolean' ? current.data[key] === true : asText(current.data[key])])));
+      setValues(Object.fromEntries(editable(section.schema).map(([key, field]) => [key, field.type === 'boolean' ? current.data[key] === true : asText(current.data[key])])));
     }
-  }, [current.data, values, section.schema.properties]);
+  }, [current.data, values, section.schema]);
   const save = useMutation({
     mutationFn: () => api(path, { method: 'PUT', body: toBody(section.schema, values ?? {}) }),
     onSuccess: () => {
@@ -48,7 +72,8 @@ export function PluginSettings({ section, siteId }: { section: SiteSettingsSecti
     mutationFn: (route: string) => api<{ message?: string }>(route.replace('{site}', encodeURIComponent(siteId)), { method: 'POST', body: {} }),
     onSuccess: (answer) => setSaid(answer?.message ?? 'Done.'),
   });
-  const keys = Object.keys(section.schema.properties);
+  const keys = editable(section.schema).map(([key]) => key);
+  const readOnly = Object.entries(section.schema.properties).filter(([, field]) => field.readOnly);
   const { byField, rest } = sortFieldErrors(save.error, (field) => (keys.includes(field) ? field : null));
   useFocusFirstInvalid(form, save.error);
   if (current.isError) return <p className="error">{current.error.message}</p>;
@@ -61,7 +86,7 @@ export function PluginSettings({ section, siteId }: { section: SiteSettingsSecti
     <div className="stack" data-testid={`plugin-settings-${section.plugin}-${section.id}`}>
       {section.description && <p className="muted">{section.description}</p>}
       <form ref={form} className="stack" onSubmit={submitHandler(() => save.mutate())} aria-label={section.title} noValidate>
-        {Object.entries(section.schema.properties).map(([key, field]) =>
+        {editable(section.schema).map(([key, field]) =>
           field.type === 'boolean' ? (
             <label key={key} className="check">
               <input type="checkbox" checked={values[key] === true} onChange={(e) => set(key, e.target.checked)} />
@@ -99,6 +124,7 @@ export function PluginSettings({ section, siteId }: { section: SiteSettingsSecti
             </div>
           ),
         )}
+        {readOnly.length > 0 && current.data && <Readouts fields={readOnly} values={current.data} moment={moment} />}
         {rest.map((message) => (
           <p key={message} className="error" role="alert">
             {message}

@@ -7,26 +7,31 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, problem } from '../api.ts';
 import { ListTable } from '../components/ListTable.tsx';
-import { formatNumber } from './format.ts';
 import { onSite, type RowAction, refocus, rowRoute, type SitePanel, usePluginDashboard } from './plugin-dashboard.ts';
+import { shownValue } from './plugin-values.ts';
 import type { DateRange } from './range.ts';
 
-const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
-
-/** A cell as the dashboard writes values everywhere: numbers in the locale, times in the site's zone, nothing as a dash. */
-function cell(value: unknown, moment?: Intl.DateTimeFormat): string {
-  if (value === null || value === undefined || value === '') return '—';
-  if (typeof value === 'number') return formatNumber(value);
-  if (typeof value === 'string' && moment && ISO_TIME.test(value)) return moment.format(new Date(value));
-  return typeof value === 'string' ? value : JSON.stringify(value);
+/**
+ * A row's React key: its `id` when every row has a distinct one, so that a refresh which adds a row
+ * above keeps each row (and a focused button in it) with its own data; else its place.
+ */
+function rowKeys(rows: readonly Record<string, unknown>[]): (string | number)[] {
+  const ids = rows.map((row) => row.id);
+  const usable = ids.every((id) => typeof id === 'string' || typeof id === 'number') && new Set(ids).size === ids.length;
+  return usable ? ids.map((id) => `id:${String(id)}`) : rows.map((_, index) => index);
 }
 
 /** One panel: its route's answer drawn as KPI cards or a table, with its rows' buttons. `query` goes with the request (a site panel's range). */
 export function PluginPanel({ panel, siteId, query, moment }: { panel: SitePanel; siteId?: string; query?: Record<string, string>; moment: Intl.DateTimeFormat }) {
   const path = onSite(panel.route, siteId);
+  const every = panel.refresh_seconds ? panel.refresh_seconds * 1000 : undefined;
   const data = useQuery({
     queryKey: ['plugin-panel', panel.plugin, panel.id, path, query],
     queryFn: ({ signal }) => api<Record<string, unknown>>(path, { query, signal }),
+    // A refreshing panel keeps its last answer on screen while the next is read (same key, no
+    // placeholder), and is read only while the page is visible: React Query's focus follows
+    // document.visibilityState, and a page shown again is read at once when its answer has aged.
+    ...(every ? { refetchInterval: every, refetchIntervalInBackground: false, staleTime: every, refetchOnWindowFocus: true } : {}),
   });
   const queries = useQueryClient();
   const heading = useRef<HTMLHeadingElement>(null);
@@ -51,6 +56,7 @@ export function PluginPanel({ panel, siteId, query, moment }: { panel: SitePanel
   }, [act.isPending]);
   const headingId = `plugin-${panel.plugin}-${panel.id}`;
   const rows = panel.kind === 'table' && Array.isArray(data.data?.[panel.items ?? '']) ? (data.data?.[panel.items ?? ''] as Record<string, unknown>[]) : [];
+  const keys = rowKeys(rows);
   const rowActions = panel.row_actions ?? [];
   return (
     <section className="card stack" aria-labelledby={headingId} data-testid={headingId}>
@@ -63,7 +69,7 @@ export function PluginPanel({ panel, siteId, query, moment }: { panel: SitePanel
           {(panel.kpis ?? []).map((kpi) => (
             <div key={kpi.key} className="kpi">
               <p className="kpi-label">{kpi.label}</p>
-              <p className="kpi-value">{cell(data.data?.[kpi.key])}</p>
+              <p className="kpi-value">{shownValue(data.data?.[kpi.key], kpi.format, moment)}</p>
             </div>
           ))}
         </div>
@@ -77,16 +83,15 @@ export function PluginPanel({ panel, siteId, query, moment }: { panel: SitePanel
           label={panel.title}
         >
           {rows.map((row, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: a plugin's rows need not carry an id
-            <tr key={index}>
+            <tr key={keys[index]}>
               {(panel.columns ?? []).map((column, at) =>
                 at === 0 ? (
                   <th key={column.key} scope="row" className={column.numeric ? 'num' : undefined}>
-                    {cell(row[column.key], moment)}
+                    {shownValue(row[column.key], column.format, moment)}
                   </th>
                 ) : (
                   <td key={column.key} className={column.numeric ? 'num' : undefined}>
-                    {cell(row[column.key], moment)}
+                    {shownValue(row[column.key], column.format, moment)}
                   </td>
                 ),
               )}

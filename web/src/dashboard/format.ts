@@ -11,6 +11,22 @@ export const formatNumber = (n: number) => (Math.abs(n) >= 10_000 ? compact.form
 
 export const formatPercent = (n: number) => `${whole.format(Math.round(n * 10) / 10)}%`;
 
+const tenths = new Intl.NumberFormat(LOCALE, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+const BYTE_UNITS = ['KiB', 'MiB', 'GiB', 'TiB'] as const;
+
+/** A size for people, in 1024-based units with one decimal: 512 B, 8.1 KiB, 5.1 MiB, … TiB. */
+export function formatBytes(bytes: number): string {
+  if (Math.abs(Math.round(bytes)) < 1024) return `${whole.format(Math.round(bytes))} B`;
+  let value = bytes / 1024;
+  let unit = 0;
+  // Moves up a unit when the figure would round to 1024 of this one: 1,048,575 bytes is "1.0 MiB", never "1,024.0 KiB".
+  while (unit < BYTE_UNITS.length - 1 && Math.abs(Math.round(value * 10) / 10) >= 1024) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${tenths.format(value)} ${BYTE_UNITS[unit]}`;
+}
+
 /** What every panel, table and list shows where the server sent '' (no referrer, no UTM tag, …). */
 export const NONE = '(none)';
 export const valueLabel = (value: string) => (value === '' ? NONE : value);

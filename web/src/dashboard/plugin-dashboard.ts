@@ -3,11 +3,13 @@
 // changes when the node restarts with other plugins.
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../api.ts';
+import type { ValueFormat } from './plugin-values.ts';
 
 export interface PanelColumn {
   key: string;
   label: string;
   numeric?: boolean;
+  format?: ValueFormat;
 }
 
 /** A button that POSTs to a plugin's route (`{site}` for the site's id) and shows the answer's `message`. */
@@ -35,9 +37,11 @@ export interface SitePanel {
   kind: 'table' | 'kpis';
   route: string;
   empty?: string;
+  /** Read the route again every this many seconds while the page is visible. */
+  refresh_seconds?: number;
   items?: string;
   columns?: PanelColumn[];
-  kpis?: { key: string; label: string }[];
+  kpis?: { key: string; label: string; format?: ValueFormat }[];
   row_actions?: RowAction[];
 }
 
@@ -50,6 +54,9 @@ export interface FormField {
   maximum?: number;
   maxLength?: number;
   nullable?: boolean;
+  /** A value the plugin reports: shown, never edited, never sent back. */
+  readOnly?: boolean;
+  format?: ValueFormat;
 }
 
 export interface SiteSettingsSection {

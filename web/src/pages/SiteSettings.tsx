@@ -149,7 +149,7 @@ function sectionsFor(site: Site, fromPlugins: readonly SiteSettingsSection[]): S
   const owner = site.role === 'owner';
   const manage = owner || site.role === 'admin';
   // Plugins' sections follow Plumb's own settings, before the people and the site's fate.
-  const plugins = manage ? fromPlugins.map((section) => ({ id: `plugin-${section.plugin}-${section.id}`, title: section.title, body: <PluginSettings section={section} siteId={site.id} /> })) : [];
+  const plugins = manage ? fromPlugins.map((section) => ({ id: `plugin-${section.plugin}-${section.id}`, title: section.title, body: <PluginSettings section={section} siteId={site.id} timezone={site.timezone} /> })) : [];
   return [
     { id: 'tracking', title: 'Tracking snippet', body: <Snippet /> },
     { id: 'general', title: 'General', body: <General site={site} /> },
