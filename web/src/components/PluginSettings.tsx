@@ -4,7 +4,8 @@
 // Read-only fields are what the plugin reports beside them: shown as they are read, never sent.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { api, problem } from '../api.ts';
+import { api } from '../api.ts';
+import { ActionOutcome, usePluginActions } from '../dashboard/plugin-actions.tsx';
 import type { FormField, SiteSettingsSection } from '../dashboard/plugin-dashboard.ts';
 import { shownValue } from '../dashboard/plugin-values.ts';
 import { submitHandler } from '../forms.ts';
@@ -68,10 +69,7 @@ export function PluginSettings({ section, siteId, timezone }: { section: SiteSet
       void queries.invalidateQueries({ queryKey: ['plugin-settings', section.plugin, section.id, siteId] });
     },
   });
-  const act = useMutation({
-    mutationFn: (route: string) => api<{ message?: string }>(route.replace('{site}', encodeURIComponent(siteId)), { method: 'POST', body: {} }),
-    onSuccess: (answer) => setSaid(answer?.message ?? 'Done.'),
-  });
+  const actions = usePluginActions({ onAnswer: setSaid, routeOf: (route) => route.replace('{site}', encodeURIComponent(siteId)) });
   const keys = editable(section.schema).map(([key]) => key);
   const readOnly = Object.entries(section.schema.properties).filter(([, field]) => field.readOnly);
   const { byField, rest } = sortFieldErrors(save.error, (field) => (keys.includes(field) ? field : null));
@@ -134,26 +132,9 @@ export function PluginSettings({ section, siteId, timezone }: { section: SiteSet
           <button type="submit" className="button primary" disabled={save.isPending}>
             Save
           </button>
-          {section.actions.map((button) => (
-            <button
-              key={button.id}
-              type="button"
-              className="button"
-              disabled={act.isPending}
-              onClick={() => {
-                if (!button.confirm || confirm(button.confirm)) act.mutate(button.route);
-              }}
-            >
-              {button.label}
-            </button>
-          ))}
+          {actions.buttons(section.actions)}
         </div>
-        {act.error && (
-          <p className="error" role="alert">
-            {problem(act.error)}
-          </p>
-        )}
-        {said && <p role="status">{said}</p>}
+        <ActionOutcome error={actions.error} said={said} />
       </form>
     </div>
   );

@@ -1,60 +1,27 @@
 // A plugin's page for instance administrators (`/plugins/<plugin>`), drawn from what the plugin
 // describes (GET /api/dashboard/plugins): its buttons, which POST to its routes, show the answer's
 // message and then read the panels again, and its panels, each read from one of its routes.
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import { useParams } from 'react-router';
 import { Loading } from '../App.tsx';
-import { api, problem } from '../api.ts';
-import { type AdminPage, type PluginAction, refocus, usePluginDashboard } from '../dashboard/plugin-dashboard.ts';
+import { ActionOutcome, usePluginActions } from '../dashboard/plugin-actions.tsx';
+import { type AdminPage, usePluginDashboard } from '../dashboard/plugin-dashboard.ts';
 import { PluginPanel } from '../dashboard/PluginPanels.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
 
 const moment = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
-/** The page's buttons and, below them, what the last one answered. */
+/** The page's buttons and, below them, what the last one answered; the panels are read again after each. */
 function PageActions({ page }: { page: AdminPage }) {
   const queries = useQueryClient();
   const [said, setSaid] = useState<string | null>(null);
-  /** The button that ran, to have the focus back once the buttons are enabled again. */
-  const clicked = useRef<HTMLButtonElement | null>(null);
-  const act = useMutation({
-    mutationFn: (action: PluginAction) => api<{ message?: unknown }>(action.route, { method: 'POST', body: {} }),
-    onMutate: () => setSaid(null),
-    onSuccess: (answer) => {
-      setSaid(typeof answer?.message === 'string' ? answer.message : 'Done.');
-      void queries.invalidateQueries({ queryKey: ['plugin-panel', page.plugin] });
-    },
-  });
-  useEffect(() => {
-    if (!act.isPending) refocus(clicked.current);
-  }, [act.isPending]);
+  const actions = usePluginActions({ onAnswer: setSaid, onDone: () => void queries.invalidateQueries({ queryKey: ['plugin-panel', page.plugin] }) });
   return (
     <>
-      <div className="form-actions">
-        {page.actions.map((action) => (
-          <button
-            key={action.id}
-            type="button"
-            className="button"
-            disabled={act.isPending}
-            onClick={(event) => {
-              if (action.confirm && !confirm(action.confirm)) return;
-              clicked.current = event.currentTarget;
-              act.mutate(action);
-            }}
-          >
-            {action.label}
-          </button>
-        ))}
-      </div>
-      {act.error && (
-        <p className="error" role="alert">
-          {problem(act.error)}
-        </p>
-      )}
-      {said && <p role="status">{said}</p>}
+      <div className="form-actions">{actions.buttons(page.actions)}</div>
+      <ActionOutcome error={actions.error} said={said} />
     </>
   );
 }

@@ -1,0 +1,64 @@
+// A plugin's action buttons (on its admin page, in a site-settings section), one way everywhere:
+// each POSTs to its route after its confirm, one runs at a time, the focus comes back to the button
+// that ran, and the answer's `message` (or the error) shows beside them.
+import { useMutation } from '@tanstack/react-query';
+import { useEffect, useRef } from 'react';
+import { api, problem } from '../api.ts';
+import { refocus } from './plugin-dashboard.ts';
+
+interface ActionButton {
+  id: string;
+  label: string;
+  route: string;
+  confirm?: string;
+}
+
+/**
+ * `onAnswer` hears the message to show (null when a button starts), `onDone` runs after a success
+ * (to read panels again); `routeOf` fills a route's placeholders.
+ */
+export function usePluginActions(options: { onAnswer(message: string | null): void; onDone?(): void; routeOf?(route: string): string }) {
+  const clicked = useRef<HTMLButtonElement | null>(null);
+  const act = useMutation({
+    mutationFn: (route: string) => api<{ message?: unknown }>(options.routeOf ? options.routeOf(route) : route, { method: 'POST', body: {} }),
+    onMutate: () => options.onAnswer(null),
+    onSuccess: (answer) => {
+      options.onAnswer(typeof answer?.message === 'string' ? answer.message : 'Done.');
+      options.onDone?.();
+    },
+  });
+  useEffect(() => {
+    if (!act.isPending) refocus(clicked.current);
+  }, [act.isPending]);
+  const buttons = (actions: readonly ActionButton[]) =>
+    actions.map((action) => (
+      <button
+        key={action.id}
+        type="button"
+        className="button"
+        disabled={act.isPending}
+        onClick={(event) => {
+          if (action.confirm && !confirm(action.confirm)) return;
+          clicked.current = event.currentTarget;
+          act.mutate(action.route);
+        }}
+      >
+        {action.label}
+      </button>
+    ));
+  return { buttons, error: act.error };
+}
+
+/** What the last action (or save) answered: its error, else its message. */
+export function ActionOutcome({ error, said }: { error: Error | null; said: string | null }) {
+  return (
+    <>
+      {error && (
+        <p className="error" role="alert">
+          {problem(error)}
+        </p>
+      )}
+      {said && <p role="status">{said}</p>}
+    </>
+  );
+}
