@@ -1,5 +1,6 @@
 // `npm run bench [-- suite…]`: runs the benchmark suites and prints their figures. Benchmarks are
 // measurements, not tests: they never fail on a number, they report it.
+import archives from './archives.bench.ts';
 import cluster from './cluster.bench.ts';
 import dashboard from './dashboard.bench.ts';
 import dashboardRender from './dashboard-render.bench.ts';
@@ -13,7 +14,7 @@ export interface BenchSuite {
   run(args: string[]): Promise<Record<string, string | number>>;
 }
 
-const SUITES: readonly BenchSuite[] = [startup, ingest, ingestPipeline, dashboard, dashboardRender, cluster];
+const SUITES: readonly BenchSuite[] = [startup, ingest, ingestPipeline, dashboard, dashboardRender, cluster, archives];
 
 const args = process.argv.slice(2);
 // Suite names are the bare words that are not a flag's value (`--dataset 10m`).
