@@ -36,6 +36,13 @@ const CONNECTION_ARGS = [
 // Stream connections cut results into blocks of at most this many rows: one block is what a
 // stream holds in memory at a time (the default, 65,409 rows, can be tens of megabytes).
 const STREAM_ARGS = [...CONNECTION_ARGS, '--max_block_size=8192'];
+/** See importParquet. */
+const PARQUET_IMPORT_SETTINGS = [
+  'max_insert_block_size = 100000',
+  'min_insert_block_size_rows = 100000',
+  'min_insert_block_size_bytes = 67108864',
+  'input_format_parquet_memory_high_watermark = 268435456',
+].join(', ');
 // Reads that overlap another read get one thread each (see Readers).
 const NARROW_ARGS = [...CONNECTION_ARGS, '--max_threads=1'];
 
@@ -228,7 +235,10 @@ export class ChdbTransport implements Transport {
 
   async importParquet(target: string, filePath: string): Promise<void> {
     // The file's columns are the table's own, in its order: Plumb wrote it from this table's DDL.
-    await this.onOwnConnection({}, `INSERT INTO ${target} SELECT * FROM file(${stringLiteral(filePath)}, 'Parquet')`);
+    // Inserted in blocks of 100,000 rows, with the Parquet reader's buffers capped at 256 MiB
+    // (its default is 4 GiB): restoring 10M hits peaked at 2.2 GiB with the defaults and at
+    // 1.0 GiB with these, for 15 s instead of 6–10 s.
+    await this.onOwnConnection({}, `INSERT INTO ${target} SELECT * FROM file(${stringLiteral(filePath)}, 'Parquet') SETTINGS ${PARQUET_IMPORT_SETTINGS}`);
   }
 
   async ping(): Promise<void> {

@@ -148,7 +148,12 @@ export class ClickHouseTransport implements Transport {
   async importParquet(target: string, filePath: string): Promise<void> {
     this.assertOpen();
     try {
-      const result = await this.client.exec({ query: `INSERT INTO ${target} FORMAT Parquet`, values: createReadStream(filePath), clickhouse_settings: COMPLETE });
+      // Blocks of 100,000 rows bound what the server holds of a large file at once (as on chDB).
+      const result = await this.client.exec({
+        query: `INSERT INTO ${target} FORMAT Parquet`,
+        values: createReadStream(filePath),
+        clickhouse_settings: { ...COMPLETE, max_insert_block_size: '100000', min_insert_block_size_rows: '100000', min_insert_block_size_bytes: '67108864' },
+      });
       for await (const _ of result.stream) {
         // An INSERT answers with an empty body; reading it to the end frees the socket.
       }
