@@ -9,6 +9,7 @@ import createApiService from './api.service.ts';
 import createAuthService from './auth.service.ts';
 import createClusterService from './cluster.service.ts';
 import createEventsService from './events.service.ts';
+import createExportsService from './exports.service.ts';
 import createFaviconService from './favicon.service.ts';
 import createGoalsService from './goals.service.ts';
 import createIngestService from './ingest.service.ts';
@@ -32,6 +33,7 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
   createSitesService,
   createAnalyticsService,
   createEventsService,
+  createExportsService,
   createGoalsService,
   createShareService,
   createFaviconService,

@@ -30,6 +30,8 @@ declare module 'moleculer' {
      * '/api/sites/:id/goals/{goal.id}'; several are tried in order (lib/http/location.ts).
      */
     location?: LocationTemplate;
+    /** Call timeout in milliseconds, instead of the broker's requestTimeout; 0 for none (Moleculer reads it, its typings omit it). */
+    timeout?: number;
     /** Per-IP bucket this route spends from; /api routes default to 'api'. */
     rateLimit?: 'ingest' | 'api' | 'login';
     /**

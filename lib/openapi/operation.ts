@@ -6,7 +6,7 @@ import { type AuthMode, authModeOf } from '../auth/access.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import type { ActionDoc } from './action.ts';
 import type { JsonSchema } from './schema.ts';
-import { CONTENT_TYPE } from './responses.ts';
+import { CONTENT_TYPE, DOWNLOAD } from './responses.ts';
 
 export type DocumentedAction = Pick<ActionSchema, 'name' | 'params' | 'openapi' | 'auth' | 'access' | 'rest' | 'rateLimit' | 'crossOrigin' | 'location'>;
 
@@ -87,6 +87,14 @@ export function responsesOf(method: string, pathParams: readonly string[], actio
 }
 
 function successResponse(schema: JsonSchema | undefined): Record<string, unknown> {
+  const formats = schema?.[DOWNLOAD] as Record<string, unknown> | undefined;
+  if (formats) {
+    return {
+      description: 'The file, in the format asked for',
+      headers: { 'Content-Disposition': { description: 'attachment, with the file’s name', schema: { type: 'string' } } },
+      content: Object.fromEntries(Object.entries(formats).map(([type, body]) => [type, { schema: plain(body) }])),
+    };
+  }
   const contentType = schema?.[CONTENT_TYPE] as string | undefined;
   if (contentType === 'none') return { description: 'No body' };
   if (contentType && !contentType.includes('json')) return { description: 'Success', content: { [contentType]: { schema: { type: 'string' } } } };

@@ -40,6 +40,19 @@ export const NoContent = Type.Unsafe<null | undefined>({ [CONTENT_TYPE]: 'none' 
 /** A body that is not JSON (an image, a script): the handler returns its bytes or a stream. */
 export const binary = (contentType: string) => Type.Unsafe<Buffer | Readable | string | null>({ [CONTENT_TYPE]: contentType });
 
+/** Where a file download's schema keeps its formats: content type → schema of that body. */
+export const DOWNLOAD = 'x-download';
+
+/**
+ * A file offered in several formats (an export): the handler returns the stream of the format
+ * asked for. `formats` maps each content type to its body's schema (a JSON body's shape, or
+ * `binary` for bytes); the answer carries a Content-Disposition naming the file.
+ */
+export const download = (formats: Record<string, TSchema>) => Type.Unsafe<Readable>({ [DOWNLOAD]: formats });
+
+/** The schema of a body that is bytes (CSV, NDJSON, Parquet) in a download's formats. */
+export const Bytes = Type.String({ format: 'binary' });
+
 /** Server-Sent Events: the handler returns the Readable that moleculer-web pipes out. */
 export const eventStream = () => Type.Unsafe<Readable>({ [CONTENT_TYPE]: 'text/event-stream' });
 

@@ -221,6 +221,9 @@ const MATRIX: Record<string, Entry> = {
   'GET /api/sites/{id}/events/timeseries': { allow: [...SITE_READERS, 'client-scoped'], query: 'event_name=Signup' },
   'GET /api/sites/{id}/events/audience': { allow: [...SITE_READERS, 'client-scoped'], query: 'event_name=Signup' },
   'GET /api/sites/{id}/realtime': { allow: [...SITE_READERS, 'client-scoped'], stream: true },
+  // Exports: read like stats.
+  'GET /api/sites/{id}/hits/export': { allow: [...SITE_READERS, 'client-scoped'] },
+  'GET /api/sites/{id}/ai-fetch/export': { allow: [...SITE_READERS, 'client-scoped'] },
   // Share links: managed by site admins; the public side answers everyone alike (404 for a bad token).
   'POST /api/sites/{id}/share': { allow: SITE_ADMINS },
   'GET /api/sites/{id}/share': { allow: SITE_ADMINS },

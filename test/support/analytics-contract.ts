@@ -286,6 +286,43 @@ export function analyticsStoreContract(name: string, open: () => Promise<Analyti
       });
     });
 
+    describe('streamBytes', () => {
+      const text = async (chunks: AsyncIterable<Uint8Array>) => {
+        const parts: Uint8Array[] = [];
+        for await (const chunk of chunks) parts.push(chunk);
+        return Buffer.concat(parts).toString('utf8');
+      };
+
+      it('passes on CSV of a result spanning many blocks as one text, without a header', async () => {
+        const csv = await text(store.streamBytes('SELECT number, {s:String} AS s FROM numbers({n:UInt64})', { s: 'a "b",\nc', n: 20_000 }, 'CSV'));
+        const lines = csv.split('"\n');
+        expect(lines[0]).toBe('0,"a ""b"",\nc');
+        expect(lines[19_999]).toBe('19999,"a ""b"",\nc');
+        expect(lines.length).toBe(20_001);
+      });
+
+      it('passes on JSONEachRow as one object a line', async () => {
+        const ndjson = await text(store.streamBytes('SELECT number, toUInt64(number) * 1000000000000 AS big FROM numbers(20000)', {}, 'JSONEachRow'));
+        const rows = ndjson.trimEnd().split('\n').map((line) => JSON.parse(line));
+        expect(rows.length).toBe(20_000);
+        expect(rows[19_999]).toEqual({ number: '19999', big: '19999000000000000' });
+      });
+
+      it('stops the query when the reader breaks off', async () => {
+        let bytes = 0;
+        for await (const chunk of store.streamBytes('SELECT number FROM system.numbers LIMIT 1000000000', {}, 'CSV')) {
+          bytes += chunk.length;
+          break;
+        }
+        expect(bytes).toBeGreaterThan(0);
+        expect(await store.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      });
+
+      it('rejects the iteration with the ClickHouse message on an error', async () => {
+        await expect(text(store.streamBytes('SELECT no_such_column FROM system.one', {}, 'CSV'))).rejects.toMatchObject({ name: 'AnalyticsStoreError', code: 47 });
+      });
+    });
+
     describe('command', () => {
       it('runs DDL and statements without a result', async () => {
         const db = await store.ensureTenant(freshTeam());

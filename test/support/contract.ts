@@ -151,7 +151,8 @@ export async function checkResponse(method: string, url: string, res: Response):
   }
   if (!media) throw new ContractViolation(`${route} answered ${status} as ${contentType || 'no content type'}, where its contract declares ${Object.keys(content).join(', ')}`);
   const schema = content[media].schema;
-  if (media.includes('json') && schema) await checkBody(contract, `${route} → ${status}`, res, `${verb} ${template} ${status}`, schema);
+  // A JSON document only: newline-delimited JSON (application/x-ndjson) is many documents.
+  if ((media === 'application/json' || media.endsWith('+json')) && schema) await checkBody(contract, `${route} → ${status}`, res, `${verb} ${template} ${status}`, schema);
 }
 
 /**

@@ -1,7 +1,8 @@
 // What kind of resource an AI agent fetched (html page, document, image, other), for the AI-fetch
 // breakdowns: from the response Content-Type when the crawler log has it, else from the path.
 
-export type ResourceType = 'html' | 'document' | 'image' | 'other';
+export const RESOURCE_TYPES = ['html', 'document', 'image', 'other'] as const;
+export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
 const DOCUMENT_TYPES = new Set([
   'application/pdf',

@@ -4,9 +4,9 @@
 import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { type ChdbQueryStream, drainPending, Session as ChdbConnection } from 'chdb';
+import { type ChdbQueryStream, drainPending, Session as ChdbConnection, type StreamChunk } from 'chdb';
 import type { Log } from '../../log.ts';
-import { AnalyticsStoreError, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, parseRows, stringLiteral, type Transport, toStoreError } from './transport.ts';
+import { AnalyticsStoreError, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, parseRows, type RowFormat, stringLiteral, type Transport, toStoreError } from './transport.ts';
 
 /** Which directory this process's chDB is bound to, and how many stores use it. */
 const registry = { dir: '', stores: 0 };
@@ -189,15 +189,25 @@ export class ChdbTransport implements Transport {
    * directory, which libchdb allows; breaking out of the loop cancels the query.
    */
   async *stream<T>(sql: string, params: Params): AsyncIterable<T> {
+    for await (const chunk of this.chunks(sql, params, 'JSONEachRow')) {
+      for (const row of chunk.rows<T>()) yield row;
+    }
+  }
+
+  /** The same stream, each block's bytes as the engine wrote them (copied: the chunk's memory is the engine's). */
+  async *streamBytes(sql: string, params: Params, format: RowFormat): AsyncIterable<Uint8Array> {
+    for await (const chunk of this.chunks(sql, params, format)) yield Buffer.from(chunk.raw());
+  }
+
+  /** The blocks of a stream on a connection of its own (see stream()). */
+  private async *chunks(sql: string, params: Params, format: RowFormat): AsyncIterable<StreamChunk> {
     this.assertOpen();
     const connection = new ChdbConnection(this.dir, { connectionArgs: STREAM_ARGS });
     this.streams.add(connection);
     let stream: ChdbQueryStream | undefined;
     try {
-      stream = await this.startStream(connection, sql, params);
-      for await (const chunk of stream) {
-        for (const row of chunk.rows<T>()) yield row;
-      }
+      stream = await this.startStream(connection, sql, params, format);
+      yield* stream;
       // Closing the store cancels its streams, and a cancelled chDB stream just ends: say so,
       // rather than let an export pass for complete.
       if (!this.streams.has(connection)) throw new AnalyticsStoreError('The analytics store was closed during the stream');
@@ -295,10 +305,10 @@ export class ChdbTransport implements Transport {
     }
   }
 
-  /** Starts a JSONEachRow stream on `connection`; a bound one only once no other bound start or query runs. */
-  private startStream(connection: ChdbConnection, sql: string, params: Params): Promise<ChdbQueryStream> {
-    if (!hasKeys(params)) return Promise.resolve(connection.queryStream(sql, { format: 'JSONEachRow' }));
-    return this.bound.run(() => connection.queryStreamBind(sql, params, { format: 'JSONEachRow' }));
+  /** Starts a stream (JSONEachRow unless told) on `connection`; a bound one only once no other bound start or query runs. */
+  private startStream(connection: ChdbConnection, sql: string, params: Params, format: RowFormat = 'JSONEachRow'): Promise<ChdbQueryStream> {
+    if (!hasKeys(params)) return Promise.resolve(connection.queryStream(sql, { format }));
+    return this.bound.run(() => connection.queryStreamBind(sql, params, { format }));
   }
 
   private assertOpen(): void {

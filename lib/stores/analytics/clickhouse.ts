@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type ClickHouseClient, ClickHouseLogLevel, createClient, type Logger } from '@clickhouse/client';
 import type { Log } from '../../log.ts';
-import { AnalyticsStoreError, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, type Transport, toStoreError } from './transport.ts';
+import { AnalyticsStoreError, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, type RowFormat, type Transport, toStoreError } from './transport.ts';
 
 // Buffer the whole response on the server before answering: an error met halfway through a
 // result then arrives as an HTTP error, not as a truncated 200. Streams do not set it.
@@ -100,6 +100,35 @@ export class ClickHouseTransport implements Transport {
       throw this.closing ? new AnalyticsStoreError('The analytics store was closed during the stream', { cause: error }) : toStoreError(error);
     } finally {
       result?.close();
+    }
+  }
+
+  /**
+   * The server's own output, passed on as it arrives; breaking out of the loop closes the socket.
+   * A server that fails midway has already answered 200: since ClickHouse 25.11 it ends the body
+   * with its exception marker (its tag in a response header), which is turned into an error here,
+   * and older servers cut the connection, which errs too; a stream never ends as if complete.
+   */
+  async *streamBytes(sql: string, params: Params, format: RowFormat): AsyncIterable<Uint8Array> {
+    this.assertOpen();
+    let body: Readable | undefined;
+    try {
+      const result = await this.client.exec({ query: `${sql} FORMAT ${format}`, query_params: params });
+      body = result.stream;
+      const tag = result.response_headers['x-clickhouse-exception-tag'];
+      const marker = typeof tag === 'string' && tag !== '' ? Buffer.from(`${tag}\r\n__exception__\r\n`) : undefined;
+      let tail = Buffer.alloc(0);
+      for await (const chunk of body) {
+        const bytes = chunk as Buffer;
+        if (marker) tail = Buffer.concat([tail, bytes]).subarray(-marker.length);
+        yield bytes;
+      }
+      if (marker?.equals(tail)) throw new AnalyticsStoreError('ClickHouse failed while sending the result');
+      if (this.closing) throw new AnalyticsStoreError('The analytics store was closed during the stream');
+    } catch (error) {
+      throw this.closing ? new AnalyticsStoreError('The analytics store was closed during the stream', { cause: error }) : toStoreError(error);
+    } finally {
+      body?.destroy();
     }
   }
 

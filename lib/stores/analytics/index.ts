@@ -7,9 +7,9 @@ import type { Log } from '../../log.ts';
 import { ChdbTransport } from './chdb.ts';
 import { ClickHouseTransport } from './clickhouse.ts';
 import { loadMigrations, type Migration, migrateTenant } from './migrations.ts';
-import { assertIdentifier, encodeRow, normalizeParams, type Params, type Transport, tenantDatabase } from './transport.ts';
+import { assertIdentifier, encodeRow, normalizeParams, type Params, type RowFormat, type Transport, tenantDatabase } from './transport.ts';
 
-export type { Params } from './transport.ts';
+export type { Params, RowFormat } from './transport.ts';
 export { AnalyticsStoreError, tenantDatabase } from './transport.ts';
 
 export interface InsertOptions {
@@ -32,6 +32,11 @@ export interface AnalyticsStore {
   query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>;
   /** Rows as they are produced, one block in memory at a time; for exports. Break to cancel. */
   stream<T = Record<string, unknown>>(sql: string, params?: Params): AsyncIterable<T>;
+  /**
+   * The rows of `sql` as ClickHouse writes them in `format` (CSV without a header, JSONEachRow),
+   * passed on as produced without being parsed; for exports. Break to cancel.
+   */
+  streamBytes(sql: string, params: Params, format: RowFormat): AsyncIterable<Uint8Array>;
   /** DDL and statements without a result. */
   command(sql: string, params?: Params): Promise<void>;
   /** One batch insert (JSONEachRow). Table and database names must match /^[a-z_][a-z0-9_]*$/. */
@@ -108,6 +113,15 @@ class Store implements AnalyticsStore {
       // Parameters are checked when iteration starts, so a bad one rejects like any other error.
       async *[Symbol.asyncIterator]() {
         yield* transport.stream<T>(sql, normalizeParams(params));
+      },
+    };
+  }
+
+  streamBytes(sql: string, params: Params, format: RowFormat): AsyncIterable<Uint8Array> {
+    const { transport } = this;
+    return {
+      async *[Symbol.asyncIterator]() {
+        yield* transport.streamBytes(sql, normalizeParams(params), format);
       },
     };
   }

@@ -4,11 +4,21 @@
 
 export type Params = Record<string, unknown>;
 
+/**
+ * Output formats whose text is rows and nothing else (no header, prefix or suffix): chDB formats
+ * each block of a stream on its own, so a CSV header or a JSON array's brackets would repeat
+ * once per block, while these concatenate into the format's output on both transports.
+ */
+export const ROW_FORMATS = ['CSV', 'JSONEachRow'] as const;
+export type RowFormat = (typeof ROW_FORMATS)[number];
+
 /** The part of the store that differs between chDB and a ClickHouse server. */
 export interface Transport {
   readonly kind: 'chdb' | 'clickhouse';
   query<T>(sql: string, params: Params): Promise<T[]>;
   stream<T>(sql: string, params: Params): AsyncIterable<T>;
+  /** The result's bytes in `format`, as they are produced; breaking out of the loop cancels the query. */
+  streamBytes(sql: string, params: Params, format: RowFormat): AsyncIterable<Uint8Array>;
   command(sql: string, params: Params): Promise<void>;
   /** `target` is an already validated `table` or `db.table`; `ndjson` is JSONEachRow text (UTF-8). */
   insert(target: string, ndjson: Buffer, settings: Record<string, string | number>): Promise<void>;

@@ -1,0 +1,85 @@
+// Exports of a site's raw rows as files: its pageviews and its AI fetches over a range, in CSV,
+// NDJSON, JSON or Parquet, streamed as ClickHouse writes them. Thin actions over lib/exports/;
+// Site Viewer or higher, or a token with stats:read on the site.
+import { Type } from '@sinclair/typebox';
+import type { Context, ServiceSchema } from 'moleculer';
+import { RESOURCE_TYPES } from '../lib/ingest/enrich/resource-type.ts';
+import { notFound } from '../lib/errors.ts';
+import { CONTENT_TYPES, EXPORT_FORMATS, type ExportFormat, type ExportRequest, type ExportSite, openExport } from '../lib/exports/exports.ts';
+import { AI_FETCHES, type ExportTable, PAGEVIEWS, rowSchema } from '../lib/exports/tables.ts';
+import { action } from '../lib/openapi/action.ts';
+import { Bytes, download } from '../lib/openapi/responses.ts';
+import type { Runtime } from '../lib/runtime.ts';
+import type { RequestMeta } from '../types/meta.ts';
+
+type Ctx = Context<ExportRequest & { id: string }, RequestMeta & { $responseType?: string; $responseHeaders?: Record<string, string> }>;
+
+const tags = ['exports'];
+const viewer = { auth: 'any', access: { site: { param: 'id', role: 'viewer', scope: 'stats:read' } } } as const;
+/** Dates (YYYY-MM-DD, whole days in the site's time zone) or RFC 3339 instants, as the stats routes take them. */
+const exportQuery = {
+  id: 'uuid',
+  from: 'string|optional|max:64',
+  to: 'string|optional|max:64',
+  format: { type: 'enum', values: [...EXPORT_FORMATS], optional: true },
+};
+const RANGE_DOC =
+  '`from`/`to` are dates (YYYY-MM-DD, whole days in the site’s time zone, `to` included) or RFC 3339 instants (`to` excluded); the default is the last 30 days, the longest range ten years. Rows come oldest first; timestamps are UTC (ISO 8601 text in csv/json/ndjson, a UTC timestamp in Parquet); 64-bit integers are strings in JSON. `format`: csv (default, with a header), ndjson, json (one array), parquet.';
+
+/** The file's formats for the OpenAPI document: JSON as an array of the table's rows, the others as bytes. */
+const formats = (table: ExportTable) => {
+  const media = (format: ExportFormat) => CONTENT_TYPES[format].split(';')[0];
+  return download({ [media('csv')]: Bytes, [media('ndjson')]: Bytes, [media('json')]: Type.Array(rowSchema(table)), [media('parquet')]: Bytes });
+};
+
+export default function createExportsService(runtime: Runtime): ServiceSchema {
+  const siteOf = async (id: string): Promise<ExportSite> => {
+    const site = await runtime.sites.byId(id);
+    if (!site) throw notFound('Site not found');
+    return site;
+  };
+
+  /** moleculer-web pipes the returned stream out with these headers, and destroys it if the client goes away. */
+  const send = async (ctx: Ctx, table: ExportTable) => {
+    const { id, ...request } = ctx.params;
+    const file = await openExport(runtime.analytics(), await siteOf(id), table, request);
+    ctx.meta.$responseType = file.contentType;
+    ctx.meta.$responseHeaders = { 'Content-Disposition': file.disposition, 'Cache-Control': 'no-store' };
+    return file.body;
+  };
+
+  return {
+    name: 'exports',
+    settings: { rest: '/' },
+    actions: {
+      hits: action({
+        rest: 'GET /api/sites/:id/hits/export',
+        ...viewer,
+        params: exportQuery,
+        // A Parquet file is written whole before it is sent: no call timeout cuts a large one short.
+        timeout: 0,
+        openapi: { summary: 'The site’s pageviews over a range, as a file', description: RANGE_DOC, tags, response: formats(PAGEVIEWS) },
+        handler: (ctx: Ctx) => send(ctx, PAGEVIEWS),
+      }),
+
+      aiFetches: action({
+        rest: 'GET /api/sites/:id/ai-fetch/export',
+        ...viewer,
+        params: {
+          ...exportQuery,
+          assistant_name: 'string|optional|min:1|max:200',
+          assistant_family: 'string|optional|min:1|max:200',
+          resource_type: { type: 'enum', values: [...RESOURCE_TYPES], optional: true },
+        },
+        timeout: 0,
+        openapi: {
+          summary: 'The AI fetches of the site over a range, as a file',
+          description: `${RANGE_DOC} \`assistant_name\`, \`assistant_family\` and \`resource_type\` keep only the fetches with exactly that value.`,
+          tags,
+          response: formats(AI_FETCHES),
+        },
+        handler: (ctx: Ctx) => send(ctx, AI_FETCHES),
+      }),
+    },
+  };
+}
