@@ -6,7 +6,7 @@ import { INTERVALS, type Interval } from '../lib/analytics/query/interval.ts';
 import * as S from '../lib/analytics/query/responses.ts';
 import { COMPARISONS, siteBreakdown, siteKpis, siteStats, siteTimeseries, type StatsRequest, type StatsSite } from '../lib/analytics/query/stats.ts';
 import type { AccessRule } from '../lib/auth/access.ts';
-import { notFound } from '../lib/errors.ts';
+import { liveSite } from '../lib/sites/sites.ts';
 import { action } from '../lib/openapi/action.ts';
 import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
@@ -38,11 +38,7 @@ type StatsParams = StatsRequest & { id: string; interval?: Interval | 'auto' };
 type BreakdownParams = StatsRequest & PageQuery & { id: string; dimension: BreakdownDimension };
 
 function statsActions(runtime: Runtime): ServiceSchema['actions'] {
-  const siteOf = async (id: string): Promise<StatsSite> => {
-    const site = await runtime.sites.byId(id);
-    if (!site) throw notFound('Site not found');
-    return site;
-  };
+  const siteOf = (id: string): Promise<StatsSite> => liveSite(runtime.sites, id);
   const interval = (value: StatsParams['interval']) => (value === 'auto' ? undefined : value);
 
   return {

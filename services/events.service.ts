@@ -10,7 +10,7 @@ import { eventProperties, type PropertyKeyRow } from '../lib/analytics/events/pr
 import { eventTimeseries, INTERVALS, type Interval, type Timeseries } from '../lib/analytics/events/timeseries.ts';
 import { openRealtimeFeed, REALTIME_DEFAULTS, type RealtimeFeed, realtimeSnapshot } from '../lib/analytics/realtime.ts';
 import * as R from '../lib/analytics/events/responses.ts';
-import { notFound } from '../lib/errors.ts';
+import { liveSite } from '../lib/sites/sites.ts';
 import { action } from '../lib/openapi/action.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
@@ -52,11 +52,7 @@ export default function createEventsService(runtime: Runtime, deps: EventsServic
   const timing = { ...REALTIME_DEFAULTS, ...deps.realtime };
 
   /** The site's tenant and time zone; access has been checked, so a miss means it just went away. */
-  const siteOf = async (id: string): Promise<EventSite> => {
-    const site = await runtime.sites.byId(id);
-    if (!site) throw notFound('Site not found');
-    return site;
-  };
+  const siteOf = (id: string): Promise<EventSite> => liveSite(runtime.sites, id);
   const query = async (ctx: Ctx<EventQueryInput>, keys: readonly (keyof EventQueryInput)[], needsEvent: boolean) =>
     parseEventQuery(pick(ctx.params, keys), await siteOf(ctx.params.id), { needsEvent });
 

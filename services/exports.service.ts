@@ -4,8 +4,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Context, ServiceSchema } from 'moleculer';
 import { RESOURCE_TYPES } from '../lib/ingest/enrich/resource-type.ts';
-import { notFound } from '../lib/errors.ts';
-import { CONTENT_TYPES, EXPORT_FORMATS, type ExportFormat, type ExportRequest, type ExportSite, openExport } from '../lib/exports/exports.ts';
+import { liveSite } from '../lib/sites/sites.ts';
+import { CONTENT_TYPES, EXPORT_FORMATS, type ExportFormat, type ExportRequest, openExport } from '../lib/exports/exports.ts';
 import { AI_FETCHES, type ExportTable, PAGEVIEWS, rowSchema } from '../lib/exports/tables.ts';
 import { action } from '../lib/openapi/action.ts';
 import { Bytes, download } from '../lib/openapi/responses.ts';
@@ -33,16 +33,11 @@ const formats = (table: ExportTable) => {
 };
 
 export default function createExportsService(runtime: Runtime): ServiceSchema {
-  const siteOf = async (id: string): Promise<ExportSite> => {
-    const site = await runtime.sites.byId(id);
-    if (!site) throw notFound('Site not found');
-    return site;
-  };
 
   /** moleculer-web pipes the returned stream out with these headers, and destroys it if the client goes away. */
   const send = async (ctx: Ctx, table: ExportTable) => {
     const { id, ...request } = ctx.params;
-    const file = await openExport(runtime.analytics(), await siteOf(id), table, request);
+    const file = await openExport(runtime.analytics(), await liveSite(runtime.sites, id), table, request);
     ctx.meta.$responseType = file.contentType;
     ctx.meta.$responseHeaders = { 'Content-Disposition': file.disposition, 'Cache-Control': 'no-store' };
     return file.body;

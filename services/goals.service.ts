@@ -9,14 +9,13 @@ import { funnelStats } from '../lib/funnels/stats.ts';
 import { createConversionDetector, goalStats } from '../lib/goals/conversions.ts';
 import { createGoal, deleteGoal, GOAL_FIELDS, type Goal, type GoalChanges, type GoalInput, getGoal, listGoals, siteGoals, updateGoal } from '../lib/goals/goals.ts';
 import type { StoredRow } from '../lib/goals/matcher.ts';
-import { notFound } from '../lib/errors.ts';
 import * as F from '../lib/funnels/responses.ts';
 import * as G from '../lib/goals/responses.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
 import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
-import type { Site } from '../lib/sites/sites.ts';
+import { liveSite } from '../lib/sites/sites.ts';
 import { queueOperationalEvent } from '../lib/webhooks/outbox.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -45,11 +44,6 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
   };
   const announce = (ctx: Ctx<unknown>, type: 'created' | 'updated' | 'deleted', goal: Goal) =>
     ctx.emit(`ops.goal.${type}`, { site_id: goal.site_id, goal_id: goal.id, name: goal.name, type: goal.type });
-  const liveSite = async (id: string): Promise<Site> => {
-    const site = await runtime.sites.byId(id);
-    if (!site) throw notFound('Site not found');
-    return site;
-  };
 
   return {
     name: 'goals',
@@ -74,7 +68,7 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
           tags: goalTags,
         },
         async handler(ctx: Ctx<SiteParam & Range>) {
-          const site = await liveSite(ctx.params.id);
+          const site = await liveSite(runtime.sites, ctx.params.id);
           const period = parseRange(ctx.params, site.timezone);
           const goals = await siteGoals(runtime.metadata(), site.id);
           return { rows: await goalStats(runtime.analytics(), site, goals, period) };
@@ -175,7 +169,7 @@ export default function createGoalsService(runtime: Runtime): ServiceSchema {
         params: { id: 'uuid', funnelId: 'uuid', ...range },
         openapi: { summary: 'Visitors per funnel step (in order, within the window), drop-off and conversion rates', tags: funnelTags, response: F.FunnelStats },
         async handler(ctx: Ctx<SiteParam & { funnelId: string } & Range>) {
-          const site = await liveSite(ctx.params.id);
+          const site = await liveSite(runtime.sites, ctx.params.id);
           const funnel = await getFunnel(runtime.metadata(), site.id, ctx.params.funnelId);
           return funnelStats(runtime.analytics(), site, funnel, parseRange(ctx.params, site.timezone));
         },

@@ -27,7 +27,7 @@ import {
   pluginKey,
 } from './contract.ts';
 import { pathToFileURL } from 'node:url';
-import { notFound } from '../errors.ts';
+import { liveSite } from '../sites/sites.ts';
 import { guardedRequest, OutboundError } from '../net/guarded-fetch.ts';
 import { loadMigrations, migrateTenant } from '../stores/analytics/migrations.ts';
 
@@ -49,8 +49,7 @@ function scopedAnalytics(runtime: HostRuntime, name: string, migrationsDir: stri
   const migrations = migrationsDir ? loadMigrations(pathToFileURL(migrationsDir.endsWith('/') ? migrationsDir : `${migrationsDir}/`)) : [];
   const migrated = new Map<string, Promise<void>>();
   const databaseOf = async (siteId: string): Promise<string> => {
-    const site = await runtime.sites.byId(siteId);
-    if (!site) throw notFound('Site not found');
+    const site = await liveSite(runtime.sites, siteId);
     let ready = migrated.get(site.tenant);
     if (!ready) {
       ready = (async () => {
@@ -89,11 +88,7 @@ function scopedMetadata(runtime: HostRuntime, schema: string): PluginMetadataSto
 
 /** The archive capability: both stores read whole, a site's old rows exported and deleted. */
 function archiveAccess(runtime: HostRuntime): PluginArchiveAccess {
-  const siteDatabase = async (siteId: string) => {
-    const site = await runtime.sites.byId(siteId);
-    if (!site) throw notFound('Site not found');
-    return site.tenant;
-  };
+  const siteDatabase = async (siteId: string) => (await liveSite(runtime.sites, siteId)).tenant;
   return {
     plumbVersion: VERSION,
     get stores() {

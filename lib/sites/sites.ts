@@ -1,7 +1,7 @@
 // Teams and sites as the collection pipeline needs them: create, and resolve a hostname or id to a
 // site with its tenant database, cached briefly so the ingest hot path rarely touches PostgreSQL.
 import { randomUUID } from 'node:crypto';
-import { conflict, type FieldError, validationFailed } from '../errors.ts';
+import { conflict, type FieldError, notFound, validationFailed } from '../errors.ts';
 import { tenantDatabase } from '../stores/analytics/index.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
 import { DOMAIN_MESSAGE, HOSTNAME_MESSAGE } from './fields.ts';
@@ -58,6 +58,13 @@ export interface SiteDirectory {
   byId(id: string): Promise<Site | null>;
   /** Forget cached answers (after a site changes). */
   invalidate(): void;
+}
+
+/** The live site with this id, or 404 "Site not found" (access was checked: a miss means it just went away). */
+export async function liveSite(sites: Pick<SiteDirectory, 'byId'>, id: string): Promise<Site> {
+  const site = await sites.byId(id);
+  if (!site) throw notFound('Site not found');
+  return site;
 }
 
 interface Cached {
