@@ -9,6 +9,10 @@ import type { PluginArchiveAccess } from '../../lib/plugins/api.ts';
 import { type BackupManifest, BACKUPS_PREFIX, backupFolder, MANIFEST_FORMAT, manifestKey, parseManifest } from './manifest.ts';
 import type { ArchiveTarget } from './targets.ts';
 
+/** Bytes for people, as the admin page and the audit log write them: "8.1 KiB", "504.2 MiB". */
+export const formatBytes = (bytes: number) =>
+  bytes < 1024 ? `${bytes} B` : bytes < 1024 ** 2 ? `${(bytes / 1024).toFixed(1)} KiB` : bytes < 1024 ** 3 ? `${(bytes / 1024 ** 2).toFixed(1)} MiB` : `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+
 /** The rows a Parquet file holds, read from its footer by a reader independent of the writer. */
 export async function parquetRows(filePath: string): Promise<number> {
   const metadata = await parquetMetadataAsync(await asyncBufferFromFile(filePath));
@@ -141,10 +145,7 @@ export async function pruneBackups(target: ArchiveTarget, keep: number, running?
   for (const backup of backups) {
     if (backup.id === running) continue;
     if (backup.complete && !expired.has(backup.id)) continue;
-    // The manifest goes first: a half-deleted backup must never look complete.
-    const manifest = manifestKey(backup.id);
-    if (backup.complete) await target.delete([manifest]);
-    await target.delete(backup.keys.filter((key) => key !== manifest));
+    await removeFolder(target, backup.id, backup.keys);
     removed.push(backup.id);
   }
   return removed;
@@ -152,7 +153,11 @@ export async function pruneBackups(target: ArchiveTarget, keep: number, running?
 
 /** Deletes one backup's objects, manifest first. */
 export async function deleteBackup(target: ArchiveTarget, id: string): Promise<void> {
-  const keys = (await target.list(backupFolder(id))).map((object) => object.key);
+  await removeFolder(target, id, (await target.list(backupFolder(id))).map((object) => object.key));
+}
+
+/** The manifest goes first: a half-deleted backup must never look complete. */
+async function removeFolder(target: ArchiveTarget, id: string, keys: readonly string[]): Promise<void> {
   const manifest = manifestKey(id);
   if (keys.includes(manifest)) await target.delete([manifest]);
   await target.delete(keys.filter((key) => key !== manifest));

@@ -4,7 +4,7 @@
 // plugin API; its one power beyond it is the archive capability, which copies every table.
 import { fileURLToPath } from 'node:url';
 import { action, conflict, DateTime, definePlugin, NoContent, notFound, nullable, object, PLUGIN_API_VERSION, stringEnum, Type } from '../../lib/plugins/api.ts';
-import { deleteBackup } from './backup.ts';
+import { deleteBackup, formatBytes } from './backup.ts';
 import { backupJob, retentionJob } from './jobs.ts';
 import { BACKUP_ID, newBackupId } from './manifest.ts';
 import { type ArchiveTarget, localTarget, parseLocation, s3Target } from './targets.ts';
@@ -54,7 +54,6 @@ const Retention = object({
 
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 const BACKUP_COLUMNS = `id, status, location, requested_by, ${iso('started_at')} AS started_at, ${iso('finished_at')} AS finished_at, bytes::float8 AS bytes, rows::float8 AS rows, files, error`;
-const size = (bytes: number) => (bytes < 1024 ? `${bytes} B` : bytes < 1024 ** 2 ? `${(bytes / 1024).toFixed(1)} KiB` : bytes < 1024 ** 3 ? `${(bytes / 1024 ** 2).toFixed(1)} MiB` : `${(bytes / 1024 ** 3).toFixed(2)} GiB`);
 type BackupRow = Omit<typeof Backup.static, 'size'>;
 
 export default definePlugin({
@@ -161,7 +160,7 @@ export default definePlugin({
   services(host) {
     const tags = ['plugin: archives'];
     const { settings } = host;
-    const backupOf = (row: BackupRow) => ({ ...row, size: size(row.bytes) });
+    const backupOf = (row: BackupRow) => ({ ...row, size: formatBytes(row.bytes) });
     return [
       {
         name: 'plugins.archives',

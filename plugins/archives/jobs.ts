@@ -3,7 +3,7 @@
 // backup it was writing never gets its manifest.
 import { tmpdir } from 'node:os';
 import type { LeaderJob, PluginHost } from '../../lib/plugins/api.ts';
-import { pruneBackups, writeBackup } from './backup.ts';
+import { formatBytes, pruneBackups, writeBackup } from './backup.ts';
 import { newBackupId } from './manifest.ts';
 import { applyRetention } from './retention.ts';
 import type { ArchiveTarget } from './targets.ts';
@@ -20,7 +20,6 @@ export interface ArchivesSettings {
 /** How often the leader looks for a requested backup: "Back up now" starts within this. */
 const REQUEST_POLL_MS = 2000;
 
-const fmtBytes = (bytes: number) => (bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`);
 
 /** Writes an entry in every team's audit log: a backup copies every team's data. */
 async function auditEveryTeam(host: PluginHost<unknown>, teamIds: readonly string[], action: string, details: string): Promise<void> {
@@ -94,7 +93,7 @@ export function backupJob(host: PluginHost<ArchivesSettings>, target: () => Arch
       });
       host.log.info({ backup: next.id, files: totals.files, bytes: totals.bytes, rows: totals.rows, removed }, 'backup completed');
       await host.emit('archives.backup.completed', { backup_id: next.id, location: store.location, files: totals.files, bytes: totals.bytes, rows: totals.rows, started_at: manifest.started_at, completed_at: manifest.completed_at });
-      await auditEveryTeam(host, await teamsInBackup(host), 'backup_completed', `backed up the team's sites, settings and analytics to ${store.location} (backup ${next.id}, ${fmtBytes(totals.bytes)} in all)`);
+      await auditEveryTeam(host, await teamsInBackup(host), 'backup_completed', `backed up the team's sites, settings and analytics to ${store.location} (backup ${next.id}, ${formatBytes(totals.bytes)} in all)`);
     } catch (err) {
       const error = signal.aborted ? 'interrupted: this node stopped leading or shut down' : (err as Error).message;
       host.log.error({ err, backup: next.id }, 'backup failed');
