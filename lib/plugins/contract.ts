@@ -5,6 +5,7 @@
 import type { ServiceSchema } from 'moleculer';
 import type { LeaderJob } from '../../cluster/leader-jobs.ts';
 import type { Log } from '../log.ts';
+import type { AnalyticsTableInfo, MetadataMigrationLevels, MetadataTableDump } from '../stores/archive.ts';
 
 /** The plugin API this Plumb implements. A change that breaks plugins written for it takes a new number. */
 export const PLUGIN_API_VERSION = 1;
@@ -173,21 +174,10 @@ export interface PluginMetadataStore {
 export type PluginCapability = 'archive';
 export const PLUGIN_CAPABILITIES: readonly PluginCapability[] = ['archive'];
 
-/** A metadata table as a dump holds it. */
-export interface ArchivedMetadataTable {
-  schema: string;
-  table: string;
-  rows: number;
-  /** The file's name in the dump's folder. */
-  file: string;
-}
-
-/** A table of a team's analytics database: its CREATE statement and (approximate) rows. */
-export interface ArchivedAnalyticsTable {
-  name: string;
-  ddl: string;
-  rows: number;
-}
+/** A metadata table as a dump holds it: schema, table, rows, and the file's name in the dump's folder. */
+export type ArchivedMetadataTable = MetadataTableDump;
+/** A table of a team's analytics database: its name, CREATE statement and (approximate) rows. */
+export type ArchivedAnalyticsTable = AnalyticsTableInfo;
 
 /**
  * The `archive` capability: a copy of everything Plumb keeps, for backups and retention. Files are
@@ -203,7 +193,7 @@ export interface PluginArchiveAccess {
    */
   instanceSecret(): string;
   /** Every metadata table (Plumb's and its plugins') as one NDJSON file each in `dir`, from one snapshot; and the migrations the store records. */
-  dumpMetadata(dir: string): Promise<{ tables: ArchivedMetadataTable[]; migrations: { core: number[]; plugins: Record<string, number[]> } }>;
+  dumpMetadata(dir: string): Promise<{ tables: ArchivedMetadataTable[]; migrations: MetadataMigrationLevels }>;
   /** Every team's analytics database (`tenant_…`) and its tables. */
   analyticsDatabases(): Promise<{ database: string; tables: ArchivedAnalyticsTable[] }[]>;
   /** One analytics table, whole, as a Parquet file written by ClickHouse. */

@@ -23,7 +23,7 @@ export interface BackupManifest {
   /** The migrations the metadata store recorded: a restore rebuilds the schema at exactly these. */
   migrations: { metadata: number[]; plugins: Record<string, number[]> };
   metadata: (Omit<ArchivedMetadataTable, 'file'> & StoredFile)[];
-  analytics: { database: string; tables: (Omit<ArchivedAnalyticsTable, 'rows'> & StoredFile & { rows: number })[] }[];
+  analytics: { database: string; tables: (ArchivedAnalyticsTable & StoredFile)[] }[];
   /** The instance secret, when the backup holds it (include_secret): restores seal-readable secrets and valid sessions. */
   secret: StoredFile | null;
   totals: { files: number; bytes: number; rows: number };
