@@ -7,7 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { VERSION } from '../../lib/brand.ts';
 import { type Config, loadConfig } from '../../lib/config.ts';
 import { lockDataDir } from '../../lib/data-dir-lock.ts';
@@ -79,17 +79,15 @@ async function fetchVerified(target: ArchiveTarget, manifest: BackupManifest, en
 async function restoreMetadata(store: MetadataStore, target: ArchiveTarget, manifest: BackupManifest, plugins: readonly LoadedPlugin[], staging: string): Promise<number> {
   const dir = join(staging, 'metadata');
   await mkdir(dir, { recursive: true });
-  for (const table of manifest.metadata) await fetchVerified(target, manifest, table, join(dir, table.file.slice('metadata/'.length)));
+  // The dump's file names, as the store wrote them, below the backup's metadata/ folder.
+  const dump = manifest.metadata.map((table) => ({ schema: table.schema, table: table.table, rows: table.rows, file: basename(table.file) }));
+  for (const [i, table] of manifest.metadata.entries()) await fetchVerified(target, manifest, table, join(dir, dump[i].file));
   await store.migrate(undefined, { upTo: Math.max(0, ...manifest.migrations.metadata) });
   for (const [name, versions] of Object.entries(manifest.migrations.plugins)) {
     const { definition } = plugins.find((plugin) => plugin.definition.name === name)!;
     await store.migrate({ name, dir: definition.metadataMigrations!, schema: pluginSchema(name) }, { upTo: Math.max(0, ...versions) });
   }
-  await loadMetadata(
-    store,
-    dir,
-    manifest.metadata.map((table) => ({ schema: table.schema, table: table.table, rows: table.rows, file: table.file.slice('metadata/'.length) })),
-  );
+  await loadMetadata(store, dir, dump);
   // The dump was taken while this very backup ran: its row says so. Restored, it is the backup it became.
   if (manifest.migrations.plugins.archives) {
     const { totals } = manifest;
@@ -186,7 +184,7 @@ export async function restore(argv: readonly string[], env: NodeJS.ProcessEnv, l
   let metadata: MetadataStore | undefined;
   let analytics: AnalyticsStore | undefined;
   let wrote = false;
-  const existedSecret = existsSync(join(config.dataDir, 'jwt-secret'));
+  const secretExisted = existsSync(join(config.dataDir, 'jwt-secret'));
   const staging = await mkdtemp(join(settings.staging_dir ?? tmpdir(), 'plumb-restore-'));
   try {
     metadata = await openMetadataStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, log, migrate: false });
@@ -199,7 +197,7 @@ export async function restore(argv: readonly string[], env: NodeJS.ProcessEnv, l
     if (secret.write !== undefined) {
       await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
       await writeFile(join(config.dataDir, 'jwt-secret'), secret.write, { mode: 0o600 });
-      createdHere.push('jwt-secret');
+      if (!secretExisted) createdHere.push('jwt-secret');
     }
     const metadataRows = await restoreMetadata(metadata, target, manifest, plugins, staging);
     const analyticsRows = await restoreAnalytics(analytics, target, manifest, staging, log);
@@ -215,7 +213,7 @@ export async function restore(argv: readonly string[], env: NodeJS.ProcessEnv, l
       await analytics?.close().catch(() => undefined);
       metadata = analytics = undefined;
       // What this restore created in the data dir goes; a server's database is the operator's to empty.
-      for (const dir of createdHere.filter((name) => name !== 'jwt-secret' || !existedSecret)) await rm(join(config.dataDir, dir), { recursive: true, force: true });
+      for (const dir of createdHere) await rm(join(config.dataDir, dir), { recursive: true, force: true });
       const external = [config.databaseUrl && 'the PostgreSQL database', config.clickhouseUrl && 'the ClickHouse server'].filter(Boolean);
       if (external.length > 0) throw new Error(`${(err as Error).message}. The restore stopped partway: empty ${external.join(' and ')} before trying again`, { cause: err });
     }
