@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { drainPending, Session } from 'chdb';
+import { stringLiteral } from '../../lib/stores/analytics/transport.ts';
 
 export interface ClickHouseTestServer {
   url: string;
@@ -44,10 +45,6 @@ class HttpQueryError extends Error {
   }
 }
 
-/** A ClickHouse string literal holding `text` exactly. */
-function literal(text: string): string {
-  return `'${text.replace(/[\\']/g, (c) => `\\${c}`).replace(/\0/g, '\\0')}'`;
-}
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
@@ -86,7 +83,7 @@ function binaryInsert(urlQuery: string, body: Buffer, scratch: string): { sql: s
   if (!insert || !BINARY_FORMAT.test(insert[2])) return undefined;
   const bodyFile = join(scratch, `${crypto.randomUUID()}.${insert[2].toLowerCase()}`);
   writeFileSync(bodyFile, body);
-  return { sql: `INSERT INTO ${insert[1]} SELECT * FROM file(${literal(bodyFile)}, ${literal(insert[2])})`, bodyFile };
+  return { sql: `INSERT INTO ${insert[1]} SELECT * FROM file(${stringLiteral(bodyFile)}, ${stringLiteral(insert[2])})`, bodyFile };
 }
 
 interface Request {
@@ -116,7 +113,7 @@ function parseRequest(url: URL, req: IncomingMessage, body: Buffer, scratch: str
     if (!NAME.test(name)) throw new HttpQueryError(115, 'UNKNOWN_SETTING', `Invalid setting or parameter name ${JSON.stringify(name)}`);
     // SET param_x = '…' gives the parameter exactly the text the client sent, which the engine
     // then parses as the placeholder's type, the same way the server reads param_x.
-    assignments.push(`${name} = ${literal(value)}`);
+    assignments.push(`${name} = ${stringLiteral(value)}`);
   }
   const database = url.searchParams.get('database') ?? header(req, 'x-clickhouse-database');
   if (database !== undefined && !NAME.test(database)) throw new HttpQueryError(81, 'UNKNOWN_DATABASE', `Database ${database} does not exist`);

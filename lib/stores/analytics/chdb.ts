@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { type ChdbQueryStream, drainPending, Session as ChdbConnection, type StreamChunk } from 'chdb';
 import type { Log } from '../../log.ts';
-import { AnalyticsStoreError, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, parseRows, type RowFormat, stringLiteral, type Transport, toStoreError } from './transport.ts';
+import { AnalyticsStoreError, PARQUET_INSERT_SETTINGS, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, parseRows, type RowFormat, stringLiteral, type Transport, toStoreError } from './transport.ts';
 
 /** Which directory this process's chDB is bound to, and how many stores use it. */
 const registry = { dir: '', stores: 0 };
@@ -36,13 +36,11 @@ const CONNECTION_ARGS = [
 // Stream connections cut results into blocks of at most this many rows: one block is what a
 // stream holds in memory at a time (the default, 65,409 rows, can be tens of megabytes).
 const STREAM_ARGS = [...CONNECTION_ARGS, '--max_block_size=8192'];
-/** See importParquet. */
-const PARQUET_IMPORT_SETTINGS = [
-  'max_insert_block_size = 100000',
-  'min_insert_block_size_rows = 100000',
-  'min_insert_block_size_bytes = 67108864',
-  'input_format_parquet_memory_high_watermark = 268435456',
-].join(', ');
+/** `SETTINGS a = 'x', …` for a statement's own settings. */
+const settingsClause = (settings: Record<string, string | number>) =>
+  `SETTINGS ${Object.entries(settings)
+    .map(([name, value]) => `${name} = ${stringLiteral(String(value))}`)
+    .join(', ')}`;
 // Reads that overlap another read get one thread each (see Readers).
 const NARROW_ARGS = [...CONNECTION_ARGS, '--max_threads=1'];
 
@@ -239,16 +237,17 @@ export class ChdbTransport implements Transport {
    * every other bound query back.
    */
   async exportParquet(sql: string, params: Params, filePath: string): Promise<void> {
-    const settings = Object.entries({ ...PARQUET_OUTPUT_SETTINGS, engine_file_truncate_on_insert: 1 }).map(([name, value]) => `${name} = ${stringLiteral(String(value))}`);
-    await this.onOwnConnection(params, `INSERT INTO FUNCTION file(${stringLiteral(filePath)}, 'Parquet') ${sql} SETTINGS ${settings.join(', ')}`);
+    const settings = settingsClause({ ...PARQUET_OUTPUT_SETTINGS, engine_file_truncate_on_insert: 1 });
+    await this.onOwnConnection(params, `INSERT INTO FUNCTION file(${stringLiteral(filePath)}, 'Parquet') ${sql} ${settings}`);
   }
 
   async importParquet(target: string, filePath: string): Promise<void> {
     // The file's columns are the table's own, in its order: Plumb wrote it from this table's DDL.
-    // Inserted in blocks of 100,000 rows, with the Parquet reader's buffers capped at 256 MiB
-    // (its default is 4 GiB): restoring 10M hits peaked at 2.2 GiB with the defaults and at
-    // 1.0 GiB with these, for 15 s instead of 6–10 s.
-    await this.onOwnConnection({}, `INSERT INTO ${target} SELECT * FROM file(${stringLiteral(filePath)}, 'Parquet') SETTINGS ${PARQUET_IMPORT_SETTINGS}`);
+    // Beside the insert blocks, chDB's Parquet reader gets its read-ahead capped at 256 MiB (its
+    // default is 4 GiB): loading 10M hits peaked at 2.2 GiB with the defaults and at 1.0 GiB with
+    // both, for 15 s instead of 6–10 s.
+    const settings = settingsClause({ ...PARQUET_INSERT_SETTINGS, input_format_parquet_memory_high_watermark: 268_435_456 });
+    await this.onOwnConnection({}, `INSERT INTO ${target} SELECT * FROM file(${stringLiteral(filePath)}, 'Parquet') ${settings}`);
   }
 
   async ping(): Promise<void> {

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type ClickHouseClient, ClickHouseLogLevel, createClient, type Logger } from '@clickhouse/client';
 import type { Log } from '../../log.ts';
-import { AnalyticsStoreError, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, type RowFormat, type Transport, toStoreError } from './transport.ts';
+import { AnalyticsStoreError, PARQUET_INSERT_SETTINGS, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, type RowFormat, type Transport, toStoreError } from './transport.ts';
 
 // Buffer the whole response on the server before answering: an error met halfway through a
 // result then arrives as an HTTP error, not as a truncated 200. Streams do not set it.
@@ -177,11 +177,10 @@ export class ClickHouseTransport implements Transport {
   async importParquet(target: string, filePath: string): Promise<void> {
     this.assertOpen();
     try {
-      // Blocks of 100,000 rows bound what the server holds of a large file at once (as on chDB).
       const result = await this.client.exec({
         query: `INSERT INTO ${target} FORMAT Parquet`,
         values: createReadStream(filePath),
-        clickhouse_settings: { ...COMPLETE, max_insert_block_size: '100000', min_insert_block_size_rows: '100000', min_insert_block_size_bytes: '67108864' },
+        clickhouse_settings: { ...COMPLETE, ...PARQUET_INSERT_SETTINGS },
       });
       for await (const _ of result.stream) {
         // An INSERT answers with an empty body; reading it to the end frees the socket.
