@@ -63,7 +63,7 @@ export function analyticsStoreContract(name: string, open: () => Promise<Analyti
     });
 
     describe('ensureTenant', () => {
-      it('creates the database with the five tables and records the migrations', async () => {
+      it('creates the database with the raw and imported tables and records the migrations', async () => {
         const team = freshTeam();
         const db = await store.ensureTenant(team);
         expect(db).toBe(store.tenantDatabase(team));
@@ -72,6 +72,16 @@ export function analyticsStoreContract(name: string, open: () => Promise<Analyti
           { name: 'ai_fetches', engine: 'MergeTree', sorting_key: 'site_id, toDate(ts), assistant_name, ts', partition_key: 'toYYYYMM(ts)' },
           { name: 'events', engine: 'MergeTree', sorting_key: 'site_id, toDate(ts), name, session_id, ts', partition_key: 'toYYYYMM(ts)' },
           { name: 'hits', engine: 'MergeTree', sorting_key: 'site_id, toDate(ts), session_id, ts', partition_key: 'toYYYYMM(ts)' },
+          { name: 'imported_browsers', engine: 'MergeTree', sorting_key: 'site_id, date, browser', partition_key: 'toYYYYMM(date)' },
+          { name: 'imported_custom_events', engine: 'MergeTree', sorting_key: 'site_id, date, name', partition_key: 'toYYYYMM(date)' },
+          { name: 'imported_devices', engine: 'MergeTree', sorting_key: 'site_id, date, device', partition_key: 'toYYYYMM(date)' },
+          { name: 'imported_entry_pages', engine: 'MergeTree', sorting_key: 'site_id, date, entry_page', partition_key: 'toYYYYMM(date)' },
+          { name: 'imported_exit_pages', engine: 'MergeTree', sorting_key: 'site_id, date, exit_page', partition_key: 'toYYYYMM(date)' },
+          { name: 'imported_locations', engine: 'MergeTree', sorting_key: 'site_id, date, country, region', partition_key: 'toYYYYMM(date)' },
+          { name: 'imported_operating_systems', engine: 'MergeTree', sorting_key: 'site_id, date, operating_system', partition_key: 'toYYYYMM(date)' },
+          { name: 'imported_pages', engine: 'MergeTree', sorting_key: 'site_id, date, hostname, page', partition_key: 'toYYYYMM(date)' },
+          { name: 'imported_sources', engine: 'MergeTree', sorting_key: 'site_id, date, source', partition_key: 'toYYYYMM(date)' },
+          { name: 'imported_visitors', engine: 'MergeTree', sorting_key: 'site_id, date', partition_key: 'toYYYYMM(date)' },
           { name: 'schema_migrations', engine: 'MergeTree', sorting_key: 'version', partition_key: '' },
           { name: 'visits', engine: 'VersionedCollapsingMergeTree', sorting_key: 'site_id, toDate(start), session_id, version', partition_key: 'toYYYYMM(start)' },
           { name: 'web_vitals', engine: 'MergeTree', sorting_key: 'site_id, toDate(ts), metric, path, ts', partition_key: 'toYYYYMM(ts)' },
