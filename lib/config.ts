@@ -40,6 +40,8 @@ export const SETTINGS = [
   { flag: 'api-body-limit-bytes', env: [envName('API_BODY_LIMIT_BYTES')], type: 'int', default: 1048576, min: 1024, max: 104857600, description: 'Largest JSON body accepted on /api routes (413 beyond it).' },
   { flag: 'plugins', env: [envName('PLUGINS')], type: 'list', default: [], description: 'Comma-separated optional plugins to enable.' },
   { flag: 'tracker-script-path', env: [envName('TRACKER_SCRIPT_PATH')], type: 'string', default: '/plumb.js', description: 'Path the tracking script is served at.' },
+  { flag: 'metrics-token', env: [envName('METRICS_TOKEN')], type: 'string', default: undefined, secret: true, description: 'Serves GET /metrics (Prometheus text format) on the HTTP port to requests with `Authorization: Bearer <token>`. Unset (and no -metrics-address): no metrics endpoint.' },
+  { flag: 'metrics-address', env: [envName('METRICS_ADDRESS')], type: 'string', default: undefined, description: 'host:port of a separate listener that serves GET /metrics without a token (keep it on a private interface), e.g. 127.0.0.1:9464.' },
   // Collection
   { flag: 'trusted-proxy-hops', env: [envName('TRUSTED_PROXY_HOPS')], type: 'int', default: 0, min: 0, max: 10, description: 'Reverse proxies in front of Plumb whose X-Forwarded-For is believed (0: use the socket address).' },
   { flag: 'geoip-db', env: [envName('GEOIP_DB')], type: 'string', default: undefined, description: `MaxMind-format .mmdb for the visitor's country (and region, when it is a city database). Unset: the bundled database, country only: ${BUNDLED_GEO_DATABASE.attribution}.` },
@@ -247,10 +249,19 @@ export function loadConfig(options: LoadOptions = {}): Config {
       `cluster mode needs ${envName('DATABASE_URL')} and ${envName('CLICKHOUSE_URL')}: the embedded stores (PGlite, chDB) belong to one process and cannot be shared by several nodes`,
     );
   }
+  if (values.metricsAddress !== undefined) values.metricsAddress = checkListenAddress(String(values.metricsAddress), envName('METRICS_ADDRESS'));
   if (values.clusterMode && !values.jwtSecret) {
     throw new ConfigError(envName('JWT_SECRET'), 'cluster mode needs one secret shared by all nodes; a generated one would differ per node and sessions would not cross them');
   }
   return values as Config;
+}
+
+/** `host:port` (an IPv6 host in brackets); the port 1–65535. */
+function checkListenAddress(value: string, setting: string): string {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(value);
+  const port = match ? Number(match[2]) : 0;
+  if (!match || port < 1 || port > 65535) throw new ConfigError(setting, `must be host:port (e.g. 127.0.0.1:9464), got "${value}"`);
+  return value;
 }
 
 /** The config with secrets masked, for the debug log line at start. */

@@ -3,6 +3,7 @@
 // and the "stores ready" hooks (then /readyz turns 200), then leadership, which starts the leader
 // jobs. Stopping runs the same steps backwards. docs/architecture.md (Lifecycle) has the whole order.
 import { CORE_SCOPES } from './auth/roles.ts';
+import type { Server } from 'node:http';
 import { ServiceBroker } from 'moleculer';
 import { createLocalElector } from '../cluster/election/local.ts';
 import { createRedisElector } from '../cluster/election/redis.ts';
@@ -23,8 +24,12 @@ import { resolveJwtSecret } from './auth/jwt-secret.ts';
 import { type Config, describeConfig } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { createRateLimits } from './http/rate-limit.ts';
-import { journalSink, type OpenIngestSink } from './ingest/sink.ts';
+import { type IngestSink, journalSink, type OpenIngestSink } from './ingest/sink.ts';
 import { createLog } from './log.ts';
+import { startMetricsListener } from './metrics/endpoint.ts';
+import { createNodeMetrics } from './metrics/metrics.ts';
+import { timedAnalytics, timedMetadata } from './metrics/stores.ts';
+import { deliveryBacklog } from './webhooks/queue.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { type AnalyticsStore, openAnalyticsStore } from './stores/analytics/index.ts';
 import { type MetadataStore, openMetadataStore } from './stores/metadata/index.ts';
@@ -76,14 +81,22 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   const sink: OpenIngestSink = config.clusterMode
     ? clusterSink({ config, log, elector, drain: streamDrain, fence, status: cluster, ...stores })
     : journalSink(config, log, stores.analytics, whenStoresReady);
+  let ingestSink: IngestSink | undefined;
   const openIngestSink: OpenIngestSink = async (context) => {
     const opened = await sink(context);
     cluster.attachSink(opened);
+    ingestSink = opened;
     return opened;
   };
+  const metrics = createNodeMetrics();
+  metrics.attach({
+    leadership: () => elector.state(),
+    ingestDepth: async () => (ingestSink ? ingestSink.depth() : null),
+    webhookQueue: () => deliveryBacklog(runtime.metadata()),
+  });
   const apiScopes = [...CORE_SCOPES, ...plugins.flatMap(({ definition }) => definition.scopes ?? [])];
   const addedWebhookEvents = plugins.flatMap(({ definition }) => definition.webhookEvents ?? []);
-  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, webhookDispatch, fence, cluster, openIngestSink, rateLimits, apiScopes, addedWebhookEvents });
+  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, webhookDispatch, fence, cluster, openIngestSink, rateLimits, apiScopes, addedWebhookEvents, metrics });
 
   const broker = new ServiceBroker(brokerOptions(config, [accessMiddleware(runtime.metadata)], log));
   for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));
@@ -102,17 +115,20 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
 
   let metadata: MetadataStore | undefined;
   let analytics: AnalyticsStore | undefined;
+  let metricsServer: Server | undefined;
   try {
+    // Up before the stores, so a scrape sees a node that is slow to start.
+    if (config.metricsAddress) metricsServer = await startMetricsListener(config.metricsAddress, metrics, log);
     [metadata, analytics] = await Promise.all([
       openMetadataStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, log }),
       openAnalyticsStore({ dataDir: config.dataDir, clickhouseUrl: config.clickhouseUrl, log }),
     ]);
-    await runtime.storesOpened({ metadata, analytics });
+    await runtime.storesOpened({ metadata: timedMetadata(metadata, metrics), analytics: timedAnalytics(analytics, metrics) });
     runtime.setReady(true);
     await elector.start();
   } catch (err) {
     await broker.stop().catch(() => undefined);
-    await Promise.all([metadata?.close(), analytics?.close()]).catch(() => undefined);
+    await Promise.all([metadata?.close(), analytics?.close(), closeServer(metricsServer)]).catch(() => undefined);
     dataDirLock.release();
     throw err;
   }
@@ -136,7 +152,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
       } finally {
         clearTimeout(deadline);
         runtime.detachStores();
-        await Promise.all([metadata?.close(), analytics?.close(), rateLimits.close()]);
+        await Promise.all([metadata?.close(), analytics?.close(), rateLimits.close(), closeServer(metricsServer)]);
         dataDirLock.release();
         log.info('Plumb stopped');
       }
@@ -145,4 +161,10 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   };
 
   return { runtime, broker, url: `http://127.0.0.1:${port}`, port, stop };
+}
+
+function closeServer(server: Server | undefined): Promise<void> {
+  if (!server?.listening) return Promise.resolve();
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
 }

@@ -11,6 +11,7 @@ import type { ApiClientVerifier } from './auth/api-clients.ts';
 import type { Config } from './config.ts';
 import type { RateLimits } from './http/rate-limit.ts';
 import type { OpenIngestSink } from './ingest/sink.ts';
+import { createNodeMetrics, type NodeMetrics } from './metrics/metrics.ts';
 import { createApiClientVerifier } from './auth/api-clients.ts';
 import { createSessionService, type SessionService } from './auth/sessions.ts';
 import { unavailable } from './errors.ts';
@@ -40,6 +41,8 @@ export interface Runtime {
   /** Opens the durable path accepted events take: disk journal (single node) or JetStream (cluster). */
   readonly openIngestSink: OpenIngestSink;
   readonly rateLimits: RateLimits;
+  /** What GET /metrics reports (lib/metrics). */
+  readonly metrics: NodeMetrics;
   readonly sites: SiteDirectory;
   readonly apiClients: ApiClientVerifier;
   readonly sessions: SessionService;
@@ -67,7 +70,7 @@ export interface MutableRuntime extends Runtime {
 
 export function createRuntime(
   parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs' | 'webhookDispatch' | 'fence' | 'cluster' | 'openIngestSink' | 'rateLimits'> &
-    Partial<Pick<Runtime, 'apiScopes' | 'addedWebhookEvents'>>,
+    Partial<Pick<Runtime, 'apiScopes' | 'addedWebhookEvents' | 'metrics'>>,
 ): MutableRuntime {
   let metadata: MetadataStore | undefined;
   let analytics: AnalyticsStore | undefined;
@@ -84,6 +87,7 @@ export function createRuntime(
     ...parts,
     apiScopes: parts.apiScopes ?? CORE_SCOPES,
     addedWebhookEvents: parts.addedWebhookEvents ?? [],
+    metrics: parts.metrics ?? createNodeMetrics(),
     sites: createSiteDirectory(metadataStore),
     apiClients: createApiClientVerifier(metadataStore),
     sessions: createSessionService(parts.config, parts.jwtSecret, metadataStore),

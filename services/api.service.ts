@@ -20,6 +20,7 @@ import { type StaticAssets, loadStaticAssets } from '../lib/http/static-assets.t
 import { shareEmbedders } from '../lib/share/embedding.ts';
 import { buildOpenApiDocument, type RouteEntry } from '../lib/openapi/document.ts';
 import { gatewayRouteDocs } from '../lib/openapi/gateway-routes.ts';
+import { bearerMatches, METRICS_PATH, sendMetrics } from '../lib/metrics/endpoint.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -38,8 +39,21 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
   const logRequests = config.logLevel === 'debug' || config.logLevel === 'trace';
   const trackerPath = config.trackerScriptPath.startsWith('/') ? config.trackerScriptPath : `/${config.trackerScriptPath}`;
   const vitalsPath = trackerPath.replace(/(\.js)?$/, '-vitals.js'); // /plumb.js → /plumb-vitals.js
-  const gatewayDocs = gatewayRouteDocs({ openapi: OPENAPI_PATH, tracker: trackerPath, vitals: vitalsPath });
+  const gatewayDocs = gatewayRouteDocs({ openapi: OPENAPI_PATH, tracker: trackerPath, vitals: vitalsPath, metrics: METRICS_PATH });
   const onError = (req: IncomingMessage, res: ServerResponse, err: Error) => sendError(log, req, res, err);
+  /** GET /metrics on this port: only with -metrics-token, and only to a request that carries it. */
+  const answerMetrics = (req: IncomingMessage, res: ServerResponse) => {
+    const token = config.metricsToken;
+    if (token === undefined) {
+      const elsewhere = config.metricsAddress ? ` (they are served at ${config.metricsAddress})` : ' (set -metrics-token or -metrics-address to serve them)';
+      onError(req, res, new PlumbError(404, 'not_found', `Metrics are not served on this port${elsewhere}`));
+    } else if (!bearerMatches(req, token)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
+      onError(req, res, new PlumbError(401, 'unauthorized', 'GET /metrics needs Authorization: Bearer <the metrics token>'));
+    } else {
+      sendMetrics(runtime.metrics, res).catch((err: Error) => onError(req, res, err));
+    }
+  };
 
   return {
     name: 'api',
@@ -91,26 +105,30 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
     methods: {
       /** Every request to the node: the hot path, CORS preflights, then moleculer-web, then the dashboard or a 404. */
       handle(this: GatewayThis, req: IncomingMessage, res: ServerResponse) {
-        const started = logRequests ? process.hrtime.bigint() : 0n;
+        const started = process.hrtime.bigint();
         const incoming = req.headers['x-request-id'];
         const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
         req.headers['x-request-id'] = requestId;
         delete req.headers['x-correlation-id'];
         const url = req.url ?? '/';
-        if (logRequests) {
-          res.once('finish', () => {
-            const ms = Number(process.hrtime.bigint() - started) / 1e6;
-            log.debug({ reqId: requestId, method: requestedMethod(req), url, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
-          });
-        }
         const queryAt = url.indexOf('?');
         const path = queryAt === -1 ? url : url.slice(0, queryAt);
         const hot = req.method === 'POST' ? this.hotRoutes.get(path) : undefined;
+        res.once('finish', () => {
+          const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+          runtime.metrics.httpRequest(requestedMethod(req), routeLabel(req, path, hot !== undefined, res.statusCode), res.statusCode, seconds);
+          if (logRequests) log.debug({ reqId: requestId, method: requestedMethod(req), url, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+        });
         if (hot) return answerHot(runtime, req, res, hot, ['X-Request-ID', requestId, ...API_SECURITY_HEADERS], requestId);
         res.setHeader('X-Request-ID', requestId);
         setApiSecurityHeaders(res);
         if (!decodablePath(path)) {
           onError(req, res, new PlumbError(400, 'bad_request', 'The request path is not valid percent-encoding'));
+          return;
+        }
+        // Answered before routing: its bearer token is the metrics token, not an API client's.
+        if (path === METRICS_PATH && req.method === 'GET') {
+          answerMetrics(req, res);
           return;
         }
         if (req.method === 'OPTIONS' && this.crossOriginPaths.has(path)) {
@@ -141,12 +159,13 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
       /** Every route the gateway answers, for the OpenAPI document. */
       routeEntries(this: GatewayThis): RouteEntry[] {
         const actions = new Map<string, ActionSchema>(this.broker.registry.getActionList({}).map((item) => [item.name, item.action as ActionSchema]));
-        return this.aliases.map((alias) => ({
+        const routed = this.aliases.map((alias) => ({
           method: alias.method === '*' ? 'GET' : alias.method,
           path: alias.fullPath,
           action: alias.action ? (actions.get(alias.action) ?? { name: alias.action }) : undefined,
           doc: gatewayDocs.get(alias.fullPath),
         }));
+        return [...routed, { method: 'GET', path: METRICS_PATH, action: undefined, doc: gatewayDocs.get(METRICS_PATH) }];
       },
 
       openApiDocument(this: GatewayThis) {
@@ -194,6 +213,18 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
       await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
     },
   };
+}
+
+/**
+ * What labels a request in the metrics: its route's pattern, never the raw path (whose ids would
+ * make a series per site); what no route matched is `dashboard` when the dashboard answered it.
+ */
+function routeLabel(req: IncomingMessage, path: string, hot: boolean, status: number): string {
+  if (hot || path === METRICS_PATH) return path;
+  // The alias moleculer-web matched (its typings leave fullPath out).
+  const pattern = (req as { $alias?: { fullPath?: string } }).$alias?.fullPath;
+  if (pattern) return pattern;
+  return status === 404 ? 'unmatched' : 'dashboard';
 }
 
 /** A path that percent-decodes: routing and the dashboard decode it, and a malformed one is the client's error. */

@@ -126,7 +126,9 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
         params: { items: { type: 'array', min: 1, max: MAX_BATCH_ITEMS, items: 'object' } },
         openapi: { summary: `Up to ${MAX_BATCH_ITEMS} server-side pageviews/events; per-item results`, tags: ['ingest'], successStatus: 202, response: I.BatchAccepted },
         async handler(ctx: Ctx<{ items: ServerBatchItem[] }>) {
-          return accepted(ctx, await ingest.serverBatch(serverDeps(), ctx.params.items, ctx.meta.apiClient));
+          const answer = await ingest.serverBatch(serverDeps(), ctx.params.items, ctx.meta.apiClient);
+          for (const result of answer.results) if (result.status === 'rejected') runtime.metrics.ingest('refused', result.code ?? 'rejected');
+          return accepted(ctx, answer);
         },
       }),
       aiFetch: action({
@@ -153,7 +155,15 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
 
     async started() {
       const geo = await openGeoDatabase(config.geoipDb);
-      const rejections = createRejectionCounter(runtime.metadata);
+      const stored = createRejectionCounter(runtime.metadata);
+      // Refusals are stored per site and day, and counted for /metrics as they happen.
+      const rejections: RejectionCounter = {
+        count(siteId, reason, at) {
+          runtime.metrics.ingest('refused', reason);
+          stored.count(siteId, reason, at);
+        },
+        flush: () => stored.flush(),
+      };
       const salts = createSaltRing(runtime.metadata);
       // Extension point: every stored batch is announced to this node's services as the local
       // event `ingest.batch.stored` ({ records }), after the analytics store has it (goals judge
@@ -163,6 +173,7 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
       // row): a listener reads only what it needs, a slice at a time (see the goals detector).
       const onStored = async (records: readonly ingest.JournalRecord[]) => {
         await this.broker.broadcastLocal('ingest.batch.stored', { records }, { throwError: true });
+        runtime.metrics.ingestStored();
       };
       const sink = await runtime.openIngestSink({ broker: this.broker, onStored });
       const flushRejections = () => rejections.flush().catch((err: Error) => log.warn({ err: err.message }, 'could not store ingest rejection counts'));
@@ -173,8 +184,8 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
         rejections,
         visits: createVisitTracker({ timeoutMs: config.sessionTimeoutMinutes * 60_000 }),
         sites: runtime.sites,
-        // The sink wakes its own writer.
-        appended: () => undefined,
+        // The sink wakes its own writer; this only counts.
+        appended: (items) => runtime.metrics.ingest('accepted', '', items),
       };
       state = { geo, rejections, sink, timers: [setInterval(flushRejections, REJECTION_FLUSH_MS)], deps, serverDeps: { ...deps, journal: sink.leader } };
     },

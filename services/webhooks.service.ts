@@ -219,6 +219,7 @@ export default function createWebhooksService(runtime: Runtime, network: Webhook
         log,
         resolver: network.resolver,
         ca: network.ca,
+        onAttempt: (outcome) => runtime.metrics.webhookAttempt(outcome.ok, outcome.error),
       });
       // The node registered the leader job; this instance does its work while it runs.
       const current = dispatcher;

@@ -9,7 +9,7 @@ import type { ActionSchema, ServiceBroker } from 'moleculer';
 import type { RequestMeta } from '../../types/meta.ts';
 import type { Runtime } from '../runtime.ts';
 import { admitRequest } from './admission.ts';
-import { sendError, sendJson } from './error-response.ts';
+import { renderError, sendError, sendJson } from './error-response.ts';
 
 export interface HotRoute {
   action: ActionSchema;
@@ -66,6 +66,8 @@ export async function answerHot(runtime: Runtime, req: IncomingMessage, res: Ser
       sendJson(res, status, result);
     }
   } catch (err) {
+    // Every hot route is an ingest route: what it refuses is counted by the reason it gives.
+    runtime.metrics.ingest('refused', renderError(err as Error).body.code);
     if (!res.headersSent) setHeaders(res, headers);
     sendError(runtime.log, req, res, err as Error);
   }

@@ -41,8 +41,8 @@ export interface IngestDeps extends IdentityDeps {
   journal: Pick<Journal<JournalRecord>, 'append'>;
   sites: SiteDirectory;
   rejections: RejectionCounter;
-  /** Called after rows are appended, to wake the writer. */
-  appended(): void;
+  /** Called after records are durable, with how many items (pageviews, events, vitals, fetches; not visit states) they hold. */
+  appended(items: number): void;
   now?: () => Date;
 }
 
@@ -61,7 +61,9 @@ async function append(deps: IngestDeps, records: JournalRecord[], visits: readon
     if (err instanceof JournalFullError) throw unavailable('Ingest buffer is full; retry shortly', err.retryAfterSeconds);
     throw err;
   }
-  deps.appended();
+  let items = 0;
+  for (const record of records) if (record.table !== 'visits') items++;
+  deps.appended(items);
 }
 
 const visitRecords = (team: string, rows: Record<string, unknown>[]): JournalRecord[] => rows.map((row) => ({ table: 'visits', team, row }));

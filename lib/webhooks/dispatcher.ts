@@ -32,6 +32,8 @@ export interface DispatcherDeps {
   resolver?: (host: string) => Promise<string[]>;
   /** CA certificates to trust for https deliveries instead of the default store (tests). */
   ca?: string | Buffer;
+  /** Told of every attempt once it is recorded (the node's metrics). */
+  onAttempt?: (outcome: AttemptOutcome) => void;
 }
 
 export interface Dispatcher {
@@ -112,6 +114,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       maxAttempts: settings.maxAttempts,
     };
     await queue.complete(delivery, outcome);
+    deps.onAttempt?.(outcome);
     if (!ok) log.info({ deliveryId: delivery.id, webhookId: delivery.webhook_id, attempt: delivery.attempts + 1, error, responseStatus }, 'webhook delivery attempt failed');
   }
 

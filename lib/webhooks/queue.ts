@@ -150,3 +150,11 @@ export function createDeliveryQueue(store: () => MetadataStore, write: Transacti
     },
   };
 }
+
+/** Deliveries not finished, by status (pending, retrying, processing): the queue's depth for /metrics. */
+export async function deliveryBacklog(store: MetadataQueryable): Promise<Record<string, number>> {
+  const { rows } = await store.query<{ status: string; n: number }>(
+    `SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE status IN ('pending', 'retrying', 'processing') GROUP BY status`,
+  );
+  return Object.fromEntries(rows.map((row) => [row.status, row.n]));
+}

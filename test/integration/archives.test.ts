@@ -15,17 +15,12 @@ import { type Receiver, startReceiver } from '../support/webhook-receiver.ts';
 import { type Instance, request, runPlumb, startInstance, tempDataDir, waitFor } from '../support/instance.ts';
 import { S3_TEST_CREDENTIALS, type S3TestServer, startS3TestServer } from '../support/s3-test-server.ts';
 import { OWNER, type SeededInstance, seedInstance } from '../support/seeded-instance.ts';
+import { call, siteFigures } from '../support/site-figures.ts';
 import { totpAt } from '../support/totp.ts';
 
 const DAY = 86_400_000;
 const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
 const cookieOf = (seeded: Pick<SeededInstance, 'cookies'>) => seeded.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
-
-async function call(url: string, auth: string, method: string, path: string, body?: unknown) {
-  const headers: Record<string, string> = auth.startsWith('Bearer ') ? { Authorization: auth } : { Cookie: auth };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  return request(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-}
 
 /** Signs the seeded owner in (password, then the authenticator code) and returns the session cookie. */
 async function signInOwner(url: string, totpSecret: string): Promise<string> {
@@ -48,34 +43,6 @@ async function ownerWithSite(url: string, site: { domain: string; timezone?: str
   const siteId = ((await call(url, cookie, 'POST', '/api/sites', { ...site, team_id: teamId })).body.site as { id: string }).id;
   const token = (await call(url, cookie, 'POST', '/api/user/api-clients', { name: 'importer', scopes: ['ingest:write'], sites: [{ site_id: siteId, role: 'editor' }] })).body.token as string;
   return { cookie, teamId, siteId, token };
-}
-
-/** Everything the dashboard shows of a site over a fixed range: the figures a restore must give back identical. */
-async function figures(url: string, auth: string, siteId: string, range: { from: string; to: string }) {
-  const q = new URLSearchParams(range).toString();
-  const get = async (path: string) => {
-    const res = await call(url, auth, 'GET', path);
-    expect(res.status).toBe(200);
-    return res.body;
-  };
-  const breakdowns: Record<string, unknown> = {};
-  for (const dimension of ['pages', 'sources', 'countries', 'devices', 'browsers', 'entry_pages', 'channels']) {
-    breakdowns[dimension] = await get(`/api/sites/${siteId}/stats/breakdown?${q}&dimension=${dimension}&limit=100`);
-  }
-  const funnels = (await get(`/api/sites/${siteId}/funnels`)) as { items: { id: string }[] };
-  const funnelStats = [];
-  for (const funnel of funnels.items) funnelStats.push(await get(`/api/sites/${siteId}/funnels/${funnel.id}/stats?${q}`));
-  return {
-    kpis: await get(`/api/sites/${siteId}/stats/kpis?${q}`),
-    timeseries: await get(`/api/sites/${siteId}/stats/timeseries?${q}&interval=day`),
-    breakdowns,
-    eventNames: await get(`/api/sites/${siteId}/events/names?${q}`),
-    signupPlans: await get(`/api/sites/${siteId}/events/breakdown?${q}&event_name=Signup&property_key=plan`),
-    goals: await get(`/api/sites/${siteId}/goals`),
-    goalStats: await get(`/api/sites/${siteId}/goals/stats?${q}`),
-    funnels,
-    funnelStats,
-  };
 }
 
 type Backup = { id: string; status: string; error: string | null; rows: number; bytes: number; finished_at: string | null };
@@ -111,7 +78,7 @@ describe('archives: a backup restored into a fresh data dir', () => {
   const restoredDir = tempDataDir('plumb-restored-');
   let original: Instance;
   let seeded: SeededInstance;
-  let before: Awaited<ReturnType<typeof figures>>;
+  let before: Awaited<ReturnType<typeof siteFigures>>;
   let backup: Backup;
   /** The Backups page's summary and the list beside it, read once the backup has finished. */
   let summary: Record<string, unknown>;
@@ -121,7 +88,7 @@ describe('archives: a backup restored into a fresh data dir', () => {
   beforeAll(async () => {
     original = await startInstance({ env: { PLUMB_PLUGINS: 'archives', PLUMB_ARCHIVES_TARGET: target } });
     seeded = await seedInstance(original);
-    before = await figures(original.url, cookieOf(seeded), seeded.siteId, range);
+    before = await siteFigures(original.url, cookieOf(seeded), seeded.siteId, range);
     backup = await backUpNow(original.url, cookieOf(seeded));
     summary = (await call(original.url, cookieOf(seeded), 'GET', '/api/plugins/archives/summary')).body;
     listed = await backups(original.url, cookieOf(seeded));
@@ -168,7 +135,7 @@ describe('archives: a backup restored into a fresh data dir', () => {
     const copy = await startInstance({ dataDir: restoredDir, env: { PLUMB_PLUGINS: 'archives', PLUMB_ARCHIVES_TARGET: tempDir('plumb-archives-second-') } });
     try {
       const owner = await signInOwner(copy.url, seeded.totpSecret);
-      expect(await figures(copy.url, owner, seeded.siteId, range)).toEqual(before);
+      expect(await siteFigures(copy.url, owner, seeded.siteId, range)).toEqual(before);
       // Tokens are kept (their hashes are): the importer still reads and writes.
       const byToken = await call(copy.url, `Bearer ${seeded.importerToken}`, 'GET', `/api/sites/${seeded.siteId}/stats/kpis?${new URLSearchParams(range)}`);
       expect(byToken.body).toEqual(before.kpis);
@@ -315,7 +282,7 @@ describe('archives: backups in S3-compatible storage', () => {
   }, 300_000);
 
   it('restores from S3 into a fresh data dir with identical figures', async () => {
-    const before = await figures(node.url, cookie, siteId, range);
+    const before = await siteFigures(node.url, cookie, siteId, range);
     const latest = await backUpNow(node.url, cookie);
     const fresh = tempDataDir('plumb-restore-s3-');
     const restored = await runPlumb(['restore', '--from', `s3://${s3.bucket}/plumb`, '--backup', latest.id, '-data-dir', fresh], env);
@@ -326,7 +293,7 @@ describe('archives: backups in S3-compatible storage', () => {
       const login = await postJson(copy.url, '/api/login', OWNER);
       expect(login.status).toBe(200);
       const owner = cookiesOf(login);
-      expect(await figures(copy.url, owner, siteId, range)).toEqual(before);
+      expect(await siteFigures(copy.url, owner, siteId, range)).toEqual(before);
     } finally {
       await copy.destroy();
     }

@@ -99,6 +99,8 @@ const MATRIX: Record<string, Entry> = {
   'GET /plumb.js': { allow: 'everyone' },
   'GET /plumb-vitals.js': { allow: 'everyone' },
   'GET /api/docs/v1/openapi.json': { allow: 'everyone' },
+  // Only the metrics token reads it (and this node has none): no role, no API token, no session.
+  'GET /metrics': { allow: [] },
   'GET /api/status': { allow: 'everyone' },
   'POST /ingest': { allow: 'everyone', body: () => ({ url: 'https://unknown.example/' }) },
   'POST /ingest/event': { allow: 'everyone', body: () => ({ url: 'https://unknown.example/', name: 'x' }) },

@@ -1,0 +1,153 @@
+// What a node tells Prometheus about itself (GET /metrics): requests, ingest, the journal, store
+// queries, webhook deliveries, leadership, and the Node process. One registry per node, never
+// prom-client's global one: tests run several nodes in one process. Counters and histograms are
+// moved where things happen (cheap: a map lookup and an add); gauges are read when scraped, so
+// an idle node does no work for them.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { IngestSinkDepth } from '../ingest/sink.ts';
+
+export type StoreName = 'analytics' | 'metadata';
+
+/** Where the scraped gauges read from; attached once the node has composed them. */
+export interface MetricSources {
+  leadership(): { leader: boolean; epoch: number | null };
+  /** The durable ingest buffer's depth, or null when the ingest path is not open. */
+  ingestDepth(): Promise<IngestSinkDepth | null>;
+  /** Webhook deliveries waiting, by status (pending, retrying, processing), or null when the stores are not open. */
+  webhookQueue(): Promise<Record<string, number> | null>;
+}
+
+export interface NodeMetrics {
+  readonly registry: Registry;
+  /** One answered HTTP request: `route` is the route's pattern (`/api/sites/:id/stats`), never the raw URL. */
+  httpRequest(method: string, route: string, status: number, seconds: number): void;
+  /** Ingested items kept (accepted) or not (refused, with the reason: bot, forbidden, validation_failed, …). */
+  ingest(outcome: 'accepted' | 'refused', reason: string, items?: number): void;
+  /** A batch reached the analytics store: the writer is caught up to now if nothing else waits. */
+  ingestStored(): void;
+  storeQuery(store: StoreName, operation: string, seconds: number): void;
+  /** One webhook delivery attempt and whether it failed (and why, a safe category). */
+  webhookAttempt(ok: boolean, error: string | null): void;
+  attach(sources: MetricSources): void;
+  /** The exposition text and its content type. */
+  scrape(): Promise<{ contentType: string; body: string }>;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createNodeMetrics(): NodeMetrics {
+  const registry = new Registry();
+  // Event-loop delay (nodejs_eventloop_lag_*), heap (nodejs_heap_*), RSS (process_resident_memory_bytes), GC.
+  collectDefaultMetrics({ register: registry });
+  let sources: MetricSources | undefined;
+  /** When the writer last stored a batch, or when the node started. */
+  let lastStoredAt = Date.now();
+
+  const requests = new Histogram({
+    name: 'plumb_http_request_duration_seconds',
+    help: 'HTTP requests answered, by method, route pattern and status, with their duration',
+    labelNames: ['method', 'route', 'status'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const ingested = new Counter({
+    name: 'plumb_ingest_items_total',
+    help: 'Ingest: pageviews, events, web vitals and AI fetches accepted (durable before the answer); items or whole requests refused, by reason',
+    labelNames: ['outcome', 'reason'],
+    registers: [registry],
+  });
+  const storeQueries = new Histogram({
+    name: 'plumb_store_query_duration_seconds',
+    help: 'Store calls by store (analytics, metadata) and operation (query, command, insert, transaction), with their duration',
+    labelNames: ['store', 'operation'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const webhookAttempts = new Counter({
+    name: 'plumb_webhook_attempts_total',
+    help: 'Webhook delivery attempts made by this node (as leader), by result (ok, or the failure category)',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+
+  new Gauge({
+    name: 'plumb_ingest_journal_pending',
+    help: 'Accepted ingest records (single node) or stream messages (cluster) not yet in the analytics store',
+    registers: [registry],
+    async collect() {
+      const depth = await sources?.ingestDepth().catch(() => null);
+      if (depth) this.set(depth.pending);
+    },
+  });
+  new Gauge({
+    name: 'plumb_ingest_journal_bytes',
+    help: 'Bytes of the durable ingest buffer not yet in the analytics store',
+    registers: [registry],
+    async collect() {
+      const depth = await sources?.ingestDepth().catch(() => null);
+      if (depth) this.set(depth.bytes);
+    },
+  });
+  new Gauge({
+    name: 'plumb_ingest_writer_lag_seconds',
+    help: 'While records wait in the journal: seconds since the writer last stored a batch; 0 when nothing waits',
+    registers: [registry],
+    async collect() {
+      const depth = await sources?.ingestDepth().catch(() => null);
+      this.set(depth && depth.pending > 0 ? (Date.now() - lastStoredAt) / 1000 : 0);
+    },
+  });
+  new Gauge({
+    name: 'plumb_webhook_deliveries',
+    help: 'Webhook deliveries not finished, by status (pending, retrying, processing)',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      const queue = await sources?.webhookQueue().catch(() => null);
+      if (!queue) return;
+      for (const status of ['pending', 'retrying', 'processing']) this.set({ status }, queue[status] ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'plumb_leader',
+    help: '1 while this node is the cluster leader (runs the leader-only jobs), else 0',
+    registers: [registry],
+    collect() {
+      if (sources) this.set(sources.leadership().leader ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'plumb_leader_epoch',
+    help: 'Fencing epoch of the leadership this node holds; 0 while it follows',
+    registers: [registry],
+    collect() {
+      const state = sources?.leadership();
+      this.set(state?.leader && state.epoch !== null ? state.epoch : 0);
+    },
+  });
+
+  return {
+    registry,
+    httpRequest(method, route, status, seconds) {
+      requests.observe({ method, route, status: String(status) }, seconds);
+    },
+    ingest(outcome, reason, items = 1) {
+      ingested.inc({ outcome, reason }, items);
+    },
+    ingestStored() {
+      lastStoredAt = Date.now();
+    },
+    storeQuery(store, operation, seconds) {
+      storeQueries.observe({ store, operation }, seconds);
+    },
+    webhookAttempt(ok, error) {
+      webhookAttempts.inc({ result: ok ? 'ok' : (error ?? 'failed') });
+    },
+    attach(attached) {
+      sources = attached;
+    },
+    async scrape() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
