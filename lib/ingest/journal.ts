@@ -26,6 +26,12 @@ export interface JournalOptions<T = unknown> {
   segmentBytes?: number;
   /** Default true. Off only where durability is not what is being tested. */
   fsync?: boolean;
+  /**
+   * 0 (default): an append resolves after the fsync of the round that wrote it (survives a power
+   * loss). Above 0: it resolves once the write reached the kernel (survives a killed process, not
+   * a power loss), and the data is fsync'd every this many milliseconds.
+   */
+  syncEveryMs?: number;
   /** How a record is framed on disk and read back. Default JSON. */
   codec?: RecordCodec<T>;
   /**
@@ -55,7 +61,7 @@ export interface JournalBatch<T> {
 }
 
 export interface Journal<T> {
-  /** Resolves only once the records are on disk (fsync'd). */
+  /** Resolves only once the records are on disk: fsync'd, or written to the kernel with syncEveryMs. */
   append(records: readonly T[]): Promise<void>;
   /**
    * Null when nothing is pending. One batch may be outstanding at a time: calling next() before
@@ -97,6 +103,12 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   private readonly maxPendingBytes: number;
   private readonly segmentBytes: number;
   private readonly fsync: boolean;
+  private readonly syncEveryMs: number;
+  /** Written and not yet fsync'd (only with syncEveryMs). */
+  private unsynced = false;
+  /** The interval's fsync in progress: a roll or close waits for it before closing the handle. */
+  private syncing: Promise<void> = Promise.resolve();
+  private syncTimer: NodeJS.Timeout | null = null;
   private readonly codec: RecordCodec<T>;
   private readonly memoryBytes: number;
   private readonly dirHandle: FileHandle;
@@ -127,6 +139,11 @@ class FileJournal<T> implements Journal<T>, SegmentView {
     this.maxPendingBytes = options.maxPendingBytes;
     this.segmentBytes = options.segmentBytes;
     this.fsync = options.fsync;
+    this.syncEveryMs = options.fsync ? options.syncEveryMs : 0;
+    if (this.syncEveryMs > 0) {
+      this.syncTimer = setInterval(() => void this.syncWritten(), this.syncEveryMs);
+      this.syncTimer.unref();
+    }
     this.codec = options.codec;
     this.memoryBytes = options.memoryBytes;
     this.dirHandle = dirHandle;
@@ -202,7 +219,8 @@ class FileJournal<T> implements Journal<T>, SegmentView {
         let written = 0;
         while (written < data.length) written += (await this.active.handle.write(data, written, data.length - written)).bytesWritten;
         this.active.size += data.length;
-        if (this.fsync) {
+        if (this.syncEveryMs > 0) this.unsynced = true;
+        else if (this.fsync) {
           await this.active.handle.datasync();
           this.counters.fsyncs++;
         }
@@ -272,8 +290,31 @@ class FileJournal<T> implements Journal<T>, SegmentView {
     return { records, bytes, start, end: normalize(this, { segment: last.segment, offset: last.offset + last.frame }) };
   }
 
-  /** Starts the next segment. Runs between rounds, so everything in the old one is already fsync'd. */
+  /**
+   * The interval's fsync of what was written since the last one. A failure stops the journal as a
+   * failed round does: acknowledged data may not be on disk, so nothing more is acknowledged.
+   */
+  private syncWritten(): Promise<void> {
+    this.syncing = this.syncing.then(async () => {
+      if (!this.unsynced || this.failure) return;
+      this.unsynced = false;
+      try {
+        await this.active.handle.datasync();
+        this.counters.fsyncs++;
+      } catch (err) {
+        this.failure ??= err as Error;
+        this.log.error({ err, dir: this.dir }, 'journal: fsync failed; appends are refused until the journal is reopened');
+      }
+    });
+    return this.syncing;
+  }
+
+  /**
+   * Starts the next segment. Runs between rounds, and the old segment is fsync'd first (at once,
+   * with syncEveryMs), so only the newest segment can ever end torn.
+   */
   private async roll(): Promise<void> {
+    await this.syncWritten();
     const seq = this.active.seq + 1;
     const handle = await createSegment(this.dir, this.dirHandle, seq, this.fsync);
     await this.active.handle.close();
@@ -363,6 +404,8 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.flushing;
+      if (this.syncTimer) clearInterval(this.syncTimer);
+      await this.syncWritten();
       await this.taking;
       await this.checkpointing;
       await this.active.handle.close();
@@ -391,6 +434,7 @@ export async function openJournal<T>(options: JournalOptions<T>): Promise<Journa
     maxPendingBytes: 256 * MiB,
     segmentBytes: 64 * MiB,
     fsync: true,
+    syncEveryMs: 0,
     codec: JSON_CODEC as RecordCodec<T>,
     memoryBytes: 32 * MiB,
     ...options,

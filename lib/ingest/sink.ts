@@ -114,7 +114,10 @@ export const ENCODED_RECORD_CODEC: RecordCodec<EncodedRecord> = {
   },
 };
 
-/** Single node: every event goes to the fsync'd journal in <data-dir>/journal; the writer drains it. */
+/** With -ingest-sync write: how often the journal is fsync'd, the most a power loss can take. */
+export const WRITE_MODE_SYNC_MS = 1000;
+
+/** Single node: every event goes to the journal in <data-dir>/journal (fsync'd before the 202 by default); the writer drains it. */
 export function journalSink(
   config: Config,
   log: Log,
@@ -126,6 +129,7 @@ export function journalSink(
       dir: join(config.dataDir, 'journal'),
       log,
       maxPendingBytes: config.ingestBufferMb * 1024 * 1024,
+      syncEveryMs: config.ingestSync === 'write' ? WRITE_MODE_SYNC_MS : 0,
       codec: ENCODED_RECORD_CODEC,
     });
     const writer = createIngestWriter({ journal, analytics, log, batchSize: config.ingestBatchSize, flushMs: config.ingestFlushMs, onStored });

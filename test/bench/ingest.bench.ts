@@ -2,7 +2,8 @@
 // same run: the bare node:http server, and the same server made durable (each body appended and
 // fsync'd with group commit before the 202: what the disk alone costs). Then p99 at 80% of Plumb's
 // maximum, with the durable reference at that same rate beside it, then how fast accepted events
-// reach the analytics store and the RSS while they do.
+// reach the analytics store and the RSS while they do. Last, Plumb acknowledging on write
+// (-ingest-sync write: the journal fsync'd every second instead of before each 202).
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -104,6 +105,10 @@ const suite: BenchSuite = {
     const durableSteady = await load(durable.url, Math.round(full.rps * 0.8));
     durable.stop();
 
+    const onWrite = await startInstance({ dataDir, env: { ...env, PLUMB_INGEST_SYNC: 'write' } });
+    const writeLoad = await measured(onWrite.child.pid!, () => load(onWrite.url));
+    await onWrite.stop('SIGTERM');
+
     const analytics = await openAnalyticsStore({ dataDir, log: silentLog });
     const [{ stored }] = await analytics.query<{ stored: string }>('SELECT count() AS stored FROM {db:Identifier}.hits', { db: analytics.tenantDatabase(team.id) });
     await analytics.close();
@@ -120,6 +125,7 @@ const suite: BenchSuite = {
       'bare durable CPU µs/request': Math.round(durableLoad.cpuUs),
       'plumb /ingest req/s (max)': Math.round(full.rps),
       'plumb / bare': `${Math.round((full.rps / bareLoad.rps) * 100)}%`,
+      'plumb / bare durable (target ≥ 0.6×)': `${(full.rps / durableLoad.rps).toFixed(2)}×`,
       'plumb p50 / p99 ms at max': `${full.p50} / ${full.p99}`,
       'plumb CPU µs/request at max (main thread / process)': `${Math.round(full.mainCpuUs)} / ${Math.round(full.cpuUs)}`,
       'plumb p99 ms at 80% of max': steady.p99,
@@ -130,6 +136,10 @@ const suite: BenchSuite = {
       'stored events/s end to end (202 → stored)': Math.round(Number(stored) / ((drained - loadStarted) / 1000)),
       'drain after load (ms)': Math.round(drained - loadEnded),
       'peak RSS under load (MiB)': peakRss.toFixed(0),
+      'plumb -ingest-sync write req/s (max)': Math.round(writeLoad.rps),
+      'plumb -ingest-sync write / bare durable': `${(writeLoad.rps / durableLoad.rps).toFixed(2)}×`,
+      'plumb -ingest-sync write p50 / p99 ms at max': `${writeLoad.p50} / ${writeLoad.p99}`,
+      'plumb -ingest-sync write non-202 responses': writeLoad.other,
     };
   },
 };

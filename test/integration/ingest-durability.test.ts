@@ -1,7 +1,8 @@
 // Acknowledged means stored: a `plumb serve` under tracker load is killed with SIGKILL; after a
 // restart, every pageview that got a 202 is in the analytics store exactly once, and the visits
 // their states make up add up to exactly those pageviews (the restarted writer has to read the
-// states it cancels back from the store).
+// states it cancels back from the store). Both ways of acknowledging survive a killed process:
+// after the journal's fsync, and (-ingest-sync write) once the write reached the kernel.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { rmSync } from 'node:fs';
 import { createSite, createTeam } from '../../lib/sites/sites.ts';
@@ -10,12 +11,13 @@ import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { startInstance, tempDataDir } from '../support/instance.ts';
 
-const dataDir = tempDataDir('plumb-durability-');
-const env = { PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000', PLUMB_INGEST_FLUSH_MS: '200' };
+const dataDirs: string[] = [];
 
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+afterAll(() => {
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+});
 
-async function seedSite(): Promise<string> {
+async function seedSite(dataDir: string): Promise<string> {
   const metadata = await openMetadataStore({ dataDir, log: silentLog });
   const team = await createTeam(metadata, { name: 'Durable' });
   await createSite(metadata, { teamId: team.id, domain: 'durable.example' });
@@ -23,9 +25,12 @@ async function seedSite(): Promise<string> {
   return team.id;
 }
 
-describe('ingest durability', () => {
+describe.each(['fsync', 'write'])('ingest durability with -ingest-sync %s', (mode) => {
   it('stores every acknowledged pageview exactly once across a SIGKILL', async () => {
-    const teamId = await seedSite();
+    const dataDir = tempDataDir(`plumb-durability-${mode}-`);
+    dataDirs.push(dataDir);
+    const env = { PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000', PLUMB_INGEST_FLUSH_MS: '200', PLUMB_INGEST_SYNC: mode };
+    const teamId = await seedSite(dataDir);
     const first = await startInstance({ dataDir, env });
     const acknowledged = new Set<number>();
     let next = 0;

@@ -354,6 +354,40 @@ describe('group commit', () => {
   });
 });
 
+describe('acknowledging on write (syncEveryMs)', () => {
+  it('resolves appends without an fsync, then fsyncs what was written once per interval, and nothing when idle', async () => {
+    const journal = await openAt(await tempDir(), { fsync: true, syncEveryMs: 100 });
+    const fsyncsAtOpen = journal.stats().fsyncs;
+    await Promise.all(Array.from({ length: 20 }, (_, i) => journal.append(recs(i % 10))));
+    expect(journal.stats().fsyncs).toBe(fsyncsAtOpen);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const afterInterval = journal.stats().fsyncs;
+    expect(afterInterval).toBe(fsyncsAtOpen + 1);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(journal.stats().fsyncs).toBe(afterInterval);
+    expect(await drain(journal)).toHaveLength(20);
+  });
+
+  it('fsyncs what is still unsynced when it closes, and gives every record back after reopening', async () => {
+    const dir = await tempDir();
+    const journal = await openJournal<Rec>({ dir, log: recordingLog().log, fsync: true, syncEveryMs: 60_000 });
+    await journal.append(recs(1, 2, 3));
+    const before = journal.stats().fsyncs;
+    await journal.close();
+    expect(journal.stats().fsyncs).toBe(before + 1);
+    expect(await drain(await openAt(dir))).toEqual([1, 2, 3]);
+  });
+
+  it('fsyncs a segment before rolling past it, so only the newest segment can end torn', async () => {
+    const journal = await openAt(await tempDir(), { fsync: true, syncEveryMs: 60_000, segmentBytes: 30 });
+    await journal.append(recs(1, 2));
+    const before = journal.stats().fsyncs;
+    await journal.append(recs(3));
+    expect(journal.stats().segments).toBe(2);
+    expect(journal.stats().fsyncs).toBe(before + 1);
+  });
+});
+
 describe('capacity', () => {
   it('rejects appends past maxPendingBytes with a retry delay, and accepts them again after an ack', async () => {
     const journal = await openAt(await tempDir(), { maxPendingBytes: 40 });
