@@ -61,7 +61,7 @@ async function samples(): Promise<Map<string, number>> {
   return series;
 }
 
-const valueOf = (all: Map<string, number>, series: string) => all.get(series) ?? 0;
+const sampleOf = (all: Map<string, number>, series: string) => all.get(series) ?? 0;
 
 function postJson(path: string, body: unknown, headers: Record<string, string> = {}) {
   return fetch(`${t.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
@@ -97,7 +97,7 @@ describe('what the figures count', () => {
     expect((await postJson('/ingest', { url: 'https://example.com/bot', referrer: '' }, { Origin: 'https://example.com', 'User-Agent': 'curl/8.5.0' })).status).toBe(202);
     expect((await postJson('/ingest', { url: 'https://example.com/no-origin' }, { 'User-Agent': FIREFOX })).status).toBe(403);
     const after = await samples();
-    const delta = (series: string) => valueOf(after, series) - valueOf(before, series);
+    const delta = (series: string) => sampleOf(after, series) - sampleOf(before, series);
     expect(delta('plumb_ingest_items_total{outcome="accepted",reason=""}')).toBe(1);
     expect(delta('plumb_ingest_items_total{outcome="refused",reason="bot"}')).toBe(1);
     expect(delta('plumb_ingest_items_total{outcome="refused",reason="forbidden"}')).toBe(1);
@@ -110,12 +110,12 @@ describe('what the figures count', () => {
     expect((await as(t, owner, 'GET', `/api/sites/${crypto.randomUUID()}/stats/kpis`)).status).toBe(404);
     const after = await samples();
     const series = (status: number) => `plumb_http_request_duration_seconds_count{method="GET",route="/api/sites/:id/stats/kpis",status="${status}"}`;
-    expect(valueOf(after, series(200)) - valueOf(before, series(200))).toBe(1);
-    expect(valueOf(after, series(404)) - valueOf(before, series(404))).toBe(1);
+    expect(sampleOf(after, series(200)) - sampleOf(before, series(200))).toBe(1);
+    expect(sampleOf(after, series(404)) - sampleOf(before, series(404))).toBe(1);
     expect([...after.keys()].some((key) => key.includes(t.site.id))).toBe(false);
     // Reading the stats queried the analytics store, and the session lookups the metadata store.
-    expect(valueOf(after, 'plumb_store_query_duration_seconds_count{store="analytics",operation="query"}')).toBeGreaterThan(valueOf(before, 'plumb_store_query_duration_seconds_count{store="analytics",operation="query"}'));
-    expect(valueOf(after, 'plumb_store_query_duration_seconds_count{store="metadata",operation="query"}')).toBeGreaterThan(0);
+    expect(sampleOf(after, 'plumb_store_query_duration_seconds_count{store="analytics",operation="query"}')).toBeGreaterThan(sampleOf(before, 'plumb_store_query_duration_seconds_count{store="analytics",operation="query"}'));
+    expect(sampleOf(after, 'plumb_store_query_duration_seconds_count{store="metadata",operation="query"}')).toBeGreaterThan(0);
   });
 
   it('counts a failed webhook delivery by its failure, and shows it waiting to be retried', async () => {
@@ -129,29 +129,29 @@ describe('what the figures count', () => {
     await waitFor(
       async () => {
         after = await samples();
-        return valueOf(after, 'plumb_webhook_deliveries{status="retrying"}') === 1;
+        return sampleOf(after, 'plumb_webhook_deliveries{status="retrying"}') === 1;
       },
       10_000,
       () => 'the failed delivery was never shown as retrying',
     );
-    expect(valueOf(after, 'plumb_webhook_attempts_total{result="http_status"}') - valueOf(before, 'plumb_webhook_attempts_total{result="http_status"}')).toBe(1);
+    expect(sampleOf(after, 'plumb_webhook_attempts_total{result="http_status"}') - sampleOf(before, 'plumb_webhook_attempts_total{result="http_status"}')).toBe(1);
   });
 
   it('shows the leadership and its epoch, and zero for both once another node takes the lease', async () => {
     const leading = await samples();
-    expect(valueOf(leading, 'plumb_leader')).toBe(1);
-    expect(valueOf(leading, 'plumb_leader_epoch')).toBeGreaterThan(0);
+    expect(sampleOf(leading, 'plumb_leader')).toBe(1);
+    expect(sampleOf(leading, 'plumb_leader_epoch')).toBeGreaterThan(0);
     await redis.set(`${NAMESPACE}:leader`, 'intruder|999999', 'PX', 60_000);
     let following = leading;
     await waitFor(
       async () => {
         following = await samples();
-        return valueOf(following, 'plumb_leader') === 0;
+        return sampleOf(following, 'plumb_leader') === 0;
       },
       10_000,
       () => 'the node never stepped down',
     );
-    expect(valueOf(following, 'plumb_leader_epoch')).toBe(0);
+    expect(sampleOf(following, 'plumb_leader_epoch')).toBe(0);
   });
 });
 
