@@ -16,6 +16,7 @@ import { FIRST_PARTY_PLUGINS } from '../plugins/index.ts';
 import { type FirstPartyPlugins, loadPlugins } from './plugins/loader.ts';
 import { dashboardOf, registerPlugins, settlePluginSettings } from './plugins/register.ts';
 import createPluginsService from '../services/plugins.service.ts';
+import createSystemService from '../services/system.service.ts';
 import { gatewayOf } from '../services/api.service.ts';
 import { LEADER_JOB_FACTORIES, SERVICE_FACTORIES } from '../services/index.ts';
 import { accessMiddleware } from './auth/access.ts';
@@ -104,6 +105,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   if (config.clusterMode) leaderJobs.register('ingest.stream-drain', streamDrain.job);
   const running = registerPlugins(broker, runtime, leaderJobs, plugins, pluginSettings);
   broker.createService(createPluginsService(runtime, running, dashboardOf(plugins, running)));
+  broker.createService(createSystemService(runtime, running));
   elector.onChange((state) => broker.broadcast('cluster.leader.changed', state));
 
   await broker.start();

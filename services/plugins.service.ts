@@ -133,7 +133,7 @@ export default function createPluginsService(runtime: Runtime, running: readonly
           const enabled = new Set(running.map((plugin) => plugin.name));
           return {
             plugins: [
-              ...running.map((plugin) => ({ ...plugin, status: 'running' as const })),
+              ...running.map(({ systemStatus, ...plugin }) => ({ ...plugin, status: 'running' as const })),
               ...rows
                 .filter(({ plugin }) => !enabled.has(plugin))
                 .map(({ plugin }) => ({ name: plugin, status: 'disabled' as const, version: null, api_version: null, description: null, source: null, routes: [], capabilities: [] })),

@@ -25,6 +25,8 @@ export interface NodeMetrics {
   ingest(outcome: 'accepted' | 'refused', reason: string, items?: number): void;
   /** A batch reached the analytics store: the writer is caught up to now if nothing else waits. */
   ingestStored(): void;
+  /** Items this node accepted per second over the last minute. */
+  recentIngestRate(): number;
   storeQuery(store: StoreName, operation: string, seconds: number): void;
   /** One webhook delivery attempt and whether it failed (and why, a safe category). */
   webhookAttempt(ok: boolean, error: string | null): void;
@@ -42,6 +44,10 @@ export function createNodeMetrics(): NodeMetrics {
   let sources: MetricSources | undefined;
   /** When the writer last stored a batch, or when the node started. */
   let lastStoredAt = Date.now();
+  // Accepted items per second of the last minute: a ring of one-second slots, each stamped with its second.
+  const RATE_WINDOW_S = 60;
+  const acceptedPerSecond = new Float64Array(RATE_WINDOW_S);
+  const slotSecond = new Float64Array(RATE_WINDOW_S).fill(-1);
 
   const requests = new Histogram({
     name: 'plumb_http_request_duration_seconds',
@@ -133,6 +139,20 @@ export function createNodeMetrics(): NodeMetrics {
     },
     ingest(outcome, reason, items = 1) {
       ingested.inc({ outcome, reason }, items);
+      if (outcome !== 'accepted') return;
+      const second = Math.floor(Date.now() / 1000);
+      const slot = second % RATE_WINDOW_S;
+      if (slotSecond[slot] !== second) {
+        slotSecond[slot] = second;
+        acceptedPerSecond[slot] = 0;
+      }
+      acceptedPerSecond[slot] += items;
+    },
+    recentIngestRate() {
+      const now = Math.floor(Date.now() / 1000);
+      let total = 0;
+      for (let slot = 0; slot < RATE_WINDOW_S; slot++) if (now - slotSecond[slot] < RATE_WINDOW_S) total += acceptedPerSecond[slot];
+      return Math.round((total / RATE_WINDOW_S) * 10) / 10;
     },
     ingestStored() {
       lastStoredAt = Date.now();

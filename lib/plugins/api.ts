@@ -23,5 +23,6 @@ export {
   type PluginSettingSpec,
   type PluginSite,
   type PluginState,
+  type PluginStatusLine,
   type SettingsOf,
 } from './contract.ts';

@@ -290,6 +290,13 @@ export interface PluginHost<S = Record<string, unknown>> {
 }
 
 /** What a plugin contributes, each part built from its host when the node starts. */
+/** A line a plugin shows on the system page (GET /api/admin/system), e.g. its last backup. */
+export interface PluginStatusLine {
+  label: string;
+  value: string | number | null;
+  format?: PluginValueFormat;
+}
+
 export interface PluginDefinition<D extends Record<string, PluginSettingSpec> = Record<string, PluginSettingSpec>> {
   name: string;
   version: string;
@@ -329,6 +336,8 @@ export interface PluginDefinition<D extends Record<string, PluginSettingSpec> = 
   services?(host: PluginHost<SettingsOf<D>>): ServiceSchema[];
   /** Work only the leader runs, started with its fencing epoch and stopped when it steps down. */
   leaderJobs?(host: PluginHost<SettingsOf<D>>): { name: string; job: LeaderJob }[];
+  /** What the system page shows of the plugin's state: a reader called on every view (keep it cheap). */
+  systemStatus?(host: PluginHost<SettingsOf<D>>): () => Promise<readonly PluginStatusLine[]>;
 }
 
 /** Declares a plugin; the identity function, there for the types it checks. */

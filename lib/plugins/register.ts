@@ -15,6 +15,7 @@ import {
   type PluginDefinition,
   type PluginPanel,
   type PluginSettingsSection,
+  type PluginStatusLine,
 } from './contract.ts';
 import { createPluginHost, pluginSchema } from './host.ts';
 import type { LoadedPlugin } from './loader.ts';
@@ -30,6 +31,8 @@ export interface RunningPlugin {
   routes: string[];
   /** Powers beyond the host API the plugin was granted. */
   capabilities: PluginCapability[];
+  /** Its lines for the system page, when it has any (not part of the plugins list's answer). */
+  systemStatus?: () => Promise<readonly PluginStatusLine[]>;
 }
 
 /** A button as the dashboard gets it: its route in full (`{site}` for the site's id on a site's pages). */
@@ -254,6 +257,7 @@ export function registerPlugins(
       source: specifier,
       routes,
       capabilities: [...(definition.capabilities ?? [])],
+      systemStatus: contributed('systemStatus()', () => definition.systemStatus?.(host as never)),
     };
   });
 }

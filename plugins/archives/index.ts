@@ -149,6 +149,23 @@ export default definePlugin({
     ],
   },
 
+  systemStatus(host) {
+    return async () => {
+      const { rows } = await host.metadata.query<{ completed: number; last_at: string | null; last_bytes: number | null; last_failed_at: string | null }>(
+        `SELECT (SELECT count(*)::int FROM backups WHERE status = 'completed') AS completed,
+                (SELECT ${iso('max(finished_at)')} FROM backups WHERE status = 'completed') AS last_at,
+                (SELECT bytes::float8 FROM backups WHERE status = 'completed' ORDER BY finished_at DESC LIMIT 1) AS last_bytes,
+                (SELECT ${iso('max(finished_at)')} FROM backups WHERE status = 'failed') AS last_failed_at`,
+      );
+      const row = rows[0];
+      return [
+        { label: 'Last complete backup', value: row.last_at, format: 'datetime' },
+        { label: 'Its size', value: row.last_bytes, format: 'bytes' },
+        { label: 'Complete backups kept', value: row.completed, format: 'number' },
+        { label: 'Last failed backup', value: row.last_failed_at, format: 'datetime' },
+      ];
+    };
+  },
   leaderJobs(host) {
     const target = () => openTarget(host.settings.target, host.settings);
     return [

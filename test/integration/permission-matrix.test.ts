@@ -144,6 +144,7 @@ const MATRIX: Record<string, Entry> = {
   'POST /api/admin/users/{id}/disable-mfa': { allow: INSTANCE_ADMINS, params: async (fx) => ({ id: await fx.freshUser() }) },
   'DELETE /api/admin/users/{id}': { allow: INSTANCE_ADMINS, params: async (fx) => ({ id: await fx.freshUser() }) },
   'GET /api/admin/cluster': { allow: INSTANCE_ADMINS },
+  'GET /api/admin/system': { allow: INSTANCE_ADMINS },
   // Teams: site roles are not team members; instance owners and admins administer every team.
   'GET /api/user/teams': { allow: SIGNED_IN },
   'POST /api/user/teams': { allow: SIGNED_IN, body: () => ({ name: fresh('team') }) },

@@ -1,0 +1,39 @@
+// Response schema of GET /api/admin/system (services/system.service.ts).
+import { Type } from '@sinclair/typebox';
+import { ClusterView } from '../../cluster/responses.ts';
+import { DateTime, nullable, object, stringEnum } from '../openapi/responses.ts';
+
+const count = Type.Integer({ minimum: 0 });
+
+export const SystemView = object({
+  version: Type.String(),
+  node_id: Type.String(),
+  started_at: DateTime,
+  uptime_seconds: count,
+  memory: object({ rss_bytes: count, heap_used_bytes: count }, { description: 'This node process' }),
+  cluster: ClusterView,
+  stores: object({
+    metadata: object({ kind: stringEnum(['pglite', 'postgres']), bytes: nullable(count) }),
+    analytics: object({
+      kind: stringEnum(['chdb', 'clickhouse']),
+      bytes: count,
+      rows: count,
+      teams: Type.Array(object({ team_id: nullable(Type.String({ format: 'uuid' })), name: nullable(Type.String()), database: Type.String(), bytes: count, rows: count }), {
+        description: 'Each team’s analytics database, largest first (a database whose team is gone has no id or name)',
+      }),
+    }),
+  }),
+  ingest: object({
+    accepted_per_second: Type.Number({ minimum: 0, description: 'Items this node accepted per second over the last minute' }),
+    refused_today: Type.Array(object({ reason: Type.String(), count }), { description: 'Refused today (UTC) on every node, by reason, as counted so far' }),
+  }),
+  webhooks: object({ pending: count, retrying: count, processing: count }),
+  plugins: Type.Array(
+    object({
+      name: Type.String(),
+      version: Type.String(),
+      status: Type.Array(object({ label: Type.String(), value: Type.Union([Type.String(), Type.Number(), Type.Null()]), format: Type.Optional(stringEnum(['number', 'bytes', 'datetime'])) })),
+    }),
+  ),
+  settings: Type.Record(Type.String(), Type.Unknown(), { description: 'The active settings of this node, secrets masked' }),
+});
