@@ -275,6 +275,16 @@ export function describeConfig(config: Config): Record<string, unknown> {
   return out;
 }
 
+/** Every setting in declaration order: its flag, its first env name, and its value now (secrets masked, null when unset). */
+export function activeSettings(config: Config): { flag: string; env: string; value: string | number | boolean | string[] | null }[] {
+  const masked = describeConfig(config);
+  return (SETTINGS as readonly SettingSpec[]).map((spec) => ({
+    flag: `-${spec.flag}`,
+    env: spec.env[0],
+    value: (masked[camel(spec.flag)] as string | number | boolean | string[] | undefined) ?? null,
+  }));
+}
+
 function maskSecret(spec: SettingSpec, value: string): string {
   if (spec.type !== 'url') return '********';
   const url = new URL(value);

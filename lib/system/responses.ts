@@ -35,5 +35,12 @@ export const SystemView = object({
       status: Type.Array(object({ label: Type.String(), value: Type.Union([Type.String(), Type.Number(), Type.Null()]), format: Type.Optional(stringEnum(['number', 'bytes', 'datetime'])) })),
     }),
   ),
-  settings: Type.Record(Type.String(), Type.Unknown(), { description: 'The active settings of this node, secrets masked' }),
+  settings: Type.Array(
+    object({
+      flag: Type.String(),
+      env: Type.String(),
+      value: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String()), Type.Null()], { description: 'null when unset' }),
+    }),
+    { description: 'Every setting of this node as it runs, in the README’s order, secrets masked' },
+  ),
 });

@@ -5,7 +5,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { ServiceBroker } from 'moleculer';
 import { VERSION } from '../brand.ts';
-import { describeConfig } from '../config.ts';
+import { activeSettings } from '../config.ts';
 import type { RunningPlugin } from '../plugins/register.ts';
 import type { Runtime } from '../runtime.ts';
 import { deliveryBacklog } from '../webhooks/queue.ts';
@@ -35,7 +35,6 @@ export async function systemStatus(runtime: Runtime, broker: ServiceBroker, plug
   ]);
   const teamOf = new Map(teams.map((team) => [analytics.tenantDatabase(team.id), team]));
   const memory = process.memoryUsage();
-  const { pluginFlags: _flags, ...settings } = describeConfig(runtime.config);
   return {
     version: VERSION,
     node_id: runtime.config.nodeId,
@@ -55,6 +54,6 @@ export async function systemStatus(runtime: Runtime, broker: ServiceBroker, plug
     ingest: { accepted_per_second: runtime.metrics.recentIngestRate(), refused_today: refused },
     webhooks: { pending: backlog.pending ?? 0, retrying: backlog.retrying ?? 0, processing: backlog.processing ?? 0 },
     plugins: pluginStatus,
-    settings,
+    settings: activeSettings(runtime.config),
   };
 }

@@ -10,18 +10,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
-import { BROWSER_DRIVEN_ENV, SCREENSHOTS, seriousViolations } from '../support/dashboard.ts';
+import { BROWSER_DRIVEN_ENV, REVIEW_VIEWPORTS, reviewLayouts, SCREENSHOTS } from '../support/dashboard.ts';
 import { type Instance, request, startInstance, waitFor } from '../support/instance.ts';
-import { describeProblems, layoutProblems } from '../support/layout-check.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
 const VIEWER = { email: 'viewer@example.com', password: 'another long password' };
 /** How the browser writes dates and times: the page's words for them are checked. */
 const READER = { locale: 'en-US', timezoneId: 'UTC' } as const;
-const VIEWPORTS = [
-  { width: 1366, height: 900 },
-  { width: 360, height: 780 },
-] as const;
 const WAIT = { timeout: 15_000 };
 /** A backup of a fresh instance takes a second or two; a busy machine may take several times that. */
 const BACKUP_DONE_MS = 45_000;
@@ -99,29 +94,6 @@ async function signIn(context: BrowserContext, who: { email: string; password: s
   return signedIn;
 }
 
-/**
- * The page as it is, in light and dark mode at both widths: its serious axe findings and layout
- * problems (one message each), with a screenshot of each state for review.
- */
-async function review(on: Page, name: string): Promise<string[]> {
-  const messages: string[] = [];
-  for (const viewport of VIEWPORTS) {
-    await on.setViewportSize(viewport);
-    for (const scheme of ['light', 'dark'] as const) {
-      await on.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
-      await on.evaluate(() => document.fonts.ready.then(() => undefined));
-      await on.waitForTimeout(150);
-      const where = `${name} · ${scheme} · ${viewport.width}px`;
-      for (const finding of await seriousViolations(on, where)) messages.push(`${where}: axe ${finding.id}: ${finding.help} (${finding.targets.join(', ')})`);
-      messages.push(...describeProblems(where, await layoutProblems(on)));
-      await on.screenshot({ path: join(SCREENSHOTS, `archives-${name}-${scheme}-${viewport.width}.png`), fullPage: true });
-    }
-  }
-  await on.setViewportSize(VIEWPORTS[0]);
-  await on.emulateMedia({ colorScheme: 'light' });
-  return messages;
-}
-
 beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
   target = mkdtempSync(join(tmpdir(), 'plumb-archives-target-'));
@@ -129,7 +101,7 @@ beforeAll(async () => {
   const created = await request(`${instance.url}/api/initial-user`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(OWNER) });
   expect(created.status).toBe(201);
   browser = await launchChromium();
-  owner = await browser.newContext({ ...READER, viewport: VIEWPORTS[0] });
+  owner = await browser.newContext({ ...READER, viewport: REVIEW_VIEWPORTS[0] });
   page = await signIn(owner, OWNER);
   const teams = (await call(page, 'GET', '/api/user/teams')).body?.items as { id: string }[];
   const site = await call(page, 'POST', '/api/sites', { domain: 'archives.example', team_id: teams[0].id, timezone: 'UTC' });
@@ -193,7 +165,7 @@ describe('the Backups page', () => {
     await page.getByTestId('plugin-archives-summary').locator('.kpi-value').first().filter({ hasText: /^2$/ }).waitFor(WAIT);
     await expect(page.evaluate(() => document.documentElement.dataset.backupsTableLeft ?? 'never')).resolves.toBe('never');
     await expect(button.evaluate((element) => element === document.activeElement)).resolves.toBe(true);
-    expect(await review(page, 'backups')).toEqual([]);
+    expect(await reviewLayouts(page, 'archives-backups')).toEqual([]);
   }, 120_000);
 
   it('reads its panels no more while the tab is hidden, and at once when it is shown again', async () => {
@@ -306,7 +278,7 @@ describe('the site’s "Data retention" settings', () => {
     expect(rows).toBe('6');
     expect(when).toMatch(PEOPLE_TIME);
     expect(minuteOf(when)).toBe(sameMinute((await retention()).body?.last_archived_at as string));
-    expect(await review(page, 'retention-archived')).toEqual([]);
+    expect(await reviewLayouts(page, 'archives-retention-archived')).toEqual([]);
   }, 120_000);
 
   it('shows the server’s refusal of 0 under the field, keeping 30 days, and saves an empty field as keeping everything', async () => {
@@ -325,7 +297,7 @@ describe('the site’s "Data retention" settings', () => {
     await expect(days.getAttribute('aria-invalid')).resolves.toBe('true');
     await expect(days.getAttribute('aria-describedby')).resolves.toBe(await error.getAttribute('id'));
     expect((await retention()).body).toMatchObject({ retention_days: 30 });
-    expect(await review(page, 'retention-refused')).toEqual([]);
+    expect(await reviewLayouts(page, 'archives-retention-refused')).toEqual([]);
 
     await days.fill('');
     await section.getByRole('button', { name: 'Save' }).click();
@@ -337,7 +309,7 @@ describe('the site’s "Data retention" settings', () => {
     // What was archived stays archived: keeping everything from now on does not bring it back.
     await section.getByRole('definition').first().waitFor(WAIT);
     await expect(section.getByRole('definition').first().textContent()).resolves.toBe('6');
-    expect(await review(page, 'retention')).toEqual([]);
+    expect(await reviewLayouts(page, 'archives-retention')).toEqual([]);
   }, 120_000);
 });
 
@@ -350,7 +322,7 @@ describe('a site viewer', () => {
     expect(account.status).toBe(201);
     const user = account.body?.user as { id: string };
     expect((await call(page, 'PUT', `/api/sites/${siteId}/members/${user.id}`, { role: 'viewer' })).status).toBe(200);
-    viewer = await browser.newContext({ ...READER, viewport: VIEWPORTS[0] });
+    viewer = await browser.newContext({ ...READER, viewport: REVIEW_VIEWPORTS[0] });
     seen = await signIn(viewer, VIEWER);
   }, 30_000);
 
@@ -369,6 +341,6 @@ describe('a site viewer', () => {
     await seen.getByText('This page is for the administrators of this Plumb instance.').waitFor(WAIT);
     await expect(seen.getByRole('button', { name: 'Back up now' }).count()).resolves.toBe(0);
     await expect(seen.locator('table').count()).resolves.toBe(0);
-    expect(await review(seen, 'viewer')).toEqual([]);
+    expect(await reviewLayouts(seen, 'archives-viewer')).toEqual([]);
   }, 60_000);
 });

@@ -89,8 +89,15 @@ describe('GET /api/admin/system', () => {
   });
 
   it('lists the active settings with every secret masked', async () => {
-    const view = (await as(t, owner, 'GET', '/api/admin/system')).body as { settings: Record<string, unknown>; version: string; uptime_seconds: number };
-    expect(view.settings).toMatchObject({ metricsToken: '********', plugins: ['archives'], dataDir: t.dataDir });
+    const view = (await as(t, owner, 'GET', '/api/admin/system')).body as { settings: unknown[]; version: string; uptime_seconds: number };
+    expect(view.settings).toEqual(
+      expect.arrayContaining([
+        { flag: '-metrics-token', env: 'PLUMB_METRICS_TOKEN', value: '********' },
+        { flag: '-plugins', env: 'PLUMB_PLUGINS', value: ['archives'] },
+        { flag: '-data-dir', env: 'PLUMB_DATA_DIR', value: t.dataDir },
+        { flag: '-database-url', env: 'PLUMB_DATABASE_URL', value: null },
+      ]),
+    );
     expect(JSON.stringify(view)).not.toContain('a-metrics-token-that-must-not-show');
     expect(JSON.stringify(view)).not.toContain(Buffer.from(t.node.runtime.jwtSecret).toString('base64'));
     expect(view.version).toMatch(/^\d+\.\d+\.\d+/);

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { ROOT } from './instance.ts';
+import { describeProblems, layoutProblems } from './layout-check.ts';
 
 export const SCREENSHOTS = join(ROOT, 'test-output', 'screenshots');
 
@@ -64,4 +65,35 @@ export async function reviewPage(page: Page, name: string, findings: AxeFinding[
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${scheme}.png`), fullPage: true });
   }
   await page.emulateMedia({ colorScheme: 'light' });
+}
+
+/** The widths every page is judged at: a laptop and a small phone. */
+export const REVIEW_VIEWPORTS = [
+  { width: 1366, height: 900 },
+  { width: 360, height: 780 },
+] as const;
+
+/**
+ * The page as it is, in light and dark mode at both widths: its serious axe findings and layout
+ * problems (one message each), with a screenshot of each state (`<name>-<scheme>-<width>.png`).
+ * The page is left at the first width, in light mode.
+ */
+export async function reviewLayouts(on: Page, name: string): Promise<string[]> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const messages: string[] = [];
+  for (const viewport of REVIEW_VIEWPORTS) {
+    await on.setViewportSize(viewport);
+    for (const scheme of ['light', 'dark'] as const) {
+      await on.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
+      await on.evaluate(() => document.fonts.ready.then(() => undefined));
+      await on.waitForTimeout(150);
+      const where = `${name} · ${scheme} · ${viewport.width}px`;
+      for (const finding of await seriousViolations(on, where)) messages.push(`${where}: axe ${finding.id}: ${finding.help} (${finding.targets.join(', ')})`);
+      messages.push(...describeProblems(where, await layoutProblems(on)));
+      await on.screenshot({ path: join(SCREENSHOTS, `${name}-${scheme}-${viewport.width}.png`), fullPage: true });
+    }
+  }
+  await on.setViewportSize(REVIEW_VIEWPORTS[0]);
+  await on.emulateMedia({ colorScheme: 'light' });
+  return messages;
 }

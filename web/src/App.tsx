@@ -15,6 +15,7 @@ const SiteSettings = lazy(() => import('./pages/SiteSettings.tsx'));
 const TeamSettings = lazy(() => import('./pages/TeamSettings.tsx'));
 const Account = lazy(() => import('./pages/Account.tsx'));
 const AdminUsers = lazy(() => import('./pages/AdminUsers.tsx'));
+const AdminSystem = lazy(() => import('./pages/AdminSystem.tsx'));
 const Share = lazy(() => import('./pages/Share.tsx'));
 const PluginAdmin = lazy(() => import('./pages/PluginAdmin.tsx'));
 const AcceptInvite = lazy(() => import('./pages/AcceptInvite.tsx'));
@@ -64,6 +65,7 @@ export function App() {
           <Route path="teams/:teamId" element={<TeamSettings />} />
           <Route path="account" element={<Account />} />
           <Route path="admin/users" element={<AdminUsers />} />
+          <Route path="admin/system" element={<AdminSystem />} />
           <Route path="plugins/:plugin" element={<PluginAdmin />} />
           <Route path="*" element={<NotFound />} />
         </Route>

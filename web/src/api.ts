@@ -26,6 +26,7 @@ import type { ShareView } from '../../lib/share/links.ts';
 import type { OpenInvitation } from '../../lib/teams/invitations.ts';
 import type { Member as TeamMember } from '../../lib/teams/members.ts';
 import type { Team } from '../../lib/teams/teams.ts';
+import type { SystemStatus } from '../../lib/system/system.ts';
 import type { UserView } from '../../lib/users/admin.ts';
 
 export class ApiError extends Error {
@@ -132,6 +133,7 @@ export type {
   ShareView,
   SiteMember,
   StatsResponse,
+  SystemStatus,
   Team,
   TeamMember,
   TimeseriesPoint,

@@ -95,6 +95,7 @@ export function Layout() {
           {firstTeam && <NavLink to={`/teams/${firstTeam.id}`}>Team</NavLink>}
           <NavLink to="/account">Account</NavLink>
           {admin && <NavLink to="/admin/users">Users</NavLink>}
+          {admin && <NavLink to="/admin/system">System</NavLink>}
           {admin &&
             (contributed.data?.admin_pages ?? []).map((page) => (
               <NavLink key={page.plugin} to={`/plugins/${page.plugin}`}>
