@@ -1,0 +1,78 @@
+// Spreadsheet (.xlsx) files written as their rows arrive: exceljs's streaming writer commits each
+// row as it is added, and its zip goes into the stream the caller sends out, so a sheet of a
+// million rows never sits in memory whole. A table longer than Excel's sheet goes on in
+// continuation sheets (`pageviews (2)`, `pageviews (3)`…), each with the header again.
+import { once } from 'node:events';
+import type { PassThrough } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import ExcelJS from 'exceljs';
+
+export const XLSX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+/** Rows of one Excel sheet, its header included (Excel's own limit). */
+export const XLSX_MAX_ROWS = 1_048_576;
+
+/** Rows added between two looks at whether the reader keeps up. */
+const ROWS_PER_CHECK = 1000;
+
+export type CellValue = string | number | boolean | null;
+
+export interface SheetSource {
+  /** The sheet's name (at most 26 characters, so that ` (99)` still fits Excel's 31). */
+  name: string;
+  columns: readonly string[];
+  rows: AsyncIterable<readonly CellValue[]>;
+}
+
+/** The name of the n-th sheet (1-based) of a table. */
+export const sheetName = (name: string, part: number) => (part === 1 ? name : `${name} (${part})`);
+
+/**
+ * Writes the sheets, in order, as one workbook into `out` and ends it; answers how many data rows
+ * each table had (headers not counted). `maxRows` (header included) is Excel's limit unless a test
+ * asks for a smaller one. Waits for the reader of `out` whenever it falls behind, so a slow
+ * client holds the rows back instead of the writer buffering them.
+ */
+export async function writeWorkbook(out: PassThrough, sheets: Iterable<SheetSource> | AsyncIterable<SheetSource>, maxRows = XLSX_MAX_ROWS): Promise<Map<string, number>> {
+  if (maxRows < 2) throw new RangeError('a sheet holds at least a header and one row');
+  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useSharedStrings: false, useStyles: false });
+  const counts = new Map<string, number>();
+  for await (const sheet of sheets) {
+    let part = 1;
+    let worksheet = workbook.addWorksheet(sheetName(sheet.name, part));
+    worksheet.addRow([...sheet.columns]).commit();
+    let inSheet = 1;
+    let total = 0;
+    for await (const row of sheet.rows) {
+      if (out.destroyed) throw new Error('the reader of the workbook went away');
+      if (inSheet === maxRows) {
+        worksheet.commit();
+        part++;
+        worksheet = workbook.addWorksheet(sheetName(sheet.name, part));
+        worksheet.addRow([...sheet.columns]).commit();
+        inSheet = 1;
+      }
+      worksheet.addRow(row as CellValue[]).commit();
+      inSheet++;
+      total++;
+      if (total % ROWS_PER_CHECK === 0) await keepUp(out);
+    }
+    worksheet.commit();
+    counts.set(sheet.name, total);
+  }
+  await workbook.commit();
+  return counts;
+}
+
+/** Lets the zip writer pass on what it has, and waits while the reader is behind. */
+async function keepUp(out: PassThrough): Promise<void> {
+  await nextTurn();
+  while (out.writableNeedDrain && !out.destroyed) {
+    const settled = new AbortController();
+    try {
+      await Promise.race([once(out, 'drain', { signal: settled.signal }), once(out, 'close', { signal: settled.signal })]);
+    } finally {
+      settled.abort();
+    }
+  }
+}
