@@ -1,11 +1,13 @@
 // Spreadsheet (.xlsx) files written as their rows arrive: exceljs's streaming writer commits each
 // row as it is added, and its zip goes into the stream the caller sends out, so a sheet of a
 // million rows never sits in memory whole. A table longer than Excel's sheet goes on in
-// continuation sheets (`pageviews (2)`, `pageviews (3)`…), each with the header again.
+// continuation sheets (`pageviews (2)`, `pageviews (3)`…), each with the header again. Reading
+// goes through exceljs's streaming reader too, with the workbook's parts put in the order it needs.
 import { once } from 'node:events';
-import type { PassThrough } from 'node:stream';
+import type { PassThrough, Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import ExcelJS from 'exceljs';
+import { ZipFile } from 'yazl';
 
 export const XLSX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
@@ -74,5 +76,61 @@ async function keepUp(out: PassThrough): Promise<void> {
     } finally {
       settled.abort();
     }
+  }
+}
+
+/** One part (zip entry) of an .xlsx file. */
+export interface XlsxPart {
+  name: string;
+  open(): Promise<Readable>;
+}
+
+export interface SheetRows {
+  name: string;
+  /** Each row's values from the first column on; empty cells are undefined, trailing ones absent. */
+  rows: AsyncIterable<unknown[]>;
+}
+
+/** Parts exceljs's reader must have seen before any sheet to name the sheets and read them as they stream. */
+const FIRST_PARTS = ['[Content_Types].xml', '_rels/.rels', 'xl/_rels/workbook.xml.rels', 'xl/workbook.xml', 'xl/sharedStrings.xml', 'xl/styles.xml'];
+const EMPTY_SHARED_STRINGS = Buffer.from('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="0" uniqueCount="0"/>');
+const sheetNumber = (name: string) => Number(/^xl\/worksheets\/sheet(\d+)\.xml$/.exec(name)?.[1] ?? Number.NaN);
+
+/**
+ * The sheets of a workbook in order, each read row by row as it streams. exceljs's streaming
+ * reader reads the zip front to back and names the sheets (and reads them as they come, rather
+ * than parking each in a temporary file, where it loses some) only once it has seen the workbook
+ * and its shared strings, which writers (exceljs's among them) put last: the parts are therefore
+ * fed to it again in that order, stored uncompressed, with an empty shared-strings part if the
+ * workbook has none. A sheet's rows must be read before the next sheet is asked for.
+ */
+export async function* readSheets(parts: readonly XlsxPart[]): AsyncIterable<SheetRows> {
+  const byName = new Map(parts.map((part) => [part.name, part]));
+  const zip = new ZipFile();
+  const add = (part: XlsxPart) =>
+    zip.addReadStreamLazy(part.name, { compress: false }, (done) =>
+      part.open().then(
+        (stream) => done(null, stream),
+        (error: Error) => done(error, undefined as unknown as Readable),
+      ),
+    );
+  for (const name of FIRST_PARTS) {
+    const part = byName.get(name);
+    if (part) add(part);
+    else if (name === 'xl/sharedStrings.xml') zip.addBuffer(EMPTY_SHARED_STRINGS, name, { compress: false });
+  }
+  const rest = parts.filter((part) => !FIRST_PARTS.includes(part.name));
+  rest.sort((a, b) => (sheetNumber(a.name) || 0) - (sheetNumber(b.name) || 0));
+  for (const part of rest) add(part);
+  zip.end();
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(zip.outputStream as Readable, { worksheets: 'emit', sharedStrings: 'cache', hyperlinks: 'ignore', styles: 'ignore', entries: 'ignore' });
+  for await (const worksheet of reader) {
+    const sheet = worksheet as unknown as AsyncIterable<{ values: unknown[] }> & { name: string };
+    yield {
+      name: sheet.name,
+      rows: (async function* () {
+        for await (const row of sheet) yield (row.values ?? []).slice(1);
+      })(),
+    };
   }
 }
