@@ -5,7 +5,7 @@
 // goes through exceljs's streaming reader too, with the workbook's parts put in the order it needs.
 import { once } from 'node:events';
 import type { PassThrough, Readable } from 'node:stream';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import ExcelJS from 'exceljs';
 import { ZipFile } from 'yazl';
 
@@ -57,7 +57,7 @@ export async function writeWorkbook(out: PassThrough, sheets: Iterable<SheetSour
       worksheet.addRow(row as CellValue[]).commit();
       inSheet++;
       total++;
-      if (total % ROWS_PER_CHECK === 0) await keepUp(out);
+      if (total % ROWS_PER_CHECK === 0) await keepUp(out, worksheet);
     }
     worksheet.commit();
     counts.set(sheet.name, total);
@@ -66,9 +66,25 @@ export async function writeWorkbook(out: PassThrough, sheets: Iterable<SheetSour
   return counts;
 }
 
-/** Lets the zip writer pass on what it has, and waits while the reader is behind. */
-async function keepUp(out: PassThrough): Promise<void> {
+/** Bytes of sheet XML waiting for the zip writer's deflate beyond which rows are held back. */
+const MAX_PENDING_BYTES = 1024 * 1024;
+
+/**
+ * Bytes a sheet has written that the zip writer has not compressed yet. exceljs writes a sheet's
+ * XML into the zip writer's input without waiting for it (its own buffer pipes on regardless), so
+ * when deflate is slower than the rows come, that input grows without bound: 200,000 rows held
+ * ~75 MiB of XML until the workbook ended. Its size is read from the input stream's state (the
+ * readable-stream PassThrough archiver reads from), 0 if that is not there.
+ */
+function pendingBytes(worksheet: ExcelJS.Worksheet): number {
+  const sink = (worksheet as unknown as { stream?: { pipes?: { _readableState?: { length?: number }; _writableState?: { length?: number } }[] } }).stream?.pipes?.[0];
+  return (sink?._readableState?.length ?? 0) + (sink?._writableState?.length ?? 0);
+}
+
+/** Lets the zip writer pass on what it has, and waits while it or the reader is behind. */
+async function keepUp(out: PassThrough, worksheet: ExcelJS.Worksheet): Promise<void> {
   await nextTurn();
+  while (pendingBytes(worksheet) > MAX_PENDING_BYTES && !out.destroyed) await sleep(2);
   while (out.writableNeedDrain && !out.destroyed) {
     const settled = new AbortController();
     try {
