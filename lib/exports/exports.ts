@@ -1,6 +1,7 @@
 // Exports of a site's raw rows (pageviews, AI fetches) over a range, as a file streamed to the
 // caller: read the request → build one SELECT → let ClickHouse write the format → pass its bytes
-// on. CSV, NDJSON and JSON come from the store's byte stream (one block in memory at a time);
+// on. CSV, NDJSON and JSON come from the store's byte stream (one block in memory at a time), a
+// spreadsheet (xlsx) from its rows, one block at a time, written row by row (lib/exports/xlsx.ts);
 // Parquet is written by ClickHouse to a temporary file first (chDB's streamed Parquet blocks do
 // not concatenate into one valid file), which is streamed out and removed when the answer ends,
 // whether it was read to the end, abandoned or never read.
@@ -8,12 +9,13 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { localDate, parseRange, type TimeRange } from '../analytics/range.ts';
 import type { AnalyticsStore, Params } from '../stores/analytics/index.ts';
 import type { ExportTable } from './tables.ts';
+import { type CellValue, writeWorkbook, XLSX_CONTENT_TYPE, XLSX_MAX_ROWS } from './xlsx.ts';
 
-export const EXPORT_FORMATS = ['csv', 'ndjson', 'json', 'parquet'] as const;
+export const EXPORT_FORMATS = ['csv', 'ndjson', 'json', 'parquet', 'xlsx'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const CONTENT_TYPES: Record<ExportFormat, string> = {
@@ -21,6 +23,7 @@ export const CONTENT_TYPES: Record<ExportFormat, string> = {
   ndjson: 'application/x-ndjson',
   json: 'application/json',
   parquet: 'application/vnd.apache.parquet',
+  xlsx: XLSX_CONTENT_TYPE,
 };
 
 /** The site as an export needs it: where its rows are, its clock, and its name for the file. */
@@ -50,11 +53,16 @@ export interface ExportFile {
  * The rows of `table` for the site over the request's range (the stats routes' rules: dates in
  * the site's time zone or RFC 3339 instants, at most ten years), oldest first.
  */
-export async function openExport(store: AnalyticsStore, site: ExportSite, table: ExportTable, request: ExportRequest, now = new Date()): Promise<ExportFile> {
+export async function openExport(store: AnalyticsStore, site: ExportSite, table: ExportTable, request: ExportRequest, now = new Date(), maxSheetRows = XLSX_MAX_ROWS): Promise<ExportFile> {
   const range = parseRange({ from: request.from, to: request.to }, site.timezone, now);
   const format = request.format ?? 'csv';
   const { sql, params } = exportQuery(site, table, range, request, format);
-  const body = format === 'parquet' ? await parquetFile(store, sql, params) : await started(textBody(store, sql, params, table, format));
+  const body =
+    format === 'parquet'
+      ? await parquetFile(store, sql, params)
+      : format === 'xlsx'
+        ? await spreadsheet(store, sql, params, table, maxSheetRows)
+        : await started(textBody(store, sql, params, table, format));
   return { body, contentType: CONTENT_TYPES[format], disposition: `attachment; filename="${fileName(site, table, range, format)}"` };
 }
 
@@ -83,7 +91,7 @@ export function fileName(site: ExportSite, table: ExportTable, range: TimeRange,
   return `${domain}-${table.label}-${first}-to-${last}.${format}`;
 }
 
-function textBody(store: AnalyticsStore, sql: string, params: Params, table: ExportTable, format: Exclude<ExportFormat, 'parquet'>): AsyncIterable<Uint8Array> {
+function textBody(store: AnalyticsStore, sql: string, params: Params, table: ExportTable, format: 'csv' | 'ndjson' | 'json'): AsyncIterable<Uint8Array> {
   if (format === 'csv') return withHeader(table, store.streamBytes(sql, params, 'CSV'));
   const lines = store.streamBytes(sql, params, 'JSONEachRow');
   return format === 'json' ? jsonArray(lines) : lines;
@@ -110,6 +118,31 @@ async function started(chunks: AsyncIterable<Uint8Array>): Promise<Readable> {
   // A stream destroyed before it was read (a HEAD request) never runs all(); its query still ends.
   body.once('close', () => void iterator.return?.());
   return body;
+}
+
+/**
+ * The rows as one sheet (more past Excel's row limit), with text values as in CSV (timestamps as
+ * ISO text, 64-bit integers as text). Its query has given its first rows before the answer starts
+ * (as started() does); the workbook is written as the client reads it, and a client that goes
+ * away ends the query.
+ */
+async function spreadsheet(store: AnalyticsStore, sql: string, params: Params, table: ExportTable, maxSheetRows: number): Promise<Readable> {
+  const iterator = store.stream<Record<string, CellValue>>(sql, params)[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  const names = table.columns.map(([name]) => name);
+  async function* rows(): AsyncIterable<CellValue[]> {
+    try {
+      if (first.done) return;
+      yield names.map((name) => first.value[name] ?? null);
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield names.map((name) => next.value[name] ?? null);
+    } finally {
+      await iterator.return?.();
+    }
+  }
+  const out = new PassThrough();
+  out.once('close', () => void iterator.return?.());
+  writeWorkbook(out, [{ name: table.label, columns: names, rows: rows() }], maxSheetRows).catch((error: Error) => out.destroy(error));
+  return out;
 }
 
 /** CSV without a header from the store (see RowFormat), the header written here, quoted as ClickHouse quotes. */

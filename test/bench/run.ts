@@ -4,6 +4,7 @@ import archives from './archives.bench.ts';
 import cluster from './cluster.bench.ts';
 import dashboard from './dashboard.bench.ts';
 import dashboardRender from './dashboard-render.bench.ts';
+import exports from './exports.bench.ts';
 import ingest from './ingest.bench.ts';
 import ingestPipeline from './ingest-pipeline.bench.ts';
 import startup from './startup.bench.ts';
@@ -14,7 +15,7 @@ export interface BenchSuite {
   run(args: string[]): Promise<Record<string, string | number>>;
 }
 
-const SUITES: readonly BenchSuite[] = [startup, ingest, ingestPipeline, dashboard, dashboardRender, cluster, archives];
+const SUITES: readonly BenchSuite[] = [startup, ingest, ingestPipeline, dashboard, dashboardRender, cluster, archives, exports];
 
 const args = process.argv.slice(2);
 // Suite names are the bare words that are not a flag's value (`--dataset 10m`).

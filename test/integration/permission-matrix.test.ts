@@ -121,6 +121,7 @@ const MATRIX: Record<string, Entry> = {
   'POST /api/auth/accept-invite': { allow: 'everyone', body: () => ({ token: 'not-a-real-invitation-token', password: 'a long enough password' }) },
   // Own account and security.
   'GET /api/user/me': { allow: SIGNED_IN },
+  'GET /api/user/takeout': { allow: SIGNED_IN },
   'POST /api/user/password': { allow: SIGNED_IN, body: () => ({ current_password: '', new_password: '' }) },
   'GET /api/user/security': { allow: SIGNED_IN },
   'POST /api/user/security/totp/setup/start': { allow: SIGNED_IN },
@@ -227,6 +228,8 @@ const MATRIX: Record<string, Entry> = {
   // Exports: read like stats.
   'GET /api/sites/{id}/hits/export': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/ai-fetch/export': { allow: [...SITE_READERS, 'client-scoped'] },
+  // A takeout copies the whole site out, secrets aside: its admins only, never a token.
+  'GET /api/sites/{id}/takeout': { allow: SITE_ADMINS },
   // Share links: managed by site admins; the public side answers everyone alike (404 for a bad token).
   'POST /api/sites/{id}/share': { allow: SITE_ADMINS },
   'GET /api/sites/{id}/share': { allow: SITE_ADMINS },
