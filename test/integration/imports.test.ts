@@ -96,7 +96,7 @@ async function put(site: Site, importId: string, index: number, offset: number, 
   const res = await fetch(`${t.url}${importsOf(site)}/${importId}/files/${index}?offset=${offset}`, {
     method: 'PUT',
     headers: { Cookie: admin.cookie, 'Content-Type': 'application/octet-stream' },
-    body: bytes,
+    body: new Uint8Array(bytes),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> & { details?: { received: number } } };
 }
@@ -488,6 +488,33 @@ describe('a failure midway', () => {
   }, 60_000);
 });
 
+describe('DELETE /api/sites/:id/imports/:importId of a running import', () => {
+  it('stops it, and no row of it stays', async () => {
+    const site = await newSite('deleted-running.example');
+    const rows = Array.from({ length: 20_000 }, (_, i) => `/p${i % 50},,false,,,,s${i % 900},0,,,,,,2024-06-01T${String(Math.floor(i / 1000)).padStart(2, '0')}:00:00Z`);
+    const validated = await uploaded(site, 'goatcounter', [['large.csv', Buffer.from([GOAT_HEADER, ...rows].join('\n'))]]);
+    await api(admin, 'POST', `${importsOf(site)}/${validated.id}/start`);
+    // Deleted once the run has read rows, before it ends.
+    let seen: ImportBody | undefined;
+    await waitFor(
+      async () => {
+        seen = (await api(admin, 'GET', `${importsOf(site)}/${validated.id}`)).body as unknown as ImportBody;
+        return seen.state !== 'running' || (seen.progress?.rows_read ?? 0) > 0;
+      },
+      20_000,
+      () => 'the run never reported progress',
+    );
+    expect([seen?.state, seen?.progress?.rows_total]).toEqual(['running', 20_000]);
+    expect((await api(admin, 'DELETE', `${importsOf(site)}/${validated.id}`)).status).toBe(204);
+    await waitFor(async () => (await rowsOf(validated.id)) === 0, 20_000, () => 'the deleted import kept rows');
+    // The run noticed within a second and wrote nothing more.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await rowsOf(validated.id)).toBe(0);
+    const audit = await t.node.runtime.metadata().query<{ action: string }>("SELECT action FROM audit_log WHERE site_id = $1 AND action LIKE 'import.%' ORDER BY seq", [site.id]);
+    expect(audit.rows.map((r) => r.action)).toEqual(['import.created', 'import.started', 'import.deleted']);
+  }, 60_000);
+});
+
 describe('an import whose leader died while it ran', () => {
   /** A validated import left `running` under an old epoch, with rows its dead run had written. */
   async function interrupted(domain: string, attempts: number) {
@@ -526,6 +553,19 @@ describe('an import whose leader died while it ran', () => {
       ['/pricing', 1],
     ]);
   }, 60_000);
+
+  it('leaves the staged bytes of an import unfinished for a week to the sweep, which fails it', async () => {
+    const site = await newSite('stale.example');
+    const bytes = Buffer.from(GOATCOUNTER);
+    const id = (await create(site, 'goatcounter', [['stale.csv', bytes]])).body.id as string;
+    await put(site, id, 0, 0, bytes);
+    await t.node.runtime.metadata().query("UPDATE imports SET created_at = now() - interval '8 days' WHERE id = $1", [id]);
+    await newLeader(async () => {
+      const result = await until(site, id, ['failed']);
+      expect([result.error, result.files[0].received]).toEqual([{ message: 'the uploaded files were kept 7 days without the import being run, and were deleted', file: null, line: null }, 0]);
+    });
+    expect((await t.node.runtime.metadata().query('SELECT 1 FROM import_chunks WHERE import_id = $1', [id])).rowCount).toBe(0);
+  });
 
   it('fails, with nothing kept, once its leaders have died three times', async () => {
     const { site, id } = await interrupted('thrice.example', 2);
