@@ -70,6 +70,8 @@ export const SETTINGS = [
   { flag: 'auth-session-minutes', env: [envName('AUTH_SESSION_MINUTES')], type: 'int', default: 15, min: 1, max: 10080, description: 'Session lifetime in minutes.' },
   { flag: 'auth-session-warning-seconds', env: [envName('AUTH_SESSION_WARNING_SECONDS')], type: 'int', default: 60, min: 0, max: 86400, description: 'How long before expiry the dashboard warns.' },
   { flag: 'auth-remember-me-days', env: [envName('AUTH_REMEMBER_ME_DAYS')], type: 'int', default: 30, min: 1, max: 365, description: 'Remember-me lifetime in days.' },
+  // Imports
+  { flag: 'import-max-file-bytes', env: [envName('IMPORT_MAX_FILE_BYTES')], type: 'int', default: 1073741824, min: 1024, max: 68719476736, description: 'Largest file an import accepts (its declared size; a zip\'s entries are limited separately, to 4 GiB each and 8 GiB together).' },
   // Favicons
   { flag: 'favicon-upstream', env: [envName('FAVICON_UPSTREAM')], type: 'url', default: 'https://icons.duckduckgo.com/ip3/', schemes: ['http:', 'https:'], description: 'The one favicon host the server asks; `<domain>.ico` is appended to the URL path.' },
   { flag: 'favicon-allow-private-upstream', env: [envName('FAVICON_ALLOW_PRIVATE_UPSTREAM')], type: 'bool', default: false, description: 'Let the favicon upstream be a loopback/private address (tests and development only).' },

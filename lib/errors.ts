@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'conflict'
   | 'payload_too_large'
+  | 'unprocessable'
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'not_ready'
@@ -48,7 +49,9 @@ export const validationFailed = (fields: FieldError[]) =>
 export const unauthorized = (message = 'Authentication required') => new PlumbError(401, 'unauthorized', message);
 export const forbidden = (message = 'You do not have access to this resource') => new PlumbError(403, 'forbidden', message);
 export const notFound = (message = 'Not found') => new PlumbError(404, 'not_found', message);
-export const conflict = (message: string) => new PlumbError(409, 'conflict', message);
+export const conflict = (message: string, details?: Record<string, unknown>) => new PlumbError(409, 'conflict', message, details ? { details } : undefined);
+/** Well-formed, but the content cannot be used (an upload whose checksum does not match, a file that is not an export). */
+export const unprocessable = (message: string, details?: Record<string, unknown>) => new PlumbError(422, 'unprocessable', message, details ? { details } : undefined);
 export const payloadTooLarge = (limitBytes: number) =>
   new PlumbError(413, 'payload_too_large', `Request body exceeds the limit of ${limitBytes} bytes`, { limit_bytes: limitBytes });
 export const rateLimited = (retryAfterSeconds: number) =>

@@ -2,6 +2,7 @@
 // and the core leader jobs, which the node registers once (lib/node.ts), never a service.
 import type { ServiceSchema } from 'moleculer';
 import type { LeaderJob } from '../cluster/leader-jobs.ts';
+import { importsRunnerJob } from '../lib/imports/runner.ts';
 import { saltPruneJob } from '../lib/ingest/salts.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import createAnalyticsService from './analytics.service.ts';
@@ -12,6 +13,7 @@ import createEventsService from './events.service.ts';
 import createExportsService from './exports.service.ts';
 import createFaviconService from './favicon.service.ts';
 import createGoalsService from './goals.service.ts';
+import createImportsService from './imports.service.ts';
 import createIngestService from './ingest.service.ts';
 import createNodeService from './node.service.ts';
 import createSecurityService from './security.service.ts';
@@ -35,6 +37,7 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
   createEventsService,
   createExportsService,
   createGoalsService,
+  createImportsService,
   createShareService,
   createFaviconService,
   createWebhooksService,
@@ -44,4 +47,5 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
 export const LEADER_JOB_FACTORIES: readonly { name: string; create(runtime: Runtime): LeaderJob }[] = [
   { name: 'ingest.salt-prune', create: saltPruneJob },
   { name: 'webhooks.dispatcher', create: (runtime) => runtime.webhookDispatch.job },
+  { name: 'imports.runner', create: importsRunnerJob },
 ];

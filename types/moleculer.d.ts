@@ -15,6 +15,11 @@ declare module 'moleculer' {
     access?: AccessRule;
     /** Largest accepted request body in bytes (default: PLUMB_API_BODY_LIMIT_BYTES). 413 beyond it. */
     bodyLimit?: number;
+    /**
+     * The body is bytes (Content-Type application/octet-stream), not JSON: the action receives them
+     * as its `body` parameter, a Buffer; its other parameters come from the path and query.
+     */
+    rawBody?: boolean;
     /** Also accept a JSON body sent as text/plain (navigator.sendBeacon cannot set application/json). */
     textBody?: boolean;
     /** Public cross-origin route (the tracker ingest): skips the cross-origin request protection. */

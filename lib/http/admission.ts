@@ -9,7 +9,7 @@ import { PlumbError, unauthorized } from '../errors.ts';
 import { clientIp } from '../ingest/enrich/client-ip.ts';
 import type { Runtime } from '../runtime.ts';
 import type { RequestMeta } from '../../types/meta.ts';
-import { readJsonBody } from './body.ts';
+import { readJsonBody, readRawBody } from './body.ts';
 import { judgeCrossOrigin } from './cross-origin.ts';
 
 /** Public cross-origin routes (the tracker ingest) send no credentials, so any origin may read the answer. */
@@ -62,5 +62,7 @@ export async function admitRequest(runtime: Runtime, req: IncomingMessage, res: 
     }
   }
   if (!BODY_METHODS.has(method)) return undefined;
+  // The bytes reach the action as its `body` parameter (which it declares and checks is a Buffer).
+  if (action?.rawBody) return { body: await readRawBody(req, { limitBytes: action.bodyLimit ?? runtime.config.apiBodyLimitBytes }) };
   return readJsonBody(req, { limitBytes: action?.bodyLimit ?? runtime.config.apiBodyLimitBytes, acceptTextPlain: action?.textBody === true });
 }

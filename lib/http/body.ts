@@ -55,6 +55,26 @@ export async function readJsonBody(req: IncomingMessage, options: BodyOptions): 
   return parsed as Record<string, unknown>;
 }
 
+/**
+ * The bytes of an application/octet-stream body (an upload chunk), decoded and limited like a
+ * JSON body; empty when there is none. Any other Content-Type is refused before anything is read.
+ */
+export async function readRawBody(req: IncomingMessage, options: { limitBytes: number }): Promise<Buffer> {
+  const encoding = contentEncoding(req);
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (encoding === undefined || type !== 'application/octet-stream') {
+    req.resume();
+    throw new PlumbError(415, 'unsupported_media_type', encoding === undefined ? 'Content-Encoding must be gzip, deflate or identity' : 'Content-Type must be application/octet-stream');
+  }
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > options.limitBytes) {
+    req.resume();
+    throw payloadTooLarge(options.limitBytes);
+  }
+  const { chunks, size } = await collect(encoding === 'identity' ? req : decoded(req, encoding), options.limitBytes, req);
+  return Buffer.concat(chunks, size);
+}
+
 type Encoding = 'identity' | 'gzip' | 'deflate';
 
 /** The body's Content-Encoding, if it is one this reader decodes (RFC 9110 §8.4; x-gzip is gzip). */

@@ -1,5 +1,5 @@
 // Maps any error (ours, Moleculer's, moleculer-web's, or a bug) to the one wire format:
-// JSON { message, code, fields? } with the right status. Unknown errors never leak their text.
+// JSON { message, code, fields?, details? } with the right status. Unknown errors never leak their text.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type FieldError, PlumbError, validationFailed } from '../errors.ts';
 import type { Log } from '../log.ts';
@@ -7,7 +7,7 @@ import { fieldErrors, type ValidatorIssue } from '../validation.ts';
 
 export interface RenderedError {
   status: number;
-  body: { message: string; code: string; fields?: FieldError[] };
+  body: { message: string; code: string; fields?: FieldError[]; details?: Record<string, unknown> };
   headers: Record<string, string>;
 }
 
@@ -25,6 +25,7 @@ export function renderError(error: Error): RenderedError {
     if (typeof data.retry_after === 'number') headers['Retry-After'] = String(data.retry_after);
     const body: RenderedError['body'] = { message: err.message, code: String(err.type) };
     if (Array.isArray(data.fields)) body.fields = (data.fields as FieldError[]).map(({ field, message, type }) => (type ? { field, message, type } : { field, message }));
+    if (data.details && typeof data.details === 'object' && !Array.isArray(data.details)) body.details = data.details as Record<string, unknown>;
     return { status: Number(err.code), body, headers };
   }
   switch (err.type) {

@@ -52,7 +52,11 @@ function operationOf(route: RouteEntry): Record<string, unknown> {
   };
   if (doc?.description) operation.description = doc.description;
   if (doc?.tags) operation.tags = doc.tags;
-  if (BODY_METHODS.has(method)) {
+  if (action?.rawBody) {
+    // Bytes in the body; every other parameter is in the query.
+    operation.requestBody = { required: true, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } };
+    for (const field of rest.filter((f) => f.name !== 'body')) parameters.push({ name: field.name, in: 'query', required: !field.optional, schema: field.schema });
+  } else if (BODY_METHODS.has(method)) {
     if (rest.length > 0) {
       const bodyParams = Object.fromEntries(Object.entries(params).filter(([name]) => !pathFields.has(name)));
       operation.requestBody = { required: rest.some((f) => !f.optional), content: { 'application/json': { schema: objectSchema(bodyParams) } } };

@@ -8,7 +8,7 @@ import type { ActionDoc } from './action.ts';
 import type { JsonSchema } from './schema.ts';
 import { CONTENT_TYPE, DOWNLOAD } from './responses.ts';
 
-export type DocumentedAction = Pick<ActionSchema, 'name' | 'params' | 'openapi' | 'auth' | 'access' | 'rest' | 'rateLimit' | 'crossOrigin' | 'location'>;
+export type DocumentedAction = Pick<ActionSchema, 'name' | 'params' | 'openapi' | 'auth' | 'access' | 'rest' | 'rateLimit' | 'crossOrigin' | 'location' | 'rawBody'>;
 
 export const SECURITY_SCHEMES = {
   session: {
@@ -40,7 +40,8 @@ const REASONS: Record<string, string> = {
   404: 'Not found, or not visible to the caller',
   409: 'Conflicts with the current state',
   413: 'Body larger than the limit',
-  415: 'Body is not JSON, or its Content-Encoding is neither gzip nor deflate',
+  415: 'Body is not JSON (or not application/octet-stream where bytes are expected), or its Content-Encoding is neither gzip nor deflate',
+  422: 'The content cannot be used (see the message)',
   429: 'Rate limited; see Retry-After',
   '5XX': 'Server error or not ready (503 with Retry-After)',
 };

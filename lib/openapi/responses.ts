@@ -66,6 +66,7 @@ export const ErrorBody = object(
         description: 'Every invalid field of a validation_failed error, at once',
       }),
     ),
+    details: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Facts a client acts on, e.g. `received` (bytes stored so far) of a refused upload chunk' })),
   },
   { description: 'The error body of every failure' },
 );

@@ -15,9 +15,6 @@ export interface CatalogEntry {
 
 const SITE = ['site_id', 'domain', 'team_id'] as const;
 const GOAL = ['site_id', 'goal_id', 'goal_name', 'goal_type'] as const;
-// Plumb has no import feature yet: these types may be subscribed to (the documented catalog lists them) but are
-// never emitted; their data will grow with the feature.
-const IMPORT = ['site_id'] as const;
 const USER = ['user_id', 'email', 'role'] as const;
 const MEMBER = ['team_id', 'user_id', 'email', 'role'] as const;
 
@@ -28,8 +25,8 @@ export const CATALOG: readonly CatalogEntry[] = [
   { type: 'goal.updated', scope: 'site', description: 'a goal is updated', fields: GOAL },
   { type: 'goal.deleted', scope: 'site', description: 'a goal is deleted', fields: GOAL },
   { type: 'goal.converted', scope: 'site', description: 'a tracked pageview or custom event matches a goal', fields: [...GOAL, 'converted_at'] },
-  { type: 'import.completed', scope: 'site', description: 'an analytics import completes', fields: IMPORT },
-  { type: 'import.failed', scope: 'site', description: 'an analytics import fails', fields: IMPORT },
+  { type: 'import.completed', scope: 'site', description: 'an analytics import completes', fields: ['site_id', 'import_id', 'source', 'rows_accepted', 'from', 'to'] },
+  { type: 'import.failed', scope: 'site', description: 'an analytics import fails', fields: ['site_id', 'import_id', 'source', 'error'] },
   { type: 'webhook.test', scope: 'site', description: 'an administrator queues a test delivery', fields: ['webhook_id', 'scope', 'site_id', 'message'] },
   { type: 'site.created', scope: 'instance', description: 'a site is created', fields: SITE },
   { type: 'system.user.updated', scope: 'instance', description: 'an instance user changes', fields: USER },

@@ -5,11 +5,13 @@
 // and 404 (the body may still be refused with 400/409). "denied" means 401, 403 or 404. Public
 // routes must answer every role alike: credentials change nothing there.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFunnel } from '../../lib/funnels/funnels.ts';
 import { createGoal } from '../../lib/goals/goals.ts';
+import { createImport } from '../../lib/imports/imports.ts';
 import { createShareLink } from '../../lib/share/links.ts';
 import { createWebhook, type WebhookOwner, webhookSecretBox } from '../../lib/webhooks/webhooks.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
@@ -33,6 +35,8 @@ interface Entry {
   stream?: boolean;
   /** Ends the session it is called with: each role calls it on a session of its own. */
   freshSession?: boolean;
+  /** The body is these bytes, sent as application/octet-stream, instead of JSON. */
+  bytes?: () => Uint8Array<ArrayBuffer>;
 }
 
 const SIGNED_IN: Role[] = ['instance-owner', 'instance-admin', 'instance-user', 'site-owner', 'site-admin', 'site-editor', 'site-viewer'];
@@ -53,6 +57,13 @@ const freshGoal = async (fx: Fixture) => ({
 });
 const freshFunnel = async (fx: Fixture) => ({
   funnelId: (await createFunnel(fx.t.node.runtime.metadata(), fx.people['site-owner']!, fx.siteId, { name: fresh('funnel'), steps })).id,
+});
+
+// Imports of the matrix are never validated: they stay pending, and nothing runs.
+const importBytes = new TextEncoder().encode('2Path,Event,Session,Bot,Date\n');
+const importBody = { source: 'goatcounter' as const, files: [{ name: 'matrix.csv', size: importBytes.length, sha256: createHash('sha256').update(importBytes).digest('hex') }] };
+const freshImport = async (fx: Fixture) => ({
+  importId: (await createImport(fx.t.node.runtime.metadata(), fx.people['site-owner']!, fx.t.site, importBody, { maxFileBytes: 1024 })).id,
 });
 
 const freshFailedBackup = async (fx: Fixture) => {
@@ -278,6 +289,15 @@ const MATRIX: Record<string, Entry> = {
   'POST /api/sites/{id}/webhooks/{webhookId}/rotate': { allow: SITE_ADMINS, params: siteWebhook },
   'POST /api/sites/{id}/webhooks/{webhookId}/test': { allow: SITE_ADMINS, params: siteWebhook },
   'GET /api/sites/{id}/webhooks/{webhookId}/deliveries': { allow: SITE_ADMINS, params: siteWebhook },
+  // Imports: site admins, people only.
+  'GET /api/sites/{id}/importers': { allow: SITE_ADMINS },
+  'GET /api/sites/{id}/imports': { allow: SITE_ADMINS },
+  'POST /api/sites/{id}/imports': { allow: SITE_ADMINS, body: () => importBody },
+  'GET /api/sites/{id}/imports/{importId}': { allow: SITE_ADMINS, params: freshImport },
+  'PUT /api/sites/{id}/imports/{importId}/files/{index}': { allow: SITE_ADMINS, params: async (fx) => ({ ...(await freshImport(fx)), index: '0' }), query: 'offset=0', bytes: () => importBytes },
+  'POST /api/sites/{id}/imports/{importId}/validate': { allow: SITE_ADMINS, params: freshImport },
+  'POST /api/sites/{id}/imports/{importId}/start': { allow: SITE_ADMINS, params: freshImport },
+  'DELETE /api/sites/{id}/imports/{importId}': { allow: SITE_ADMINS, params: freshImport },
   'GET /api/favicon/{domain}': { allow: 'everyone', params: () => ({ domain: 'example.com' }) },
   'GET /api/favicon/source/{name}': { allow: 'everyone', params: () => ({ name: 'Google' }) },
   'POST /api/sites/{id}/ingest/ai-fetch': {
@@ -329,11 +349,12 @@ describe('the permission matrix', () => {
       }
       const path = template.replace(/\{(\w+)\}/g, (_, name: string) => params[name] ?? name);
       const sendsBody = ['POST', 'PUT', 'PATCH'].includes(method);
+      const bytes = entry.bytes?.();
       const abort = new AbortController();
       const res = await fetch(`${t.url}${path}${entry.query ? `?${entry.query}` : ''}`, {
         method,
-        headers: { ...headers, ...(sendsBody ? { 'Content-Type': 'application/json' } : {}) },
-        body: sendsBody ? JSON.stringify(entry.body?.(fx) ?? {}) : undefined,
+        headers: { ...headers, ...(sendsBody ? { 'Content-Type': bytes ? 'application/octet-stream' : 'application/json' } : {}) },
+        body: bytes ?? (sendsBody ? JSON.stringify(entry.body?.(fx) ?? {}) : undefined),
         signal: abort.signal,
       });
       if (entry.stream && res.status === 200) abort.abort();
