@@ -4,6 +4,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
 import { api, type Kpis as KpiValues, type StatsResponse } from '../api.ts';
 import { Breakdowns } from './Breakdowns.tsx';
+import { ExportMenu } from './ExportMenu.tsx';
 import { FilterBar } from './FilterBar.tsx';
 import { GoalConversions } from './GoalConversions.tsx';
 import { Kpis } from './Kpis.tsx';
@@ -73,7 +74,10 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
     <div className="dashboard">
       <div className="toolbar">
         <RangePicker key={state.period} period={state.period} range={state.range} onChange={state.setPeriod} realtime={realtime} timezone={timezone} />
-        {!live && stats.data && <LiveVisitors base={base} initial={stats.data.kpis.live_visitors} realtime={realtime} />}
+        <div className="toolbar-end">
+          {!live && stats.data && <LiveVisitors base={base} initial={stats.data.kpis.live_visitors} realtime={realtime} />}
+          {siteId && <ExportMenu siteId={siteId} range={state.range} timezone={timezone} />}
+        </div>
       </div>
       {live ? (
         <Realtime base={base} timezone={timezone} />

@@ -1,0 +1,240 @@
+// Data portability as a site's people meet it in the dashboard: the dashboard's Export menu (the
+// range's raw rows as a file), the site takeout in the site's settings (admins only) and the
+// account takeout in Account, the "Import data" section (upload with checksums and progress, the
+// dry run's manifest, the run, the list of imports and deleting one), and the chart's imported days.
+// Each screen is scanned with axe-core and checked for layout faults in light and dark mode,
+// 1366 px and 360 px wide, and screenshotted into test-output/screenshots/portability-*.png.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, BrowserContext, Download, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
+import { BROWSER_DRIVEN_ENV, SCREENSHOTS, seriousViolations } from '../support/dashboard.ts';
+import { type Instance, request, startInstance, waitFor } from '../support/instance.ts';
+import { describeProblems, layoutProblems } from '../support/layout-check.ts';
+
+const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
+const VIEWER = { email: 'viewer@example.com', password: 'another long password' };
+const DOMAIN = 'portability.example';
+const READER = { locale: 'en-US', timezoneId: 'UTC' } as const;
+const VIEWPORTS = [
+  { width: 1366, height: 900 },
+  { width: 360, height: 780 },
+] as const;
+const WAIT = { timeout: 15_000 };
+const DAY_MS = 86_400_000;
+const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+/** Days ago of the seeded pageviews: four in the last 30 days (three of them in the last 7), one long before. */
+const SEEDED_DAYS_AGO = [0, 0, 3, 12, 100];
+
+let instance: Instance;
+let browser: Browser;
+let owner: BrowserContext;
+let page: Page;
+let siteId: string;
+
+/** Runs in a signed-in page: a call to the instance as the dashboard makes it (the browser's own fetch, with its cookie). */
+const call = (on: Page, method: string, path: string, body?: unknown) =>
+  on.evaluate(
+    async ([method, path, body]) => {
+      const res = await fetch(path, { method, headers: body === undefined ? {} : { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      const json = (res.headers.get('content-type') ?? '').includes('json') && text ? (JSON.parse(text) as Record<string, unknown>) : null;
+      return { status: res.status, body: json };
+    },
+    [method, path, body] as const,
+  );
+
+/** Whether the instance answers a GET of `path` with 200 (read by the browser, whose answer is not held to the OpenAPI document). */
+const answers = async (on: Page, path: string) => (await call(on, 'GET', path)).status === 200;
+
+/** Today's date (UTC, the site's zone) moved by `days`. */
+const day = (days = 0) => new Date(Date.now() + days * DAY_MS).toISOString().slice(0, 10);
+
+async function signIn(context: BrowserContext, who: { email: string; password: string }): Promise<Page> {
+  const signedIn = await context.newPage();
+  await signedIn.goto(`${instance.url}/login`);
+  await signedIn.getByLabel('Email').fill(who.email);
+  await signedIn.getByLabel('Password').fill(who.password);
+  await signedIn.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await signedIn.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
+  return signedIn;
+}
+
+/** Clicks what starts a download and answers the download once the file is whole. */
+async function download(on: Page, click: () => Promise<void>): Promise<{ file: Download; bytes: Buffer }> {
+  const [file] = await Promise.all([on.waitForEvent('download', WAIT), click()]);
+  const path = await file.path();
+  return { file, bytes: readFileSync(path) };
+}
+
+/** ClickHouse's CSV as the export writes it: a header line, then one line per row, strings quoted. */
+function csvRows(text: string): { header: string[]; rows: string[][] } {
+  const split = (line: string) => line.split(',').map((cell) => cell.replace(/^"(.*)"$/, '$1'));
+  const [header, ...rows] = text.trimEnd().split('\n');
+  return { header: split(header), rows: rows.map(split) };
+}
+
+/**
+ * The page as it is, in light and dark mode at both widths: its serious axe findings and layout
+ * problems (one message each), with a screenshot of each state for review. `prepare` runs after
+ * each change of width (a menu that a resize closed is opened again).
+ */
+async function review(on: Page, name: string, prepare: () => Promise<void> = async () => {}): Promise<string[]> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const messages: string[] = [];
+  for (const viewport of VIEWPORTS) {
+    await on.setViewportSize(viewport);
+    await prepare();
+    for (const scheme of ['light', 'dark'] as const) {
+      await on.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
+      await on.evaluate(() => document.fonts.ready.then(() => undefined));
+      await on.waitForTimeout(150);
+      const where = `${name} · ${scheme} · ${viewport.width}px`;
+      for (const finding of await seriousViolations(on, where)) messages.push(`${where}: axe ${finding.id}: ${finding.help} (${finding.targets.join(', ')})`);
+      messages.push(...describeProblems(where, await layoutProblems(on)));
+      await on.screenshot({ path: join(SCREENSHOTS, `portability-${name}-${scheme}-${viewport.width}.png`), fullPage: true });
+    }
+  }
+  await on.setViewportSize(VIEWPORTS[0]);
+  await on.emulateMedia({ colorScheme: 'light' });
+  return messages;
+}
+
+beforeAll(async () => {
+  instance = await startInstance({ env: { ...BROWSER_DRIVEN_ENV } });
+  const created = await request(`${instance.url}/api/initial-user`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(OWNER) });
+  expect(created.status).toBe(201);
+  browser = await launchChromium();
+  owner = await browser.newContext({ ...READER, viewport: VIEWPORTS[0], acceptDownloads: true });
+  page = await signIn(owner, OWNER);
+  const teams = (await call(page, 'GET', '/api/user/teams')).body?.items as { id: string }[];
+  const site = await call(page, 'POST', '/api/sites', { domain: DOMAIN, team_id: teams[0].id, timezone: 'UTC' });
+  expect(site.status).toBe(201);
+  siteId = (site.body?.site as { id: string }).id;
+
+  const client = await call(page, 'POST', '/api/user/api-clients', { name: 'seed', scopes: ['ingest:write'], sites: [{ site_id: siteId, role: 'editor' }] });
+  expect(client.status).toBe(201);
+  // An hour before now on each day: never in the future, whatever the time of the run.
+  const items = SEEDED_DAYS_AGO.map((ago, i) => ({
+    type: 'pageview',
+    url: `https://${DOMAIN}/page-${i}`,
+    visitor_ip: `198.51.100.${i + 1}`,
+    user_agent: UA,
+    timestamp: new Date(Date.now() - ago * DAY_MS - 3_600_000).toISOString(),
+  }));
+  const sent = await request(`${instance.url}/api/ingest/server/batch`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${client.body?.token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ items }),
+  });
+  expect(sent.body.rejected).toBe(0);
+  const whole = new URLSearchParams({ from: day(-400), to: day(1) });
+  await waitFor(
+    async () => ((await call(page, 'GET', `/api/sites/${siteId}/stats/kpis?${whole}`)).body?.kpis as { pageviews: number } | undefined)?.pageviews === SEEDED_DAYS_AGO.length,
+    30_000,
+    () => 'the seeded pageviews were not counted',
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await instance?.destroy();
+});
+
+describe('the Export menu of the site dashboard', () => {
+  const exportButton = () => page.getByRole('button', { name: 'Export', exact: true });
+  const menu = () => page.getByRole('dialog', { name: 'Export raw data' });
+  const openMenu = async () => {
+    if ((await exportButton().getAttribute('aria-expanded')) !== 'true') await exportButton().click();
+    await menu().waitFor(WAIT);
+  };
+
+  beforeAll(async () => {
+    await page.goto(`${instance.url}/sites/${siteId}`);
+    await page.getByTestId('chart').waitFor(WAIT);
+  });
+
+  it('offers pageviews or AI fetches in five formats over the dashboard’s range, and downloads the range’s pageviews as CSV', async () => {
+    await expect(exportButton().getAttribute('aria-expanded')).resolves.toBe('false');
+    await exportButton().click();
+    await expect(exportButton().getAttribute('aria-expanded')).resolves.toBe('true');
+    // The focus moves into the menu, to its first choice.
+    await expect(menu().getByRole('radio', { name: 'Pageviews' }).evaluate((el) => el === document.activeElement)).resolves.toBe(true);
+    await expect(menu().getByRole('radio', { name: 'Pageviews' }).isChecked()).resolves.toBe(true);
+    await expect(menu().getByRole('radio', { name: 'AI fetches' }).isChecked()).resolves.toBe(false);
+    const format = menu().getByLabel('Format');
+    await expect(format.inputValue()).resolves.toBe('csv');
+    await expect(format.locator('option').allTextContents()).resolves.toEqual(['CSV', 'Excel (xlsx)', 'JSON', 'NDJSON (one JSON object a line)', 'Parquet']);
+    // The range is the dashboard's own, in the same words as under the range buttons.
+    const shown = await page.locator('.range-label > span').first().textContent();
+    await expect(menu().getByTestId('export-range').textContent()).resolves.toBe(`Range: ${shown} (UTC)`);
+
+    const link = menu().getByRole('link', { name: 'Download' });
+    await expect(link.getAttribute('href')).resolves.toBe(`/api/sites/${siteId}/hits/export?from=${day(-29)}&to=${day()}&format=csv`);
+    const { file, bytes } = await download(page, () => link.click());
+    expect(file.suggestedFilename()).toBe(`${DOMAIN}-pageviews-${day(-29)}-to-${day()}.csv`);
+    const { header, rows } = csvRows(bytes.toString('utf8'));
+    expect(header.slice(0, 5)).toEqual(['ts', 'session_id', 'visitor_id', 'hit_id', 'path']);
+    expect(rows).toHaveLength(SEEDED_DAYS_AGO.filter((ago) => ago < 30).length);
+    expect(rows.map((row) => row[4]).sort()).toEqual(['/page-0', '/page-1', '/page-2', '/page-3']);
+    // The link closes the menu behind it.
+    await menu().waitFor({ state: 'detached', ...WAIT });
+  }, 60_000);
+
+  it('exports the range chosen on the dashboard: the last 7 days’ pageviews as NDJSON, one row a line', async () => {
+    await page.getByRole('button', { name: 'Last 7 days' }).click();
+    await openMenu();
+    await menu().getByLabel('Format').selectOption('ndjson');
+    const link = menu().getByRole('link', { name: 'Download' });
+    await expect(link.getAttribute('href')).resolves.toBe(`/api/sites/${siteId}/hits/export?from=${day(-6)}&to=${day()}&format=ndjson`);
+    const { file, bytes } = await download(page, () => link.click());
+    expect(file.suggestedFilename()).toBe(`${DOMAIN}-pageviews-${day(-6)}-to-${day()}.ndjson`);
+    const rows = bytes
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { path: string });
+    expect(rows.map((row) => row.path).sort()).toEqual(['/page-0', '/page-1', '/page-2']);
+  }, 60_000);
+
+  it('links the AI fetches of the range in the chosen format, and an Excel file when the server writes one', async () => {
+    await openMenu();
+    await menu().getByRole('radio', { name: 'AI fetches' }).check();
+    await menu().getByLabel('Format').selectOption('parquet');
+    const link = menu().getByRole('link', { name: 'Download' });
+    await expect(link.getAttribute('href')).resolves.toBe(`/api/sites/${siteId}/ai-fetch/export?from=${day(-6)}&to=${day()}&format=parquet`);
+    const parquet = await download(page, () => link.click());
+    expect(parquet.file.suggestedFilename()).toBe(`${DOMAIN}-ai-fetches-${day(-6)}-to-${day()}.parquet`);
+    expect(parquet.bytes.subarray(0, 4).toString('latin1')).toBe('PAR1');
+
+    await openMenu();
+    await menu().getByRole('radio', { name: 'Pageviews' }).check();
+    await menu().getByLabel('Format').selectOption('xlsx');
+    const href = `/api/sites/${siteId}/hits/export?from=${day(-6)}&to=${day()}&format=xlsx`;
+    await expect(link.getAttribute('href')).resolves.toBe(href);
+    if (await answers(page, href)) {
+      const xlsx = await download(page, () => link.click());
+      expect(xlsx.file.suggestedFilename()).toBe(`${DOMAIN}-pageviews-${day(-6)}-to-${day()}.xlsx`);
+      // An xlsx workbook is a zip.
+      expect(xlsx.bytes.subarray(0, 2).toString('latin1')).toBe('PK');
+    }
+  }, 60_000);
+
+  it('closes with Escape, giving the focus back to its button, and with a click elsewhere', async () => {
+    await openMenu();
+    await page.keyboard.press('Escape');
+    await menu().waitFor({ state: 'detached', ...WAIT });
+    await expect(exportButton().evaluate((el) => el === document.activeElement)).resolves.toBe(true);
+    await expect(exportButton().getAttribute('aria-expanded')).resolves.toBe('false');
+    // Opened from the keyboard too.
+    await page.keyboard.press('Enter');
+    await menu().waitFor(WAIT);
+    await page.getByRole('heading', { level: 1 }).click();
+    await menu().waitFor({ state: 'detached', ...WAIT });
+  }, 30_000);
+
+  it('passes axe and the layout check with the menu open, in light and dark, wide and narrow', async () => {
+    expect(await review(page, 'export-menu', openMenu)).toEqual([]);
+  }, 60_000);
+});
