@@ -111,7 +111,7 @@ beforeAll(async () => {
   const teams = (await call(page, 'GET', '/api/user/teams')).body?.items as { id: string }[];
   const site = await call(page, 'POST', '/api/sites', { domain: DOMAIN, team_id: teams[0].id, timezone: 'UTC' });
   expect(site.status).toBe(201);
-  siteId = (site.body?.site as { id: string }).id;
+  siteId = (site.body as { site: { id: string } }).site.id;
 
   const client = await call(page, 'POST', '/api/user/api-clients', { name: 'seed', scopes: ['ingest:write'], sites: [{ site_id: siteId, role: 'editor' }] });
   expect(client.status).toBe(201);

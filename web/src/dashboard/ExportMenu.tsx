@@ -44,18 +44,18 @@ export function ExportMenu({ siteId, range, timezone }: { siteId: string; range:
     const outside = (e: Event) => {
       if (wrap.current && !wrap.current.contains(e.target as Node)) setOpen(false);
     };
-    const escape = (e: KeyboardEvent) => {
+    const onKey = (e: KeyboardEvent) => {
       if (e.key !== 'Escape') return;
       setOpen(false);
       toggle.current?.focus();
     };
     document.addEventListener('pointerdown', outside);
     document.addEventListener('focusin', outside);
-    document.addEventListener('keydown', escape);
+    document.addEventListener('keydown', onKey);
     return () => {
       document.removeEventListener('pointerdown', outside);
       document.removeEventListener('focusin', outside);
-      document.removeEventListener('keydown', escape);
+      document.removeEventListener('keydown', onKey);
     };
   }, [open]);
 
