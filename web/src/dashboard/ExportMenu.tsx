@@ -3,30 +3,8 @@
 // the session cookie and streams to disk: nothing of a large file passes through the page.
 import { Download } from 'lucide-react';
 import { useEffect, useId, useRef, useState } from 'react';
-import { withQuery } from '../api.ts';
+import { exportHref, FILE_FORMATS, type FormatId, RAW_TABLES, type TableId } from './export-link.ts';
 import { type DateRange, describeRange } from './range.ts';
-
-const RAW_TABLES = [
-  { id: 'pageviews', label: 'Pageviews', route: 'hits/export' },
-  { id: 'ai-fetches', label: 'AI fetches', route: 'ai-fetch/export' },
-] as const;
-
-const FILE_FORMATS = [
-  { id: 'csv', label: 'CSV' },
-  { id: 'xlsx', label: 'Excel (xlsx)' },
-  { id: 'json', label: 'JSON' },
-  { id: 'ndjson', label: 'NDJSON (one JSON object a line)' },
-  { id: 'parquet', label: 'Parquet' },
-] as const;
-
-type TableId = (typeof RAW_TABLES)[number]['id'];
-type FormatId = (typeof FILE_FORMATS)[number]['id'];
-
-/** The export route's address for a table, range (site-local dates, `to` included) and format. */
-export function exportHref(siteId: string, table: TableId, range: DateRange, format: FormatId): string {
-  const route = RAW_TABLES.find((t) => t.id === table)!.route;
-  return withQuery(`/api/sites/${encodeURIComponent(siteId)}/${route}`, { from: range.from, to: range.to, format });
-}
 
 export function ExportMenu({ siteId, range, timezone }: { siteId: string; range: DateRange; timezone: string }) {
   const [open, setOpen] = useState(false);

@@ -7,6 +7,7 @@ import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { api, type Funnel, type Goal, type Page, problem, type Site } from '../api.ts';
 import { CopyButton } from '../components/CopyButton.tsx';
+import { Imports } from '../components/Imports.tsx';
 import { PluginSettings } from '../components/PluginSettings.tsx';
 import { type SiteSettingsSection, usePluginDashboard } from '../dashboard/plugin-dashboard.ts';
 import { Field, sortFieldErrors, useFocusFirstInvalid } from '../components/Field.tsx';
@@ -160,6 +161,7 @@ function sectionsFor(site: Site, fromPlugins: readonly SiteSettingsSection[]): S
       ? [
           { id: 'share', title: 'Share links', body: <ShareLinks siteId={site.id} /> },
           { id: 'people', title: 'People', body: <SiteMembers site={site} /> },
+          { id: 'imports', title: 'Import data', body: <Imports site={site} /> },
           {
             id: 'takeout',
             title: 'Download all data',
