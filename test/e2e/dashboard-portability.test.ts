@@ -238,3 +238,87 @@ describe('the Export menu of the site dashboard', () => {
     expect(await review(page, 'export-menu', openMenu)).toEqual([]);
   }, 60_000);
 });
+
+describe('the site takeout and the account takeout', () => {
+  const settings = () => page.goto(`${instance.url}/sites/${siteId}/settings`);
+
+  it('offers site admins all of the site’s data in its settings: Excel by default, the other formats as zips', async () => {
+    await settings();
+    await page.getByRole('navigation', { name: 'Settings sections' }).getByRole('link', { name: 'Download all data' }).waitFor(WAIT);
+    const section = page.getByRole('region', { name: 'Download all data' });
+    const format = section.getByLabel('Format');
+    await expect(format.inputValue()).resolves.toBe('xlsx');
+    await expect(format.locator('option').allTextContents()).resolves.toEqual([
+      'Excel (xlsx): one sheet per table',
+      'CSV files in a zip',
+      'JSON files in a zip',
+      'NDJSON files in a zip',
+      'Parquet files in a zip',
+    ]);
+    const link = section.getByRole('link', { name: 'Download all data of this site' });
+    for (const [choice, ending] of [
+      ['xlsx', 'xlsx'],
+      ['csv', 'zip'],
+    ] as const) {
+      await format.selectOption(choice);
+      const href = `/api/sites/${siteId}/takeout?format=${choice}`;
+      await expect(link.getAttribute('href')).resolves.toBe(href);
+      // Downloaded where the server offers takeouts; either way the link is the route's.
+      if (await answers(page, href)) {
+        const { file, bytes } = await download(page, () => link.click());
+        expect(file.suggestedFilename()).toBe(`${DOMAIN}-takeout-${day()}.${ending}`);
+        // Both an xlsx workbook and a zip begin as a zip does.
+        expect(bytes.subarray(0, 2).toString('latin1')).toBe('PK');
+      }
+    }
+  }, 60_000);
+
+  it('offers everyone their own account data in Account', async () => {
+    await page.goto(`${instance.url}/account`);
+    const section = page.getByRole('region', { name: 'Your data' });
+    await section.waitFor(WAIT);
+    const link = section.getByRole('link', { name: 'Download my account data' });
+    await expect(section.getByLabel('Format').inputValue()).resolves.toBe('xlsx');
+    await expect(link.getAttribute('href')).resolves.toBe('/api/user/takeout?format=xlsx');
+    await section.getByLabel('Format').selectOption('json');
+    await expect(link.getAttribute('href')).resolves.toBe('/api/user/takeout?format=json');
+    if (await answers(page, '/api/user/takeout?format=json')) {
+      const { file, bytes } = await download(page, () => link.click());
+      expect(file.suggestedFilename()).toMatch(/\.zip$/);
+      expect(bytes.subarray(0, 2).toString('latin1')).toBe('PK');
+    }
+    expect(await review(page, 'account')).toEqual([]);
+  }, 60_000);
+});
+
+describe('a site viewer', () => {
+  let viewer: BrowserContext;
+  let seen: Page;
+
+  beforeAll(async () => {
+    const account = await call(page, 'POST', '/api/admin/users', { ...VIEWER, role: 'user' });
+    expect(account.status).toBe(201);
+    const user = account.body?.user as { id: string };
+    expect((await call(page, 'PUT', `/api/sites/${siteId}/members/${user.id}`, { role: 'viewer' })).status).toBe(200);
+    viewer = await browser.newContext({ ...READER, viewport: VIEWPORTS[0], acceptDownloads: true });
+    seen = await signIn(viewer, VIEWER);
+  }, 30_000);
+
+  afterAll(() => viewer?.close());
+
+  it('exports the dashboard’s pageviews, as anyone who sees the site may', async () => {
+    await seen.goto(`${instance.url}/sites/${siteId}`);
+    await seen.getByRole('button', { name: 'Export', exact: true }).click();
+    const { file } = await download(seen, () => seen.getByRole('dialog', { name: 'Export raw data' }).getByRole('link', { name: 'Download' }).click());
+    expect(file.suggestedFilename()).toBe(`${DOMAIN}-pageviews-${day(-29)}-to-${day()}.csv`);
+  }, 30_000);
+
+  it('is offered neither the site’s takeout nor its imports, even at the settings’ address', async () => {
+    await expect(seen.getByRole('navigation', { name: 'Site' }).getByRole('link', { name: 'Settings' }).count()).resolves.toBe(0);
+    await seen.goto(`${instance.url}/sites/${siteId}/settings`);
+    await seen.getByRole('navigation', { name: 'Settings sections' }).waitFor(WAIT);
+    await expect(seen.getByRole('link', { name: 'Download all data of this site' }).count()).resolves.toBe(0);
+    await expect(seen.getByRole('heading', { name: 'Import data' }).count()).resolves.toBe(0);
+    await expect(seen.getByRole('heading', { name: 'Download all data' }).count()).resolves.toBe(0);
+  }, 30_000);
+});
