@@ -7,7 +7,8 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser, BrowserContext, Download, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Download, Page, Route } from 'playwright-core';
+import { formatDateRange } from '../../web/src/dashboard/dates.ts';
 import { launchChromium } from '../support/browser.ts';
 import { BROWSER_DRIVEN_ENV, SCREENSHOTS, seriousViolations } from '../support/dashboard.ts';
 import { type Instance, request, startInstance, waitFor } from '../support/instance.ts';
@@ -47,6 +48,12 @@ const call = (on: Page, method: string, path: string, body?: unknown) =>
 
 /** Whether the instance answers a GET of `path` with 200 (read by the browser, whose answer is not held to the OpenAPI document). */
 const answers = async (on: Page, path: string) => (await call(on, 'GET', path)).status === 200;
+
+/** Text with its spaces made plain: the browser's date ranges may put thin spaces around their dash. */
+const words = (text: string | null) => (text ?? '').replace(/\s+/g, ' ').trim();
+
+/** A range of days as the page writes it (en-US), in plain spaces. */
+const written = (range: { from: string; to: string }) => words(formatDateRange(range, 'en-US'));
 
 /** Today's date (UTC, the site's zone) moved by `days`. */
 const day = (days = 0) => new Date(Date.now() + days * DAY_MS).toISOString().slice(0, 10);
@@ -320,5 +327,206 @@ describe('a site viewer', () => {
     await expect(seen.getByRole('link', { name: 'Download all data of this site' }).count()).resolves.toBe(0);
     await expect(seen.getByRole('heading', { name: 'Import data' }).count()).resolves.toBe(0);
     await expect(seen.getByRole('heading', { name: 'Download all data' }).count()).resolves.toBe(0);
+  }, 30_000);
+});
+
+/**
+ * A GoatCounter CSV export (format version 2, as GoatCounter writes it): three sessions' five
+ * pageviews and one event between 50 and 45 days ago, and one bot request, which is left out.
+ */
+function goatCounterExport(): { csv: string; from: string; to: string } {
+  const at = (daysAgo: number, time: string) => `${day(-daysAgo)}T${time}Z`;
+  const rows = [
+    ['/', 'Home', 'false', '', 'Firefox 133', 'Linux', '1', '0', 'https://news.ycombinator.com/', 'h', '1920,1080,1', 'DE', 'true', at(50, '10:00:00')],
+    ['/about', 'About', 'false', '', 'Firefox 133', 'Linux', '1', '0', '', '', '1920,1080,1', 'DE', 'false', at(50, '10:01:00')],
+    ['/', 'Home', 'false', '', 'Chrome 131', 'Windows 10', '2', '0', '', '', '1366,768,1', 'FR', 'true', at(48, '09:00:00')],
+    ['/pricing', 'Pricing', 'false', '', 'Chrome 131', 'Windows 10', '2', '0', '', '', '1366,768,1', 'FR', 'false', at(48, '09:02:00')],
+    ['/', 'Home', 'false', '', 'Safari 18', 'macOS 15', '3', '0', '', '', '', 'US-CA', 'true', at(45, '12:00:00')],
+    ['signup', '', 'true', '', 'Safari 18', 'macOS 15', '3', '0', '', '', '', 'US-CA', 'false', at(45, '12:05:00')],
+    ['/', 'Home', 'false', '', '', '', '4', '1', '', '', '', '', 'true', at(45, '13:00:00')],
+  ];
+  const quote = (cell: string) => (/[",\n]/.test(cell) ? `"${cell.replace(/"/g, '""')}"` : cell);
+  const header = '2Path,Title,Event,UserAgent,Browser,System,Session,Bot,Referrer,Referrer scheme,Screen size,Location,FirstVisit,Date';
+  return { csv: `${[header, ...rows.map((row) => row.map(quote).join(','))].join('\n')}\n`, from: day(-50), to: day(-45) };
+}
+
+const pageviewsBetween = async (from: string, to: string) =>
+  ((await call(page, 'GET', `/api/sites/${siteId}/stats/kpis?${new URLSearchParams({ from, to })}`)).body?.kpis as { pageviews: number } | undefined)?.pageviews;
+
+describe('Import data in the site’s settings', () => {
+  const section = () => page.getByRole('region', { name: 'Import data' });
+  const openImport = () => section().getByTestId('open-import');
+  const pastRows = () => section().getByTestId('past-imports').locator('tbody tr');
+  const exported = goatCounterExport();
+
+  beforeAll(async () => {
+    await page.goto(`${instance.url}/sites/${siteId}/settings#imports`);
+    await section().waitFor(WAIT);
+  });
+
+  it('lists the importers with what each takes, and refuses files of another kind before sending anything', async () => {
+    const goat = section().getByRole('radio', { name: /GoatCounter/ });
+    await goat.waitFor(WAIT);
+    const listed = (await call(page, 'GET', `/api/sites/${siteId}/importers`)).body?.importers as { label: string; extensions: string[] }[];
+    await expect(section().getByRole('group', { name: 'Import from' }).getByRole('radio').count()).resolves.toBe(listed.length);
+    const goatCounter = listed.find((i) => i.label === 'GoatCounter')!;
+    await section().getByText(goatCounter.extensions.join(', '), { exact: false }).first().waitFor(WAIT);
+    await goat.check();
+
+    const sent: string[] = [];
+    const onRequest = (req: { method(): string; url(): string }) => {
+      if (req.method() !== 'GET') sent.push(req.url());
+    };
+    page.on('request', onRequest);
+    await section().getByLabel('Files').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') });
+    await section().getByRole('button', { name: 'Upload and check' }).click();
+    await section().getByText('notes.txt is not one of the accepted files', { exact: false }).waitFor(WAIT);
+    await expect(section().getByLabel('Files').getAttribute('aria-invalid')).resolves.toBe('true');
+    page.off('request', onRequest);
+    expect(sent).toEqual([]);
+  }, 30_000);
+
+  it('uploads a GoatCounter export with a bar per file, resumes after a dropped connection, and shows the dry run’s manifest', async () => {
+    // The first piece of the file never reaches the server, as when the connection drops.
+    let dropped = 0;
+    const drop = (route: Route) => {
+      dropped += 1;
+      return route.abort('connectionreset');
+    };
+    await page.route(/\/api\/sites\/[^/]+\/imports\/[^/]+\/files\/0\?offset=/, drop);
+    await section().getByLabel('Files').setInputFiles({ name: 'goatcounter-export.csv', mimeType: 'text/csv', buffer: Buffer.from(exported.csv) });
+    await section().getByRole('button', { name: 'Upload and check' }).click();
+    await openImport().getByRole('alert').filter({ hasText: 'The upload stopped' }).waitFor(WAIT);
+    expect(dropped).toBe(1);
+    await expect(openImport().getByRole('progressbar', { name: 'Upload of goatcounter-export.csv' }).getAttribute('value')).resolves.toBe('0');
+    expect(await review(page, 'settings-upload-stopped')).toEqual([]);
+
+    await page.unroute(/\/api\/sites\/[^/]+\/imports\/[^/]+\/files\/0\?offset=/, drop);
+    const resumed = page.waitForRequest((req) => req.method() === 'PUT' && /\/files\/0\?offset=0$/.test(req.url()));
+    await openImport().getByRole('button', { name: 'Retry upload' }).click();
+    await resumed;
+    const manifest = section().getByTestId('import-manifest');
+    await manifest.waitFor({ timeout: 30_000 });
+    await expect(openImport().getAttribute('data-state')).resolves.toBe('validated');
+    expect(words(await manifest.locator('p').first().textContent())).toBe(`6 rows to import, ${written(exported)}; 1 left out.`);
+    const accepted = await manifest.getByTestId('import-datasets').locator('tbody td:nth-of-type(2)').allTextContents();
+    expect(accepted.reduce((sum, n) => sum + Number(n), 0)).toBe(6);
+    // The bot's row, line 8 of the file (the header is line 1), is the example of its reason.
+    await manifest.getByTestId('import-skipped').getByText('goatcounter-export.csv, line 8', { exact: false }).waitFor(WAIT);
+    await expect(pageviewsBetween(exported.from, exported.to)).resolves.toBe(0);
+    expect(await review(page, 'settings-import-manifest')).toEqual([]);
+  }, 90_000);
+
+  it('starts the import and follows it to completed; the past imports list it with its dates and rows, and its pageviews count', async () => {
+    await openImport().getByRole('button', { name: 'Start import' }).click();
+    await openImport().waitFor({ state: 'detached', timeout: 60_000 });
+    const row = pastRows().first();
+    await expect(row.getAttribute('data-state')).resolves.toBe('completed');
+    const cells = (await row.locator('td').allTextContents()).map(words);
+    expect(cells.slice(1)).toEqual(['GoatCounter', 'completed', written(exported), '6', '—', 'Delete']);
+    await expect(pageviewsBetween(exported.from, exported.to)).resolves.toBe(5);
+    expect(await review(page, 'settings')).toEqual([]);
+  }, 90_000);
+
+  it('says where a file failed the check: the file and the line', async () => {
+    await section().getByRole('radio', { name: /GoatCounter/ }).check();
+    await section().getByLabel('Files').setInputFiles({ name: 'broken.csv', mimeType: 'text/csv', buffer: Buffer.from('Path,Title\n/,Home\n') });
+    await section().getByRole('button', { name: 'Upload and check' }).click();
+    const failed = pastRows().and(page.locator('[data-state="failed"]'));
+    await failed.waitFor({ timeout: 30_000 });
+    await expect(failed.locator('td.import-problem').textContent()).resolves.toMatch(/^broken\.csv, line 1: /);
+    await expect(openImport().count()).resolves.toBe(0);
+  }, 60_000);
+
+  it('deletes an import after saying that its data goes with it: the row leaves the list and the pageviews leave the figures', async () => {
+    const completed = pastRows().and(page.locator('[data-state="completed"]'));
+    let asked = '';
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      void dialog.accept();
+    });
+    await completed.getByRole('button', { name: 'Delete' }).click();
+    await completed.waitFor({ state: 'detached', ...WAIT });
+    expect(words(asked)).toBe(`Delete this import from GoatCounter? Every figure it added (${written(exported)}) is removed from the site’s statistics. This cannot be undone.`);
+    await expect(pageviewsBetween(exported.from, exported.to)).resolves.toBe(0);
+  }, 60_000);
+});
+
+describe('imported days in the dashboard’s chart', () => {
+  // The days the server names as imported (the stats answer's `imported`), here set by the test
+  // over the server's real answer, so the chart is checked on its own.
+  const IMPORTED = { from: day(-25), to: day(-20) };
+  const statsAsked: string[] = [];
+  const withImported = async (route: Route) => {
+    const url = new URL(route.request().url());
+    statsAsked.push(url.search);
+    const answer = await route.fetch();
+    const body = (await answer.json()) as Record<string, unknown>;
+    const left = url.searchParams.get('with_imported') === 'false';
+    await route.fulfill({ response: answer, json: { ...body, imported: { included: !left, ranges: left ? [] : [IMPORTED] } } });
+  };
+  /** Pixels of the chart's plot, along a line near its top, painted in the imported days' shade. */
+  const shadedPixels = () =>
+    page.locator('[data-testid="chart"] canvas').evaluate((canvas: HTMLCanvasElement) => {
+      const data = canvas.getContext('2d')!.getImageData(0, Math.round(canvas.height * 0.15), canvas.width, 1).data;
+      let shaded = 0;
+      // The light theme's shade, rgba(120, 113, 108, 0.16): no line, fill or grid of the chart has its colour.
+      const near = (value: number, wanted: number) => Math.abs(value - wanted) <= 8;
+      for (let i = 0; i < data.length; i += 4) if (near(data[i], 120) && near(data[i + 1], 113) && near(data[i + 2], 108) && data[i + 3] > 25 && data[i + 3] < 60) shaded += 1;
+      return { shaded, width: canvas.width };
+    });
+
+  beforeAll(async () => {
+    await page.route(new RegExp(`/api/sites/${siteId}/stats\\?`), withImported);
+  });
+  afterAll(() => page.unroute(new RegExp(`/api/sites/${siteId}/stats\\?`), withImported));
+
+  it('shades the imported days behind the lines, says which they are, and marks them in the data table', async () => {
+    await page.goto(`${instance.url}/sites/${siteId}`);
+    const note = page.getByTestId('imported-note');
+    await note.waitFor(WAIT);
+    expect(words(await note.locator('p').textContent())).toBe(`Includes imported data: ${written(IMPORTED)}`);
+    await expect(note.getByRole('checkbox', { name: 'Show imported data' }).isChecked()).resolves.toBe(true);
+    await page.getByTestId('chart-legend').locator('[data-series="imported"]').waitFor(WAIT);
+    const marks = await page.locator('[data-testid="chart"] table tbody tr td:last-child').allTextContents();
+    // 30 days, today last: days 25 to 20 ago are the 5th to the 10th.
+    expect(marks).toEqual(Array.from({ length: 30 }, (_, i) => (i >= 4 && i <= 9 ? 'included' : '—')));
+    const { shaded, width } = await shadedPixels();
+    // Six days of thirty: about a fifth of the plot's width.
+    expect(shaded / width).toBeGreaterThan(0.12);
+    expect(shaded / width).toBeLessThan(0.25);
+    expect(await review(page, 'chart-imported')).toEqual([]);
+  }, 60_000);
+
+  it('leaves imported data out when switched off: with_imported=false in the address and in every stats request, kept over a reload', async () => {
+    statsAsked.length = 0;
+    // A click, then the outcome: the switch changes with the address, which the router updates in a transition.
+    await page.getByRole('checkbox', { name: 'Show imported data' }).click();
+    await page.getByTestId('imported-note').getByText('Imported data is left out of these figures.').waitFor(WAIT);
+    expect(new URL(page.url()).searchParams.get('with_imported')).toBe('false');
+    expect(statsAsked.length).toBeGreaterThan(0);
+    expect(statsAsked.every((search) => new URLSearchParams(search).get('with_imported') === 'false')).toBe(true);
+    await expect(page.getByTestId('chart-legend').locator('[data-series="imported"]').count()).resolves.toBe(0);
+    await expect(shadedPixels().then((p) => p.shaded)).resolves.toBe(0);
+
+    const breakdown = page.waitForRequest((req) => req.url().includes('/stats/breakdown?') && new URL(req.url()).searchParams.get('with_imported') === 'false');
+    await page.reload();
+    await breakdown;
+    const box = page.getByRole('checkbox', { name: 'Show imported data' });
+    await box.waitFor(WAIT);
+    await expect(box.isChecked()).resolves.toBe(false);
+    await box.click();
+    await page.getByTestId('imported-note').getByText('Includes imported data', { exact: false }).waitFor(WAIT);
+    expect(new URL(page.url()).searchParams.has('with_imported')).toBe(false);
+  }, 60_000);
+
+  it('says nothing of imports when the answer has no imported days', async () => {
+    await page.unroute(new RegExp(`/api/sites/${siteId}/stats\\?`), withImported);
+    await page.reload();
+    await page.getByTestId('chart').waitFor(WAIT);
+    await page.waitForTimeout(300);
+    await expect(page.getByTestId('imported-note').count()).resolves.toBe(0);
+    await expect(page.getByTestId('chart-legend').locator('[data-series="imported"]').count()).resolves.toBe(0);
+    await page.route(new RegExp(`/api/sites/${siteId}/stats\\?`), withImported);
   }, 30_000);
 });
