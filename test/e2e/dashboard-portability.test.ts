@@ -278,6 +278,8 @@ describe('the site takeout and the account takeout', () => {
         expect(bytes.subarray(0, 2).toString('latin1')).toBe('PK');
       }
     }
+    await page.getByRole('heading', { name: 'Download all data' }).scrollIntoViewIfNeeded();
+    expect(await review(page, 'site-settings-takeout')).toEqual([]);
   }, 60_000);
 
   it('offers everyone their own account data in Account', async () => {
@@ -378,10 +380,10 @@ describe('Import data in the site’s settings', () => {
       if (req.method() !== 'GET') sent.push(req.url());
     };
     page.on('request', onRequest);
-    await section().getByLabel('Files').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') });
+    await section().getByLabel('Files', { exact: true }).setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') });
     await section().getByRole('button', { name: 'Upload and check' }).click();
     await section().getByText('notes.txt is not one of the accepted files', { exact: false }).waitFor(WAIT);
-    await expect(section().getByLabel('Files').getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(section().getByLabel('Files', { exact: true }).getAttribute('aria-invalid')).resolves.toBe('true');
     page.off('request', onRequest);
     expect(sent).toEqual([]);
   }, 30_000);
@@ -394,7 +396,7 @@ describe('Import data in the site’s settings', () => {
       return route.abort('connectionreset');
     };
     await page.route(/\/api\/sites\/[^/]+\/imports\/[^/]+\/files\/0\?offset=/, drop);
-    await section().getByLabel('Files').setInputFiles({ name: 'goatcounter-export.csv', mimeType: 'text/csv', buffer: Buffer.from(exported.csv) });
+    await section().getByLabel('Files', { exact: true }).setInputFiles({ name: 'goatcounter-export.csv', mimeType: 'text/csv', buffer: Buffer.from(exported.csv) });
     await section().getByRole('button', { name: 'Upload and check' }).click();
     await openImport().getByRole('alert').filter({ hasText: 'The upload stopped' }).waitFor(WAIT);
     expect(dropped).toBe(1);
@@ -430,7 +432,7 @@ describe('Import data in the site’s settings', () => {
 
   it('says where a file failed the check: the file and the line', async () => {
     await section().getByRole('radio', { name: /GoatCounter/ }).check();
-    await section().getByLabel('Files').setInputFiles({ name: 'broken.csv', mimeType: 'text/csv', buffer: Buffer.from('Path,Title\n/,Home\n') });
+    await section().getByLabel('Files', { exact: true }).setInputFiles({ name: 'broken.csv', mimeType: 'text/csv', buffer: Buffer.from('Path,Title\n/,Home\n') });
     await section().getByRole('button', { name: 'Upload and check' }).click();
     const failed = pastRows().and(page.locator('[data-state="failed"]'));
     await failed.waitFor({ timeout: 30_000 });
@@ -457,13 +459,15 @@ describe('imported days in the dashboard’s chart', () => {
   // over the server's real answer, so the chart is checked on its own.
   const IMPORTED = { from: day(-25), to: day(-20) };
   const statsAsked: string[] = [];
+  /** False: the answers carry no `imported` at all, as a server without imports answers. */
+  let naming = true;
   const withImported = async (route: Route) => {
     const url = new URL(route.request().url());
     statsAsked.push(url.search);
     const answer = await route.fetch();
-    const body = (await answer.json()) as Record<string, unknown>;
+    const { imported: _, ...body } = (await answer.json()) as Record<string, unknown>;
     const left = url.searchParams.get('with_imported') === 'false';
-    await route.fulfill({ response: answer, json: { ...body, imported: { included: !left, ranges: left ? [] : [IMPORTED] } } });
+    await route.fulfill({ response: answer, json: naming ? { ...body, imported: { included: !left, ranges: left ? [] : [IMPORTED] } } : body });
   };
   /** Pixels of the chart's plot, along a line near its top, painted in the imported days' shade. */
   const shadedPixels = () =>
@@ -479,7 +483,8 @@ describe('imported days in the dashboard’s chart', () => {
   beforeAll(async () => {
     await page.route(new RegExp(`/api/sites/${siteId}/stats\\?`), withImported);
   });
-  afterAll(() => page.unroute(new RegExp(`/api/sites/${siteId}/stats\\?`), withImported));
+  // Waits for answers still being rewritten: none is left half handled when the page closes.
+  afterAll(() => page.unrouteAll({ behavior: 'wait' }));
 
   it('shades the imported days behind the lines, says which they are, and marks them in the data table', async () => {
     await page.goto(`${instance.url}/sites/${siteId}`);
@@ -520,13 +525,13 @@ describe('imported days in the dashboard’s chart', () => {
     expect(new URL(page.url()).searchParams.has('with_imported')).toBe(false);
   }, 60_000);
 
-  it('says nothing of imports when the answer has no imported days', async () => {
-    await page.unroute(new RegExp(`/api/sites/${siteId}/stats\\?`), withImported);
+  it('says nothing of imports when the answer has no `imported` field', async () => {
+    naming = false;
     await page.reload();
     await page.getByTestId('chart').waitFor(WAIT);
     await page.waitForTimeout(300);
     await expect(page.getByTestId('imported-note').count()).resolves.toBe(0);
     await expect(page.getByTestId('chart-legend').locator('[data-series="imported"]').count()).resolves.toBe(0);
-    await page.route(new RegExp(`/api/sites/${siteId}/stats\\?`), withImported);
+    await expect(shadedPixels().then((p) => p.shaded)).resolves.toBe(0);
   }, 30_000);
 });
