@@ -18,6 +18,7 @@ import type { SessionView, signedInView } from '../../lib/auth/session-view.ts';
 import type { FunnelStepStats } from '../../lib/funnels/stats.ts';
 import type { Funnel, FunnelStep } from '../../lib/funnels/funnels.ts';
 import type { GoalStatsRow } from '../../lib/goals/conversions.ts';
+import type { ImportManifest, ImportSourceId } from '../../lib/imports/source.ts';
 import type { Goal } from '../../lib/goals/goals.ts';
 import type { Page } from '../../lib/pagination.ts';
 import type { SiteMember } from '../../lib/sites/members.ts';
@@ -33,11 +34,14 @@ export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
   readonly fields: { field: string; message: string }[];
-  constructor(status: number, code: string, message: string, fields: { field: string; message: string }[] = []) {
+  /** What the server adds to some errors (a refused upload chunk says how many bytes it holds). */
+  readonly details: Record<string, unknown>;
+  constructor(status: number, code: string, message: string, fields: { field: string; message: string }[] = [], details: Record<string, unknown> = {}) {
     super(message);
     this.status = status;
     this.code = code;
     this.fields = fields;
+    this.details = details;
   }
 }
 
@@ -80,14 +84,30 @@ export async function api<T>(path: string, options: CallOptions = {}): Promise<T
     body: body === undefined ? undefined : JSON.stringify(body),
     signal,
   });
+  return answer<T>(res, session);
+}
+
+async function answer<T>(res: Response, session: boolean): Promise<T> {
   if (res.status === 204) return undefined as T;
   const text = await res.text();
   const json = text && (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : {};
   if (!res.ok) {
     if (res.status === 401 && session && json.code !== 'password_required') onUnauthorized?.();
-    throw new ApiError(res.status, json.code ?? 'error', json.message ?? `Request failed (${res.status})`, json.fields ?? []);
+    throw new ApiError(res.status, json.code ?? 'error', json.message ?? `Request failed (${res.status})`, json.fields ?? [], json.details ?? {});
   }
   return json as T;
+}
+
+/** A PUT of raw bytes (a piece of an uploaded file), answered with JSON like any call. */
+export async function putBytes<T>(path: string, bytes: Blob, options: { query?: Query; signal?: AbortSignal } = {}): Promise<T> {
+  const res = await fetch(withQuery(path, options.query), {
+    method: 'PUT',
+    credentials: 'same-origin',
+    headers: { Accept: 'application/json', 'Content-Type': 'application/octet-stream' },
+    body: bytes,
+    signal: options.signal,
+  });
+  return answer<T>(res, true);
 }
 
 /** A field's message as said apart from its field: with the field's name, which the server may already have put first. */
@@ -146,6 +166,50 @@ export type InstanceUser = UserView;
 export type SignedIn = ReturnType<typeof signedInView>;
 /** GET /api/auth/session and its extend: the person and the session, side by side. */
 export type SessionAnswer = { user: User } & SessionView;
+
+/** GET /api/sites/{id}/stats as it may answer: with the days whose figures came from imports (absent on servers without imports). */
+export type DashboardStats = StatsResponse & { imported?: { included: boolean; ranges: { from: string; to: string }[] } };
+
+/** A tool whose files an import reads (GET /api/sites/{id}/importers). */
+export interface Importer {
+  id: ImportSourceId;
+  kind: 'raw' | 'aggregate';
+  label: string;
+  description: string;
+  /** Accepted file name endings, lower case with the dot (".csv", ".zip"). */
+  extensions: string[];
+  max_files: number;
+  max_file_bytes: number;
+}
+
+export type ImportState = 'pending' | 'validating' | 'validated' | 'running' | 'completed' | 'failed';
+
+export interface ImportFile {
+  index: number;
+  name: string;
+  size: number;
+  sha256: string;
+  received: number;
+  complete: boolean;
+}
+
+/** An import of another tool's data into a site (GET /api/sites/{id}/imports/{importId}). */
+export interface Import {
+  id: string;
+  site_id: string;
+  source: ImportSourceId;
+  state: ImportState;
+  files: ImportFile[];
+  manifest: ImportManifest | null;
+  progress: { rows_read: number; rows_total: number | null } | null;
+  error: { message: string; file: string | null; line: number | null } | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+  created_by: string;
+}
+
+export type { ImportManifest };
 
 export interface MfaRequired {
   status: 'mfa_required';

@@ -2,8 +2,9 @@
 // signed-in site dashboard (`/api/sites/{id}`) and by share links (`/api/share/{token}`).
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
-import { api, type Kpis as KpiValues, type StatsResponse } from '../api.ts';
+import { api, type DashboardStats, type Kpis as KpiValues, type StatsResponse } from '../api.ts';
 import { Breakdowns } from './Breakdowns.tsx';
+import { ExportMenu } from './ExportMenu.tsx';
 import { FilterBar } from './FilterBar.tsx';
 import { GoalConversions } from './GoalConversions.tsx';
 import { Kpis } from './Kpis.tsx';
@@ -11,9 +12,32 @@ import { LiveVisitors } from './LiveVisitors.tsx';
 import { PluginPanels } from './PluginPanels.tsx';
 import { RangePicker } from './RangePicker.tsx';
 import { Realtime } from './Realtime.tsx';
+import { type DayRange, importedBuckets } from './imported.ts';
 import { describeRange, previousRange } from './range.ts';
+import { formatDateRange } from './dates.ts';
 import { statsQuery, useDashboardState } from './state.ts';
 import { type PreviousSeries, TimeChart } from './TimeChart.tsx';
+
+const NO_RANGES: DayRange[] = [];
+
+/** Under the chart: which days' figures came from imports, and the switch that leaves them out (kept in the URL). */
+function ImportedNote({ ranges, shown, onChange }: { ranges: DayRange[]; shown: boolean; onChange(shown: boolean): void }) {
+  return (
+    <div className="imported-note" data-testid="imported-note">
+      {ranges.length > 0 ? (
+        <p>
+          <span className="swatch-imported" aria-hidden /> Includes imported data: {ranges.map((r) => formatDateRange(r)).join(', ')}
+        </p>
+      ) : (
+        <p className="muted">Imported data is left out of these figures.</p>
+      )}
+      <label className="check">
+        <input type="checkbox" checked={shown} onChange={(e) => onChange(e.target.checked)} />
+        <span>Show imported data</span>
+      </label>
+    </div>
+  );
+}
 
 export function DashboardView({ base, timezone, realtime = true }: { base: string; timezone: string; realtime?: boolean }) {
   const state = useDashboardState(timezone);
@@ -23,7 +47,7 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
   const live = realtime && state.period === 'realtime';
   const stats = useQuery({
     queryKey: ['stats', base, query],
-    queryFn: ({ signal }) => api<StatsResponse>(`${base}/stats`, { query, signal }),
+    queryFn: ({ signal }) => api<DashboardStats>(`${base}/stats`, { query, signal }),
     enabled: !live,
     // A new range or filter keeps the current figures on screen until the new ones are in.
     placeholderData: keepPreviousData,
@@ -41,12 +65,13 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
   // of the same interval, so its KPIs go under the cards and its line under the chart's.
   const current = stats.isPlaceholderData ? undefined : stats.data?.range;
   const previous = useQuery({
-    queryKey: ['stats-previous', base, query.filter, current?.from, current?.to, current?.interval],
+    queryKey: ['stats-previous', base, query.filter, state.withImported, current?.from, current?.to, current?.interval],
     queryFn: ({ signal }) => {
       const from = Date.parse(current!.from);
       const length = Date.parse(current!.to) - from;
       const bounds = { from: new Date(from - length).toISOString(), to: new Date(from).toISOString() };
-      return api<StatsResponse>(`${base}/stats`, { query: { ...bounds, interval: current!.interval, filter: query.filter }, signal });
+      const imported = state.withImported ? {} : { with_imported: 'false' };
+      return api<StatsResponse>(`${base}/stats`, { query: { ...bounds, interval: current!.interval, filter: query.filter, ...imported }, signal });
     },
     enabled: !live && current !== undefined,
   });
@@ -63,6 +88,12 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
       ],
     };
   }, [stats.data]);
+  // Servers without imports answer no `imported`: nothing is shaded or said.
+  const importedRanges = stats.data?.imported?.ranges ?? NO_RANGES;
+  const importedMask = useMemo(
+    () => (stats.data ? importedBuckets(stats.data.timeseries.map((p) => p.bucket), stats.data.range.interval, timezone, importedRanges) : undefined),
+    [stats.data, timezone, importedRanges],
+  );
   const before: PreviousSeries | undefined = useMemo(() => {
     const points = previous.data?.timeseries;
     if (!points) return undefined;
@@ -73,7 +104,10 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
     <div className="dashboard">
       <div className="toolbar">
         <RangePicker key={state.period} period={state.period} range={state.range} onChange={state.setPeriod} realtime={realtime} timezone={timezone} />
-        {!live && stats.data && <LiveVisitors base={base} initial={stats.data.kpis.live_visitors} realtime={realtime} />}
+        <div className="toolbar-end">
+          {!live && stats.data && <LiveVisitors base={base} initial={stats.data.kpis.live_visitors} realtime={realtime} />}
+          {siteId && <ExportMenu siteId={siteId} range={state.range} timezone={timezone} />}
+        </div>
       </div>
       {live ? (
         <Realtime base={base} timezone={timezone} />
@@ -97,7 +131,9 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
                   timezone={timezone}
                   totalsLabel={describeRange(state.range)}
                   previous={before}
+                  imported={importedMask}
                 />
+                {(importedRanges.length > 0 || !state.withImported) && <ImportedNote ranges={importedRanges} shown={state.withImported} onChange={state.setWithImported} />}
               </section>
             </>
           ) : (

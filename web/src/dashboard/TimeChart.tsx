@@ -8,6 +8,7 @@ import 'uplot/dist/uPlot.min.css';
 import { onThemeChange } from '../theme.ts';
 import { bucketLabel, type Interval, tickLabel } from './dates.ts';
 import { formatNumber } from './format.ts';
+import { bands } from './imported.ts';
 import { countTicks, timeTicks } from './ticks.ts';
 
 export interface Series {
@@ -36,9 +37,11 @@ interface Props {
   /** What the totals cover ("Oct 27 – Nov 25, 2026"), shown when no bucket is hovered. */
   totalsLabel: string;
   previous?: PreviousSeries;
+  /** For each bucket, whether its figures include data imported from another tool: shaded behind the lines. */
+  imported?: boolean[];
 }
 
-export function TimeChart({ title, buckets, series, interval, timezone, totalsLabel, previous }: Props) {
+export function TimeChart({ title, buckets, series, interval, timezone, totalsLabel, previous, imported }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const [theme, setTheme] = useState(0);
   const [hovered, setHovered] = useState<number | null>(null);
@@ -47,6 +50,7 @@ export function TimeChart({ title, buckets, series, interval, timezone, totalsLa
   const starts = useMemo(() => buckets.map((b) => Date.parse(b)), [buckets]);
   const before = useMemo(() => (previous ? buckets.map((_, i) => previous.values[i] ?? null) : null), [buckets, previous]);
   const previousLabel = previous?.label;
+  const importedRuns = useMemo(() => bands(imported ?? []), [imported]);
 
   useEffect(() => {
     // Read by the colours below; a new value means they changed.
@@ -56,6 +60,7 @@ export function TimeChart({ title, buckets, series, interval, timezone, totalsLa
     const colors = [css('--accent'), css('--accent-2')];
     const grid = css('--border');
     const text = css('--muted');
+    const shade = css('--imported-shade');
     const xs = starts.map((ms) => ms / 1000);
     const max = Math.max(0, ...series.flatMap((s) => s.values), ...(before ?? []).map((v) => v ?? 0));
     const severalDays = interval === 'hour' && starts.length > 0 && starts[starts.length - 1] - starts[0] >= 86_400_000;
@@ -100,7 +105,29 @@ export function TimeChart({ title, buckets, series, interval, timezone, totalsLa
           })),
           ...(before ? [{ label: previousLabel, stroke: `${colors[0]}80`, width: 1.5, dash: [5, 4], points: { show: false } }] : []),
         ],
-        hooks: { setCursor: [(u: uPlot) => setHovered(u.cursor.idx ?? null)] },
+        hooks: {
+          setCursor: [(u: uPlot) => setHovered(u.cursor.idx ?? null)],
+          // Imported days as bands behind the grid and the lines, each bucket's band reaching halfway to its neighbours.
+          drawClear: [
+            (u: uPlot) => {
+              if (importedRuns.length === 0) return;
+              const at = (i: number) => u.valToPos(xs[i], 'x', true);
+              const half = (i: number, side: -1 | 1) => {
+                const neighbour = xs[i + side] === undefined ? xs[i - side] : xs[i + side];
+                return neighbour === undefined ? u.bbox.width : Math.abs(u.valToPos(neighbour, 'x', true) - at(i)) / 2;
+              };
+              const { left, top, width, height } = u.bbox;
+              u.ctx.save();
+              u.ctx.fillStyle = shade;
+              for (const [first, last] of importedRuns) {
+                const from = Math.max(left, at(first) - half(first, -1));
+                const to = Math.min(left + width, at(last) + half(last, 1));
+                u.ctx.fillRect(from, top, to - from, height);
+              }
+              u.ctx.restore();
+            },
+          ],
+        },
       },
       [xs, ...series.map((s) => s.values), ...(before ? [before] : [])],
       el,
@@ -112,7 +139,7 @@ export function TimeChart({ title, buckets, series, interval, timezone, totalsLa
       plot.destroy();
       setHovered(null);
     };
-  }, [starts, before, previousLabel, series, interval, timezone, theme]);
+  }, [starts, before, previousLabel, series, interval, timezone, theme, importedRuns]);
 
   const at = hovered !== null && hovered < buckets.length ? hovered : null;
   const previousAt = at !== null && previous?.buckets[at] !== undefined ? Date.parse(previous.buckets[at]) : null;
@@ -139,6 +166,12 @@ export function TimeChart({ title, buckets, series, interval, timezone, totalsLa
               {previousAt !== null && <span className="muted"> {bucketLabel(previousAt, interval, timezone)}</span>}
             </li>
           )}
+          {importedRuns.length > 0 && (
+            <li data-series="imported">
+              <span className="swatch-imported" aria-hidden />
+              {at !== null && imported?.[at] ? 'Includes imported data' : 'Imported data'}
+            </li>
+          )}
         </ul>
       </div>
       <div ref={host} className="chart-canvas" aria-hidden />
@@ -154,6 +187,7 @@ export function TimeChart({ title, buckets, series, interval, timezone, totalsLa
                 </th>
               ))}
               {previous && <th scope="col">{previous.label}</th>}
+              {importedRuns.length > 0 && <th scope="col">Imported data</th>}
             </tr>
           </thead>
           <tbody>
@@ -164,6 +198,7 @@ export function TimeChart({ title, buckets, series, interval, timezone, totalsLa
                   <td key={s.label}>{formatNumber(s.values[i])}</td>
                 ))}
                 {previous && <td>{formatNumber(previous.values[i] ?? 0)}</td>}
+                {importedRuns.length > 0 && <td>{imported?.[i] ? 'included' : '—'}</td>}
               </tr>
             ))}
           </tbody>

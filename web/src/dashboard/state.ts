@@ -9,6 +9,9 @@ export interface DashboardState {
   period: Period;
   range: DateRange;
   filters: Filter[];
+  /** False when the URL says with_imported=false: figures imported from other tools are left out. */
+  withImported: boolean;
+  setWithImported(shown: boolean): void;
   setPeriod(period: Period, custom?: DateRange): void;
   addFilter(filter: Filter): void;
   removeFilter(index: number): void;
@@ -49,6 +52,12 @@ export function useDashboardState(timezone: string): DashboardState {
     period,
     range,
     filters,
+    withImported: params.get('with_imported') !== 'false',
+    setWithImported: (shown) =>
+      update((next) => {
+        if (shown) next.delete('with_imported');
+        else next.set('with_imported', 'false');
+      }),
     params,
     setPeriod: (p, custom) =>
       update((next) => {
@@ -83,7 +92,8 @@ export function useDashboardState(timezone: string): DashboardState {
   };
 }
 
-/** Query parameters of a stats request for this state. */
-export function statsQuery(state: Pick<DashboardState, 'range' | 'filters'>) {
-  return { from: state.range.from, to: state.range.to, filter: state.filters.map(formatFilter) };
+/** Query parameters of a stats request for this state; imported figures are the server's default, so only leaving them out is said. */
+export function statsQuery(state: Pick<DashboardState, 'range' | 'filters' | 'withImported'>) {
+  const query = { from: state.range.from, to: state.range.to, filter: state.filters.map(formatFilter) };
+  return state.withImported ? query : { ...query, with_imported: 'false' };
 }

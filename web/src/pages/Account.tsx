@@ -7,6 +7,7 @@ import { type ReactNode, useState } from 'react';
 import { api, type ApiClientView, type Page, type PasskeyView, problem, type Site } from '../api.ts';
 import { CopyButton, downloadText } from '../components/CopyButton.tsx';
 import { ListTable } from '../components/ListTable.tsx';
+import { TakeoutDownload } from '../components/Takeout.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
 import { submitHandler } from '../forms.ts';
@@ -377,6 +378,13 @@ export default function Account() {
         </Section>
         <Section id="api-clients" title="API clients">
           <ApiClients />
+        </Section>
+        <Section id="takeout" title="Your data">
+          <TakeoutDownload
+            route="/api/user/takeout"
+            label="Download my account data"
+            description="What Plumb holds about you: your profile, your teams and sites with your role in each, your API clients (without their tokens), how you sign in (without passwords, secrets or keys) and the audit entries about you."
+          />
         </Section>
       </div>
     </section>

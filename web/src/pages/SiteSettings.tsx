@@ -7,12 +7,14 @@ import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { api, type Funnel, type Goal, type Page, problem, type Site } from '../api.ts';
 import { CopyButton } from '../components/CopyButton.tsx';
+import { Imports } from '../components/Imports.tsx';
 import { PluginSettings } from '../components/PluginSettings.tsx';
 import { type SiteSettingsSection, usePluginDashboard } from '../dashboard/plugin-dashboard.ts';
 import { Field, sortFieldErrors, useFocusFirstInvalid } from '../components/Field.tsx';
 import { ShareLinks } from '../components/ShareLinks.tsx';
 import { SiteMembers, TransferSite } from '../components/SiteAccess.tsx';
 import { SiteFrame } from '../components/SiteFrame.tsx';
+import { TakeoutDownload } from '../components/Takeout.tsx';
 import { TimeZoneField } from '../components/TimeZoneField.tsx';
 import { useBusyAction } from '../busy.ts';
 import { submitHandler } from '../forms.ts';
@@ -159,6 +161,18 @@ function sectionsFor(site: Site, fromPlugins: readonly SiteSettingsSection[]): S
       ? [
           { id: 'share', title: 'Share links', body: <ShareLinks siteId={site.id} /> },
           { id: 'people', title: 'People', body: <SiteMembers site={site} /> },
+          { id: 'imports', title: 'Import data', body: <Imports site={site} /> },
+          {
+            id: 'takeout',
+            title: 'Download all data',
+            body: (
+              <TakeoutDownload
+                route={`/api/sites/${site.id}/takeout`}
+                label="Download all data of this site"
+                description="Everything Plumb holds about this site, its whole history: its settings, goals, funnels and share links (without passwords or tokens), its pageviews, events, visits, web vitals and AI fetches, and the figures imported from other tools. A takeout can be imported into another Plumb instance."
+              />
+            ),
+          },
         ]
       : []),
     ...(owner
