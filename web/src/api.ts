@@ -18,7 +18,7 @@ import type { SessionView, signedInView } from '../../lib/auth/session-view.ts';
 import type { FunnelStepStats } from '../../lib/funnels/stats.ts';
 import type { Funnel, FunnelStep } from '../../lib/funnels/funnels.ts';
 import type { GoalStatsRow } from '../../lib/goals/conversions.ts';
-import type { ImportManifest, ImportSourceId } from '../../lib/imports/source.ts';
+import type { ImportManifest } from '../../lib/imports/source.ts';
 import type { Goal } from '../../lib/goals/goals.ts';
 import type { Page } from '../../lib/pagination.ts';
 import type { SiteMember } from '../../lib/sites/members.ts';
@@ -29,6 +29,8 @@ import type { Member as TeamMember } from '../../lib/teams/members.ts';
 import type { Team } from '../../lib/teams/teams.ts';
 import type { SystemStatus } from '../../lib/system/system.ts';
 import type { UserView } from '../../lib/users/admin.ts';
+import type { ImportView, listImporters } from '../../lib/imports/imports.ts';
+import type { ImportState } from '../../lib/imports/responses.ts';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -171,43 +173,11 @@ export type SessionAnswer = { user: User } & SessionView;
 export type DashboardStats = StatsResponse & { imported?: { included: boolean; ranges: { from: string; to: string }[] } };
 
 /** A tool whose files an import reads (GET /api/sites/{id}/importers). */
-export interface Importer {
-  id: ImportSourceId;
-  kind: 'raw' | 'aggregate';
-  label: string;
-  description: string;
-  /** Accepted file name endings, lower case with the dot (".csv", ".zip"). */
-  extensions: string[];
-  max_files: number;
-  max_file_bytes: number;
-}
-
-export type ImportState = 'pending' | 'validating' | 'validated' | 'running' | 'completed' | 'failed';
-
-export interface ImportFile {
-  index: number;
-  name: string;
-  size: number;
-  sha256: string;
-  received: number;
-  complete: boolean;
-}
-
+export type Importer = ReturnType<typeof listImporters>['importers'][number];
 /** An import of another tool's data into a site (GET /api/sites/{id}/imports/{importId}). */
-export interface Import {
-  id: string;
-  site_id: string;
-  source: ImportSourceId;
-  state: ImportState;
-  files: ImportFile[];
-  manifest: ImportManifest | null;
-  progress: { rows_read: number; rows_total: number | null } | null;
-  error: { message: string; file: string | null; line: number | null } | null;
-  created_at: string;
-  updated_at: string;
-  completed_at: string | null;
-  created_by: string;
-}
+export type Import = ImportView;
+export type ImportFile = ImportView['files'][number];
+export type { ImportState };
 
 export type { ImportManifest };
 
