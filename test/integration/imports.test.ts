@@ -186,6 +186,7 @@ describe('GET /api/sites/:id/importers', () => {
     expect(importers.map((i) => [i.id, i.kind, i.extensions, i.max_file_bytes])).toEqual([
       ['goatcounter', 'raw', ['.csv', '.csv.gz', '.zip'], MAX_FILE_BYTES],
       ['umami', 'raw', ['.csv', '.csv.gz', '.zip'], MAX_FILE_BYTES],
+      ['plumb', 'raw', ['.zip', '.xlsx'], MAX_FILE_BYTES],
     ]);
   });
 
