@@ -22,6 +22,29 @@ export async function metadataTable(db: MetadataQueryable, name: string, spec: r
   return { name, columns, rows: rows.map((row) => columns.map((c) => row[c.name] ?? null)) };
 }
 
+/** A site's goals as the takeout writes them (and the Plumb import source reads them back). */
+export const GOAL_COLUMNS: readonly [column: string, type: TakeoutType, sql: string][] = [
+  ['id', 'uuid', 'id::text'],
+  ['name', 'string', 'name'],
+  ['type', 'string', 'type'],
+  ['event_name', 'string', 'event_name'],
+  ['property_conditions', 'json', 'property_conditions::text'],
+  ['path_pattern', 'string', 'path_pattern'],
+  ['revenue_currency', 'string', 'revenue_currency'],
+  ['created_at', 'timestamp', isoSql('created_at')],
+  ['updated_at', 'timestamp', isoSql('updated_at')],
+];
+
+/** A site's funnels as the takeout writes them (steps as JSON text). */
+export const FUNNEL_COLUMNS: readonly [column: string, type: TakeoutType, sql: string][] = [
+  ['id', 'uuid', 'id::text'],
+  ['name', 'string', 'name'],
+  ['steps', 'json', 'steps::text'],
+  ['window_seconds', 'integer', 'window_seconds'],
+  ['created_at', 'timestamp', isoSql('created_at')],
+  ['updated_at', 'timestamp', isoSql('updated_at')],
+];
+
 async function siteTables(db: MetadataQueryable, siteId: string): Promise<RowsTable[]> {
   const params = [siteId];
   return [
@@ -39,37 +62,8 @@ async function siteTables(db: MetadataQueryable, siteId: string): Promise<RowsTa
       'FROM sites s WHERE s.id = $1',
       params,
     ),
-    await metadataTable(
-      db,
-      'goals',
-      [
-        ['id', 'uuid', 'id::text'],
-        ['name', 'string', 'name'],
-        ['type', 'string', 'type'],
-        ['event_name', 'string', 'event_name'],
-        ['property_conditions', 'json', 'property_conditions::text'],
-        ['path_pattern', 'string', 'path_pattern'],
-        ['revenue_currency', 'string', 'revenue_currency'],
-        ['created_at', 'timestamp', isoSql('created_at')],
-        ['updated_at', 'timestamp', isoSql('updated_at')],
-      ],
-      'FROM goals WHERE site_id = $1 ORDER BY created_at, id',
-      params,
-    ),
-    await metadataTable(
-      db,
-      'funnels',
-      [
-        ['id', 'uuid', 'id::text'],
-        ['name', 'string', 'name'],
-        ['steps', 'json', 'steps::text'],
-        ['window_seconds', 'integer', 'window_seconds'],
-        ['created_at', 'timestamp', isoSql('created_at')],
-        ['updated_at', 'timestamp', isoSql('updated_at')],
-      ],
-      'FROM funnels WHERE site_id = $1 ORDER BY created_at, id',
-      params,
-    ),
+    await metadataTable(db, 'goals', GOAL_COLUMNS, 'FROM goals WHERE site_id = $1 ORDER BY created_at, id', params),
+    await metadataTable(db, 'funnels', FUNNEL_COLUMNS, 'FROM funnels WHERE site_id = $1 ORDER BY created_at, id', params),
     // The link's token and password are secrets (only their hashes are stored, and those stay here).
     await metadataTable(
       db,

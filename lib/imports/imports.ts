@@ -14,6 +14,7 @@ import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.
 import type { ChunkReceipt, Import, ImporterList } from './responses.ts';
 import type { ImportSourceId } from './source.ts';
 import { IMPORT_SOURCES, importSource } from './sources/index.ts';
+import { removeSetup } from './setup.ts';
 import { deleteImportRows } from './tables.ts';
 
 export type ImportView = Static<typeof Import>;
@@ -254,11 +255,13 @@ export async function requestStart(db: MetadataStore, actor: UserPrincipal, site
 export async function deleteImport(db: MetadataStore, analytics: AnalyticsStore, actor: UserPrincipal, site: Site, importId: string): Promise<void> {
   const gone = await db.transaction(async (tx) => {
     const current = await getImport(tx, site.id, importId);
+    const { rows } = await tx.query<{ created_goals: string[]; created_funnels: string[] }>('SELECT created_goals, created_funnels FROM imports WHERE id = $1', [importId]);
     await tx.query('DELETE FROM imports WHERE id = $1', [importId]);
     await writeAudit(tx, { teamId: site.team_id, action: 'import.deleted', actor, site: { id: site.id, domain: site.domain }, details: `deleted the ${current.source} import of ${listed(current.files)} (${current.state}) and every row it added` });
-    return current;
+    return { ...current, setup: rows[0] };
   });
   if (gone.state === 'pending' || gone.state === 'validating' || gone.state === 'validated') return;
   await analytics.ensureTenant(site.team_id);
   await deleteImportRows(analytics, site.tenant, site.id, importId);
+  await removeSetup(db, actor, site.id, gone.setup.created_goals, gone.setup.created_funnels);
 }

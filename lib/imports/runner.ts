@@ -21,6 +21,7 @@ import { queueOperationalEvent } from '../webhooks/outbox.ts';
 import { stagedChunks } from './imports.ts';
 import { ImportInputError, type ImportManifest, type ImportSite, type StagedFile } from './source.ts';
 import { importSource } from './sources/index.ts';
+import { importActor, importSetup, removeImportSetup } from './setup.ts';
 import { deleteImportRows } from './tables.ts';
 
 /** How often the leader looks for work when there is none. */
@@ -139,9 +140,15 @@ export function importsRunnerJob(runtime: Runtime): LeaderJob {
     }
     const store = runtime.analytics();
     const tenant = await store.ensureTenant(site.team_id);
+    const actor = await importActor(runtime.metadata(), job.created_by);
+    /** Everything a run added: its rows, and the goals and funnels it created. */
+    const undoRun = async () => {
+      await deleteImportRows(store, tenant, site.id, job.id);
+      await removeImportSetup(runtime.metadata(), actor, site.id, job.id);
+    };
     if (job.state === 'running' && job.interrupted) {
       // Whatever the interrupted run wrote goes before it starts again (or fails for good).
-      await deleteImportRows(store, tenant, site.id, job.id);
+      await undoRun();
       if (job.attempts >= MAX_ATTEMPTS) {
         await fail(job, site, { message: `the node running the import stopped ${job.attempts} times; nothing of it was kept`, file: null, line: null });
         return;
@@ -186,6 +193,18 @@ export function importsRunnerJob(runtime: Runtime): LeaderJob {
           rowsRead = read;
           if (total !== undefined) rowsTotal = total;
         },
+        // Only a run adds goals and funnels, as the import's creator; each is recorded on the import at once.
+        setup:
+          job.state === 'running' && actor
+            ? importSetup(runtime.metadata(), actor, site.id, async (column, id) => {
+                const { rowCount } = await fenced((tx) => tx.query(`UPDATE imports SET ${column} = array_append(${column}, $3) WHERE id = $1 AND claimed_epoch = $2`, [job.id, epoch, id]));
+                if (rowCount === 0) {
+                  // The import was deleted (or taken over) meanwhile: stop as the heartbeat would.
+                  stop.abort(new Stopped(true));
+                  throw stop.signal.reason;
+                }
+              })
+            : undefined,
       };
       if (job.state === 'validating') {
         const manifest = await source.validate(files, ctx);
@@ -216,7 +235,7 @@ export function importsRunnerJob(runtime: Runtime): LeaderJob {
     } catch (err) {
       const reason = stop.signal.aborted ? stop.signal.reason : null;
       if (reason instanceof Stopped && !reason.deleted) return; // the next leader cleans up and runs it again
-      if (job.state === 'running') await deleteImportRows(store, importSite.tenant, site.id, job.id);
+      if (job.state === 'running') await undoRun();
       if (reason instanceof Stopped) return; // deleted: nothing is left to record
       const error =
         err instanceof ImportInputError

@@ -3,6 +3,8 @@
 // tables, each stamped with the import's id (run). The import flow (lib/imports/imports.ts) owns
 // the states, the staged files, progress, webhooks and the cleanup of a failed or deleted import;
 // a source only reads files and writes rows.
+import type { FunnelInput } from '../funnels/funnels.ts';
+import type { GoalInput } from '../goals/goals.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
 
 export const IMPORT_SOURCE_IDS = ['plausible', 'goatcounter', 'umami', 'plumb'] as const;
@@ -35,6 +37,17 @@ export interface ImportContext {
   signal: AbortSignal;
   /** Rows read so far out of a total when one is known; called now and then, cheap. */
   progress(rowsRead: number, rowsTotal?: number): void;
+  /** While the import runs (not during validation): adds the goals and funnels a source carries. */
+  setup?: SiteSetup;
+}
+
+/**
+ * The site's goals and funnels as an import adds them (a takeout carries its site's): one whose
+ * name the site already uses is left alone; what is created is removed again with the import.
+ */
+export interface SiteSetup {
+  addGoal(goal: GoalInput): Promise<'created' | 'exists'>;
+  addFunnel(funnel: FunnelInput): Promise<'created' | 'exists'>;
 }
 
 /** One kind of record found in the files (a Plausible table, GoatCounter pageviews, a takeout table). */

@@ -1,7 +1,8 @@
 // A site moves between instances whole through its takeout: a lived-in site is taken out in every
 // format, and each takeout, imported into a fresh site of the same domain on a fresh node, gives
-// back identical stats, breakdowns, event analytics, goal conversions and funnels. Deleting the
-// import empties the site again, so the next format starts from nothing.
+// back identical stats, breakdowns, event analytics, goals with their conversions and funnels.
+// Deleting the import empties the site again (rows, goals, funnels), so the next format starts
+// from nothing.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { cookiesOf } from '../support/accounts.ts';
 import { importFiles } from '../support/imports.ts';
@@ -58,6 +59,8 @@ describe('a site taken out and imported elsewhere', () => {
       expect((await call(fresh.url, freshCookie, 'DELETE', `/api/sites/${freshSiteId}/imports/${finished.id}`)).status).toBe(204);
       const kpis = (await call(fresh.url, freshCookie, 'GET', `/api/sites/${freshSiteId}/stats/kpis?${new URLSearchParams(range)}`)).body as { kpis: { pageviews: number; visits: number } };
       expect(kpis.kpis).toMatchObject({ pageviews: 0, visits: 0 });
+      // The goals and funnels it added went with it.
+      for (const kind of ['goals', 'funnels']) expect((await call(fresh.url, freshCookie, 'GET', `/api/sites/${freshSiteId}/${kind}`)).body.items).toEqual([]);
     }, 300_000);
   }
 });

@@ -13,6 +13,7 @@ import { ZipFile } from 'yazl';
 import { siteTakeout } from '../../lib/exports/site-takeout.ts';
 import { ANALYTICS_TAKEOUT_TABLES, takeoutQuery } from '../../lib/exports/takeout-tables.ts';
 import { createGoal } from '../../lib/goals/goals.ts';
+import { importSetup } from '../../lib/imports/setup.ts';
 import type { ImportContext, ImportManifest, StagedFile } from '../../lib/imports/source.ts';
 import { ImportInputError } from '../../lib/imports/source.ts';
 import { plumbSource } from '../../lib/imports/sources/plumb.ts';
@@ -134,12 +135,13 @@ describe('the Plumb takeout import source', () => {
     const ctx = context(site);
     const staged = takeouts.get(format)!;
     const analyticsCounts = Object.fromEntries(ANALYTICS_TAKEOUT_TABLES.map((table) => [table.name, seeded.counts[table.name]]).filter(([, n]) => (n as number) > 0));
+    const readCounts = { ...analyticsCounts, goals: seeded.counts.goals, funnels: seeded.counts.funnels };
 
     const checked = await plumbSource.validate([staged], ctx);
     expect(checked).toMatchObject({ source: 'plumb', rows_skipped: 0, skipped: [], from: '2025-12-01', to: expect.stringMatching(/^2026-01-1\d$/) });
-    expect(datasets(checked)).toEqual(expect.objectContaining(analyticsCounts));
-    expect(checked.rows_accepted).toBe(Object.values(analyticsCounts).reduce((a, b) => (a as number) + (b as number), 0));
-    expect(checked.warnings).toEqual([expect.stringContaining('settings, goals, funnels and share links')]);
+    expect(datasets(checked)).toEqual(expect.objectContaining(readCounts));
+    expect(checked.rows_accepted).toBe(Object.values(readCounts).reduce((a, b) => (a as number) + (b as number), 0));
+    expect(checked.warnings).toEqual([expect.stringContaining('settings and share links are in the takeout but are not carried over')]);
     expect(checked.datasets.find((d) => d.name === 'imported_visitors')).toMatchObject({ from: '2025-12-01', to: '2025-12-03' });
     // The dry run wrote nothing.
     expect(await store().query('SELECT count() AS n FROM {db:Identifier}.hits WHERE site_id = {site:UUID}', { db: site.tenant, site: site.id })).toEqual([{ n: '0' }]);
@@ -165,6 +167,22 @@ describe('the Plumb takeout import source', () => {
     expect(await tablesOf(site)).toEqual(expected.tables);
     await retire(site);
   }, 60_000);
+
+  it('adds the takeout’s goals and funnels the site lacks, keeps those it has, and says which', async () => {
+    const site = await targetSite();
+    const recorded: string[] = [];
+    const setup = importSetup(db(), owner, site.id, async (column, id) => void recorded.push(`${column}:${id}`));
+    const manifest = await plumbSource.run([takeouts.get('json')!], { ...context(site), setup });
+    const { rows: goals } = await db().query<{ id: string; name: string }>('SELECT id, name FROM goals WHERE site_id = $1 ORDER BY name', [site.id]);
+    const { rows: funnels } = await db().query<{ id: string; name: string; steps: unknown }>('SELECT id, name, steps FROM funnels WHERE site_id = $1', [site.id]);
+    const { rows: original } = await db().query<{ name: string; steps: unknown }>('SELECT name, steps FROM funnels WHERE site_id = $1', [seeded.site.id]);
+    // The target had both goals already: only the funnel is new, and it is the takeout's.
+    expect(goals.map((goal) => goal.name).sort()).toEqual(GOALS.map((goal) => goal.name).sort());
+    expect(funnels.map(({ name, steps }) => ({ name, steps }))).toEqual(original);
+    expect(recorded).toEqual(funnels.map((funnel) => `created_funnels:${funnel.id}`));
+    expect(manifest.warnings).toContainEqual(expect.stringMatching(/already had goals named .*Pricing.*Pro signup|already had goals named .*Pro signup.*Pricing/));
+    await retire(site);
+  });
 
   it('refuses the takeout of a site of another domain, naming the manifest', async () => {
     const site = await targetSite('elsewhere.example');

@@ -1,8 +1,9 @@
 // A Plumb takeout (GET /api/sites/{id}/takeout) as an import source: the zip in csv, ndjson, json
 // or parquet, or the xlsx. Its analytics tables (pageviews, events, visits, web vitals, AI
 // fetches, the imported_* days) go back into the same tables of the target site, every row with
-// site_id = the target and import_id = the import; the site's settings, goals, funnels and share
-// links are not created (the manifest says so in a warning).
+// site_id = the target and import_id = the import; its goals and funnels are added to the site
+// (one whose name the site already uses is left alone), recorded on the import and removed with
+// it; its settings and share links are not carried over (the manifest says so in a warning).
 //
 // The manifest decides what is read: its kind and version, its site's domain (a takeout is of one
 // site: one of another domain is refused, so a file picked by mistake cannot fill the wrong site),
@@ -20,7 +21,10 @@ import { pipeline } from 'node:stream/promises';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { localDate, startOfLocalDay } from '../../analytics/range.ts';
 import { TAKEOUT_VERSION } from '../../exports/takeout.ts';
+import { FUNNEL_COLUMNS, GOAL_COLUMNS } from '../../exports/site-takeout.ts';
 import { ANALYTICS_TAKEOUT_TABLES, type AnalyticsTakeoutTable, type TakeoutColumn } from '../../exports/takeout-tables.ts';
+import { type FunnelInput, type FunnelStep, checkSteps } from '../../funnels/funnels.ts';
+import { checkGoal, type GoalInput } from '../../goals/goals.ts';
 import { readSheets } from '../../exports/xlsx.ts';
 import { csvRecords, type InputFile, inputFiles } from '../files.ts';
 import { type ImportContext, type ImportDataset, ImportInputError, type ImportManifest, type ImportSource, type SkippedRows, type StagedFile } from '../source.ts';
@@ -34,7 +38,22 @@ const PARQUET_SLICE = 10_000;
 const MAX_EXAMPLES = 5;
 /** A manifest is a few kilobytes; more is not one. */
 const MAX_MANIFEST_BYTES = 1024 * 1024;
-const NOT_IMPORTED = ['site', 'goals', 'funnels', 'share_links'];
+const NOT_IMPORTED = ['site', 'share_links'];
+
+/** The site's goals and funnels in a takeout: added to the site, not written as rows. */
+interface SetupTable {
+  name: 'goals' | 'funnels';
+  setup: true;
+  columns: readonly TakeoutColumn[];
+}
+const columnsOf = (spec: readonly (readonly [string, TakeoutColumn['type'], string])[]): TakeoutColumn[] => spec.map(([name, type]) => ({ name, type }));
+const SETUP_TABLES: readonly SetupTable[] = [
+  { name: 'goals', setup: true, columns: columnsOf(GOAL_COLUMNS) },
+  { name: 'funnels', setup: true, columns: columnsOf(FUNNEL_COLUMNS) },
+];
+/** A table the source reads: one written back as rows, or goals and funnels. */
+type ReadTable = AnalyticsTakeoutTable | SetupTable;
+const readTable = (name: string): ReadTable | undefined => ANALYTICS_TAKEOUT_TABLES.find((t) => t.name === name) ?? SETUP_TABLES.find((t) => t.name === name);
 
 type Value = string | number | boolean | bigint | Date | null | undefined;
 type Row = Record<string, unknown>;
@@ -48,7 +67,7 @@ interface TakeoutManifest {
 
 /** A takeout table to read: its definition, its rows as read from the file, and where they are. */
 interface TableInput {
-  table: AnalyticsTakeoutTable;
+  table: ReadTable;
   file: string;
   rows: AsyncIterable<{ line: number; values: Record<string, Value> }>;
 }
@@ -149,6 +168,12 @@ class Tally {
     }
   }
 
+  /** A row with no time of its own (a goal, a funnel): counted, outside the date range. */
+  acceptUndated(dataset: ImportDataset): void {
+    dataset.rows_scanned++;
+    dataset.rows_accepted++;
+  }
+
   skip(dataset: ImportDataset, file: string, line: number, problem: RowProblem): void {
     dataset.rows_scanned++;
     dataset.rows_skipped++;
@@ -195,7 +220,7 @@ function checkManifest(where: string, manifest: TakeoutManifest & { kind: unknow
     throw new ImportInputError(where, null, `this is the takeout of ${manifest.domain}, not of ${ctx.site.domain}: a takeout goes back only into a site of the same domain`);
   }
   for (const listed of manifest.tables) {
-    const table = ANALYTICS_TAKEOUT_TABLES.find((t) => t.name === listed.name);
+    const table = readTable(listed.name);
     if (!table) continue;
     const found = listed.columns.map((c) => `${c.name}:${c.type}`).join(', ');
     const expected = table.columns.map((c) => `${c.name}:${c.type}`).join(', ');
@@ -206,8 +231,8 @@ function checkManifest(where: string, manifest: TakeoutManifest & { kind: unknow
 
 function notImportedWarning(manifest: TakeoutManifest, tally: Tally): void {
   const listed = manifest.tables.filter((t) => NOT_IMPORTED.includes(t.name)).map((t) => t.name);
-  if (listed.length > 0) tally.warnings.push('The site’s settings, goals, funnels and share links are in the takeout but are not imported: set them up again on this site.');
-  const unknown = manifest.tables.filter((t) => !NOT_IMPORTED.includes(t.name) && !ANALYTICS_TAKEOUT_TABLES.some((a) => a.name === t.name)).map((t) => t.name);
+  if (listed.length > 0) tally.warnings.push('The site’s settings and share links are in the takeout but are not carried over: this site keeps its own settings, and share links are made anew.');
+  const unknown = manifest.tables.filter((t) => !NOT_IMPORTED.includes(t.name) && !readTable(t.name)).map((t) => t.name);
   if (unknown.length > 0) tally.warnings.push(`Tables this Plumb does not know are skipped: ${unknown.join(', ')}.`);
 }
 
@@ -243,7 +268,7 @@ async function zipManifest(entries: readonly InputFile[], ctx: ImportContext): P
 }
 
 /** The rows of a table's file in the zip, by the manifest's format. */
-function zipRows(format: string, file: InputFile, table: AnalyticsTakeoutTable): AsyncIterable<{ line: number; values: Record<string, Value> }> {
+function zipRows(format: string, file: InputFile, table: ReadTable): AsyncIterable<{ line: number; values: Record<string, Value> }> {
   const names = table.columns.map((c) => c.name);
   if (format === 'csv') return csvRows(file, names);
   if (format === 'parquet') return parquetRows(file, names);
@@ -321,10 +346,10 @@ async function* zipTables(staged: readonly StagedFile[], ctx: ImportContext, tal
   const entries = await inputFiles(staged);
   const { manifest, folder } = await zipManifest(entries, ctx);
   notImportedWarning(manifest, tally);
-  const counted = manifest.tables.filter((t) => ANALYTICS_TAKEOUT_TABLES.some((a) => a.name === t.name));
+  const counted = manifest.tables.filter((t) => readTable(t.name));
   totals.rows = counted.every((t) => typeof t.rows === 'number') ? counted.reduce((sum, t) => sum + (t.rows ?? 0), 0) : null;
   for (const listed of counted) {
-    const table = ANALYTICS_TAKEOUT_TABLES.find((t) => t.name === listed.name)!;
+    const table = readTable(listed.name)!;
     const file = entries.find((entry) => entry.name === `${folder}${listed.file}`);
     if (!file) throw new ImportInputError(MANIFEST, null, `it lists ${listed.file}, which the zip does not hold`);
     yield { table, file: file.name, rows: zipRows(manifest.format, file, table) };
@@ -354,7 +379,7 @@ async function* sheetTables(staged: StagedFile, ctx: ImportContext, tally: Tally
       notImportedWarning(manifest, tally);
       continue;
     }
-    const table = ANALYTICS_TAKEOUT_TABLES.find((t) => t.name === sheetTable(sheet.name));
+    const table = readTable(sheetTable(sheet.name));
     if (!table) {
       await drain(sheet.rows);
       continue;
@@ -389,7 +414,7 @@ async function sheetManifest(file: string, rows: AsyncIterable<unknown[]>, ctx: 
   return checkManifest(`${file}, sheet manifest`, { kind: fields.kind, version: fields.version, format: 'xlsx', domain: fields['site.domain'] as string, tables }, ctx);
 }
 
-async function* sheetRows(file: string, rows: AsyncIterable<unknown[]>, table: AnalyticsTakeoutTable): AsyncIterable<{ line: number; values: Record<string, Value> }> {
+async function* sheetRows(file: string, rows: AsyncIterable<unknown[]>, table: ReadTable): AsyncIterable<{ line: number; values: Record<string, Value> }> {
   const names = table.columns.map((c) => c.name);
   let header: string[] | null = null;
   let line = 0;
@@ -426,6 +451,66 @@ async function nativeOverlap(ctx: ImportContext, from: string | null, to: string
   return days === 0 ? { days: 0, from: null, to: null } : { days, from: row.first, to: row.last };
 }
 
+/** A JSON text column of a goal or funnel (JSON text in every format of the takeout). */
+function jsonValue(raw: Value): unknown {
+  try {
+    return JSON.parse(raw === null || raw === undefined ? '' : String(raw));
+  } catch {
+    return undefined;
+  }
+}
+
+const text = (raw: Value) => (raw === null || raw === undefined ? '' : String(raw));
+const refused = (what: string, error: unknown) => ({ problem: { reason: `a ${what} this Plumb refuses`, message: (error as Error).message } });
+
+/** A goals row as the goal it describes, checked by the rules a goal made in the dashboard meets. */
+function goalOf(values: Record<string, Value>): { value: GoalInput } | { problem: RowProblem } {
+  const conditions = jsonValue(values.property_conditions);
+  const goal: GoalInput = {
+    name: text(values.name),
+    type: text(values.type) as GoalInput['type'],
+    ...(text(values.event_name) ? { event_name: text(values.event_name) } : {}),
+    ...(text(values.path_pattern) ? { path_pattern: text(values.path_pattern) } : {}),
+    property_conditions: Array.isArray(conditions) ? conditions : [],
+    revenue: text(values.revenue_currency) ? { currency: text(values.revenue_currency) } : null,
+  };
+  try {
+    checkGoal(goal);
+    return { value: goal };
+  } catch (error) {
+    return refused('goal', error);
+  }
+}
+
+/** A funnels row as the funnel it describes, its steps checked as the dashboard's are. */
+function funnelOf(values: Record<string, Value>): { value: FunnelInput } | { problem: RowProblem } {
+  const steps = jsonValue(values.steps);
+  const window = Number(text(values.window_seconds));
+  const funnel: FunnelInput = { name: text(values.name), steps: (Array.isArray(steps) ? steps : []) as FunnelStep[], ...(Number.isInteger(window) && window > 0 ? { window_seconds: window } : {}) };
+  try {
+    if (funnel.name.trim() === '') throw new Error('a funnel needs a name');
+    checkSteps(funnel.steps);
+    return { value: funnel };
+  } catch (error) {
+    return refused('funnel', error);
+  }
+}
+
+/** Adds the takeout's goals and funnels to the site; says in the manifest what was added and what the site already had. */
+async function addSetup(ctx: ImportContext, setup: { goals: GoalInput[]; funnels: FunnelInput[] }, tally: Tally): Promise<void> {
+  for (const [kind, items, add] of [
+    ['goals', setup.goals, (item: GoalInput | FunnelInput) => ctx.setup!.addGoal(item as GoalInput)],
+    ['funnels', setup.funnels, (item: GoalInput | FunnelInput) => ctx.setup!.addFunnel(item as FunnelInput)],
+  ] as const) {
+    const kept: string[] = [];
+    for (const item of items) {
+      ctx.signal.throwIfAborted();
+      if ((await add(item)) === 'exists') kept.push(item.name);
+    }
+    if (kept.length > 0) tally.warnings.push(`This site already had ${kind} named ${kept.map((name) => `“${name}”`).join(', ')}: they were kept as they are, not replaced by the takeout’s.`);
+  }
+}
+
 async function readTakeout(staged: readonly StagedFile[], ctx: ImportContext, write: boolean): Promise<ImportManifest> {
   if (staged.length !== 1) throw new ImportInputError(staged[1]?.name ?? '', null, 'a takeout is one file (its .zip or its .xlsx)');
   const [file] = staged;
@@ -435,10 +520,23 @@ async function readTakeout(staged: readonly StagedFile[], ctx: ImportContext, wr
   let rowsRead = 0;
   // Batches numbered per table across its sheets, the same way on every run of the import.
   const batchesOf = new Map<string, number>();
+  const setup: { goals: GoalInput[]; funnels: FunnelInput[] } = { goals: [], funnels: [] };
   for await (const input of tables) {
     const { table } = input;
     const dataset = tally.datasets.find((d) => d.name === table.name) ?? tally.dataset(table.name, input.file);
     if (!dataset.files.includes(input.file)) dataset.files.push(input.file);
+    if ('setup' in table) {
+      for await (const { line, values } of input.rows) {
+        const read = table.name === 'goals' ? goalOf(values) : funnelOf(values);
+        if ('problem' in read) tally.skip(dataset, input.file, line, read.problem);
+        else {
+          tally.acceptUndated(dataset);
+          if (table.name === 'goals') setup.goals.push(read.value as GoalInput);
+          else setup.funnels.push(read.value as FunnelInput);
+        }
+      }
+      continue;
+    }
     const time = timeColumn(table);
     let batch: Row[] = [];
     const flush = async () => {
@@ -479,6 +577,8 @@ async function readTakeout(staged: readonly StagedFile[], ctx: ImportContext, wr
     await flush();
   }
   ctx.progress(rowsRead, rowsRead);
+  // Last, once every row is in: a run that fails before this point has added no goal or funnel.
+  if (write && ctx.setup) await addSetup(ctx, setup, tally);
   const manifest = tally.manifest(ctx.site.timezone);
   return { ...manifest, overlap: await nativeOverlap(ctx, manifest.from, manifest.to) };
 }
@@ -489,7 +589,7 @@ export const plumbSource: ImportSource = {
   label: 'Plumb takeout',
   description:
     'The takeout of a Plumb site (Site settings → Takeout, or GET /api/sites/{id}/takeout) of the same domain: the .zip in any of its formats, or the .xlsx. ' +
-    'Its pageviews, events, visits, web vitals, AI fetches and imported days are added to this site; its settings, goals and funnels are not.',
+    'Its pageviews, events, visits, web vitals, AI fetches and imported days are added to this site, and its goals and funnels unless this site has ones of the same names; its settings and share links are not.',
   extensions: ['.zip', '.xlsx'],
   maxFiles: 1,
   validate: (files, ctx) => readTakeout(files, ctx, false),

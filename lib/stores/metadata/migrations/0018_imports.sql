@@ -18,6 +18,9 @@ CREATE TABLE IF NOT EXISTS imports (
   claimed_epoch bigint,
   -- Runs interrupted by the death of their leader; each is cleaned up and started again, up to a limit.
   attempts integer NOT NULL DEFAULT 0,
+  -- Goals and funnels the import created (a takeout carries its site's): deleted with the import.
+  created_goals uuid[] NOT NULL DEFAULT '{}',
+  created_funnels uuid[] NOT NULL DEFAULT '{}',
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
   completed_at timestamptz
