@@ -68,12 +68,12 @@ function kpis(f: Figures, engagement_time = 0) {
 }
 
 /**
- * A breakdown's rows from one imported table over some days: rows grouped by `valueOf`, visits
+ * A breakdown's rows from one imported table over some days: rows grouped by `plumbValue`, visits
  * from `visitsColumn`; `rated` false for page rows, which have no bounces or duration.
  */
-function importedBreakdown(table: string, over: string[], valueOf: (row: ExportRow) => string, visitsColumn = 'visits', rated = true) {
+function importedBreakdown(table: string, over: string[], plumbValue: (row: ExportRow) => string, visitsColumn = 'visits', rated = true) {
   const groups = new Map<string, ExportRow[]>();
-  for (const row of exportRows(over)[table]) groups.set(valueOf(row), [...(groups.get(valueOf(row)) ?? []), row]);
+  for (const row of exportRows(over)[table]) groups.set(plumbValue(row), [...(groups.get(plumbValue(row)) ?? []), row]);
   return [...groups.entries()]
     .map(([value, rows]) => {
       const visits = total(rows, visitsColumn);
@@ -278,9 +278,9 @@ describe('stats with imported Plausible data', () => {
   });
 
   describe('GET /api/sites/:id/stats/breakdown', () => {
-    it.each(BREAKDOWNS)('answers %s of imported days from %s, in Plumb’s values', async (dimension, table, valueOf, visits, rated) => {
+    it.each(BREAKDOWNS)('answers %s of imported days from %s, in Plumb’s values', async (dimension, table, plumbValue, visits, rated) => {
       const body = await breakdown(dimension, { from: '2024-01-01', to: '2024-01-31' });
-      expect(body.rows).toEqual(importedBreakdown(table, JANUARY, valueOf, visits, rated));
+      expect(body.rows).toEqual(importedBreakdown(table, JANUARY, plumbValue, visits, rated));
       expect(body.total).toBe(body.rows.length);
       expect(body.imported).toEqual({ included: true, ranges: [{ from: '2024-01-01', to: '2024-01-31' }] });
     });
