@@ -18,6 +18,7 @@ import { plausibleSource } from '../../lib/imports/sources/plausible.ts';
 import { silentLog } from '../../lib/log.ts';
 import { createSite, type Site } from '../../lib/sites/sites.ts';
 import { type AnalyticsStore, openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
+import { countOlderSiteRows } from '../../lib/stores/archive.ts';
 import { as, type Person, person } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 import { days, type ExportRow, exportFiles, exportRows, stagingDir, total, zipOf } from '../support/plausible-export.ts';
@@ -175,6 +176,13 @@ describe('stats with imported Plausible data', () => {
         expect(manifest.overlap).toEqual({ days: 1, from: '2024-02-28', to: '2024-02-28' });
       }
     });
+
+    it('lets retention count a site’s imported days by their date', async () => {
+      const analytics = t.node.runtime.analytics();
+      const tenant = analytics.tenantDatabase(t.team.id);
+      expect(await countOlderSiteRows(analytics, tenant, site.id, 'imported_visitors', new Date('2024-01-11T00:00:00Z'))).toBe(10);
+      expect(await countOlderSiteRows(analytics, tenant, site.id, 'imported_devices', new Date('2024-01-11T00:00:00Z'))).toBe(40);
+    });
   });
 
   describe('GET /api/sites/:id/stats', () => {
@@ -260,10 +268,25 @@ describe('stats with imported Plausible data', () => {
       expect(body.kpis.visitors).toBe(importedFigures(FEBRUARY.filter((d) => d !== '2024-02-28')).visitors + NATIVE_DAY.visitors);
     });
 
-    it('answers a site without imports as before, saying it holds none', async () => {
-      const body = await get('stats', { from: '2024-01-01', to: '2024-01-31' }, t.site.id);
-      expect(body.kpis).toEqual({ ...kpis(ZERO), live_visitors: expect.any(Number) });
-      expect(body.imported).toEqual({ included: false, ranges: [] });
+    it('answers a site without imports as before, saying it holds none, after one look-up of its imported rows and no native-day set', async () => {
+      const analytics = t.node.runtime.analytics();
+      const original = analytics.query.bind(analytics);
+      const statements: string[] = [];
+      analytics.query = ((sql: string, params?: Record<string, unknown>) => {
+        statements.push(sql);
+        return original(sql, params);
+      }) as typeof analytics.query;
+      try {
+        const body = await get('stats', { from: '2024-01-01', to: '2024-01-31' }, t.site.id);
+        expect(body.kpis).toEqual({ ...kpis(ZERO), live_visitors: expect.any(Number) });
+        expect(body.imported).toEqual({ included: false, ranges: [] });
+        const sources = await get('stats/breakdown', { dimension: 'sources', from: '2024-01-01', to: '2024-01-31' }, t.site.id);
+        expect([sources.rows, sources.imported]).toEqual([[], { included: false, ranges: [] }]);
+      } finally {
+        analytics.query = original;
+      }
+      expect(statements.filter((sql) => sql.includes('toString(min(date))'))).toHaveLength(2);
+      expect(statements.filter((sql) => sql.includes('NOT IN'))).toEqual([]);
     });
   });
 
