@@ -30,6 +30,8 @@ const statsQuery = {
   compare: { type: 'enum', values: [...COMPARISONS], optional: true },
   compare_from: text(64),
   compare_to: text(64),
+  // Imported data fills the days without native data unless this is false.
+  with_imported: { type: 'boolean', optional: true, convert: true },
 };
 /** `auto` (or absent) lets the range choose: ≤ 2 days hour, ≤ 62 days day, ≤ 26 weeks week, else month. */
 const intervalParam = { type: 'enum', values: ['auto', ...INTERVALS], optional: true };

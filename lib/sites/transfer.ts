@@ -21,8 +21,22 @@ import { type AnalyticsStore, tenantDatabase } from '../stores/analytics/index.t
 import type { MetadataStore } from '../stores/metadata/index.ts';
 import { liveTeam, siteEvent } from './sites-admin.ts';
 
+/** The imported daily aggregates of a site (migration 0004), each keyed by its `date`. */
+export const IMPORTED_TABLES = [
+  'imported_visitors',
+  'imported_sources',
+  'imported_pages',
+  'imported_entry_pages',
+  'imported_exit_pages',
+  'imported_custom_events',
+  'imported_locations',
+  'imported_devices',
+  'imported_browsers',
+  'imported_operating_systems',
+] as const;
+
 /** Every tenant table that holds rows of a site (lib/stores/analytics/migrations). */
-export const TENANT_TABLES = ['hits', 'events', 'web_vitals', 'ai_fetches', 'visits'] as const;
+export const TENANT_TABLES = ['hits', 'events', 'web_vitals', 'ai_fetches', 'visits', ...IMPORTED_TABLES] as const;
 export type TenantTable = (typeof TENANT_TABLES)[number];
 
 /**

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { AnalyticsStore } from './analytics/index.ts';
 import { assertIdentifier, formatDateTime } from './analytics/transport.ts';
-import { TENANT_TABLES, type TenantTable } from '../sites/transfer.ts';
+import { IMPORTED_TABLES, TENANT_TABLES, type TenantTable } from '../sites/transfer.ts';
 import type { MetadataQueryable, MetadataStore } from './metadata/index.ts';
 
 /** A metadata table in a backup: where its rows are, how many. */
@@ -246,8 +246,15 @@ export async function restoreAnalyticsTable(store: AnalyticsStore, database: str
   await store.importParquet(table.name, filePath, { database });
 }
 
-/** The time column retention cuts each of a site's analytics tables by (a visit by its start). */
-export const SITE_TABLE_TIMES: Readonly<Record<TenantTable, string>> = { hits: 'ts', events: 'ts', web_vitals: 'ts', ai_fetches: 'ts', visits: 'start' };
+/** The time column retention cuts each of a site's analytics tables by (a visit by its start, an imported day by its date). */
+export const SITE_TABLE_TIMES: Readonly<Record<TenantTable, string>> = {
+  hits: 'ts',
+  events: 'ts',
+  web_vitals: 'ts',
+  ai_fetches: 'ts',
+  visits: 'start',
+  ...(Object.fromEntries(IMPORTED_TABLES.map((table) => [table, 'date'])) as Record<(typeof IMPORTED_TABLES)[number], 'date'>),
+};
 
 /** The rows of a site in one of its tables older than a moment: `{db}`, `{site}`, `{before}` are bound. */
 function olderRows(table: TenantTable): string {

@@ -18,6 +18,8 @@ import { seededRandom } from '../support/seeded-random.ts';
 const TZ = 'Europe/Berlin';
 const [SEC, HOUR, DAY] = [1000, 3_600_000, 86_400_000];
 const at = (iso: string) => Date.parse(iso);
+/** The site has no imported data: every answer says so (test/integration/imported-stats.test.ts has the rest). */
+const NO_IMPORTED = { included: false, ranges: [] };
 
 // ---- The data set ----
 type Hit = Record<'session_id' | 'visitor_id' | 'path' | 'hostname' | 'referrer' | 'referrer_source' | 'channel' | 'country' | 'region' | 'browser' | 'os' | 'device', string> &
@@ -218,7 +220,7 @@ describe('GET /api/sites/:id/stats', () => {
     const res = await stats({ from: '2025-04-01', to: '2025-04-14', compare, ...extra, filter: 'device:is_not:Tablet' });
     expect(res.status).toBe(200);
     expect(body(res).kpis).toEqual({ ...truth(at('2025-03-31T22:00:00Z'), at('2025-04-14T22:00:00Z'), ['device:is_not:Tablet']).kpis, live_visitors: expect.any(Number) });
-    expect(body(res).comparison).toEqual({ range: { from, to, timezone: TZ, interval: 'day' }, kpis: truth(at(from), at(to), ['device:is_not:Tablet']).kpis });
+    expect(body(res).comparison).toEqual({ range: { from, to, timezone: TZ, interval: 'day' }, kpis: truth(at(from), at(to), ['device:is_not:Tablet']).kpis, imported: NO_IMPORTED });
     expect(body(res).comparison.kpis.visits).toBeGreaterThan(0);
   });
 
@@ -354,7 +356,7 @@ describe('GET /api/sites/:id/stats/breakdown', () => {
     const res = await get('stats/breakdown', { ...RANGE, dimension, limit: '200' });
     expect(res.status).toBe(200);
     const rows = truth(...RANGE_MS).breakdown(column);
-    expect(res.body).toEqual({ dimension, rows, total: rows.length, limit: 200, offset: 0, has_more: false });
+    expect(res.body).toEqual({ dimension, rows, total: rows.length, limit: 200, offset: 0, has_more: false, imported: NO_IMPORTED });
     expect(rows.length).toBeGreaterThan(1);
   });
 
@@ -368,9 +370,9 @@ describe('GET /api/sites/:id/stats/breakdown', () => {
   it('applies filters, and pages with limit and offset', async () => {
     const filter = ['country:is:DE|US', 'page:contains:/blog'];
     const rows = truth(...RANGE_MS, filter).breakdown('page');
-    expect(body(await get('stats/breakdown', { ...RANGE, dimension: 'pages', filter, limit: '3' }))).toEqual({ dimension: 'pages', rows: rows.slice(0, 3), total: rows.length, limit: 3, offset: 0, has_more: true });
+    expect(body(await get('stats/breakdown', { ...RANGE, dimension: 'pages', filter, limit: '3' }))).toEqual({ dimension: 'pages', rows: rows.slice(0, 3), total: rows.length, limit: 3, offset: 0, has_more: true, imported: NO_IMPORTED });
     expect(body(await get('stats/breakdown', { ...RANGE, dimension: 'pages', filter, limit: '3', offset: String(rows.length - 1) })).rows).toEqual(rows.slice(-1));
-    expect(body(await get('stats/breakdown', { ...RANGE, dimension: 'pages', filter, offset: '500' }))).toEqual({ dimension: 'pages', rows: [], total: rows.length, limit: 25, offset: 500, has_more: false });
+    expect(body(await get('stats/breakdown', { ...RANGE, dimension: 'pages', filter, offset: '500' }))).toEqual({ dimension: 'pages', rows: [], total: rows.length, limit: 25, offset: 500, has_more: false, imported: NO_IMPORTED });
   });
 
   it('answers panels asked for together while the store is busy (one GROUPING SETS query) exactly as one by one', async () => {
@@ -403,7 +405,7 @@ describe('GET /api/sites/:id/stats/breakdown', () => {
         const [limit, offset] = [Number(page.limit ?? 25), Number(page.offset ?? 0)];
         expect([dimension, body(answers[index])]).toEqual([
           dimension,
-          { dimension, rows: rows.slice(offset, offset + limit), total: rows.length, limit, offset, has_more: offset + limit < rows.length },
+          { dimension, rows: rows.slice(offset, offset + limit), total: rows.length, limit, offset, has_more: offset + limit < rows.length, imported: NO_IMPORTED },
         ]);
       }
       expect(statements.filter((sql) => sql.includes('GROUPING SETS')).length).toBe(1);
@@ -426,11 +428,11 @@ describe('GET /api/sites/:id/stats/kpis', () => {
     const query = { from: '2025-04-01', to: '2025-04-14', compare: 'previous_period', filter: 'device:is_not:Tablet' };
     const res = await get('stats/kpis', query);
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(['range', 'kpis', 'comparison']);
+    expect(Object.keys(res.body)).toEqual(['range', 'kpis', 'imported', 'comparison']);
     const [from, to] = ['2025-03-31T22:00:00.000Z', '2025-04-14T22:00:00.000Z'];
     expect(body(res).range).toEqual({ from, to, timezone: TZ });
     expect(body(res).kpis).toEqual(truth(at(from), at(to), ['device:is_not:Tablet']).kpis);
-    expect(body(res).comparison).toEqual({ range: { from: '2025-03-17T22:00:00.000Z', to: from, timezone: TZ }, kpis: truth(at('2025-03-17T22:00:00Z'), at(from), ['device:is_not:Tablet']).kpis });
+    expect(body(res).comparison).toEqual({ range: { from: '2025-03-17T22:00:00.000Z', to: from, timezone: TZ }, kpis: truth(at('2025-03-17T22:00:00Z'), at(from), ['device:is_not:Tablet']).kpis, imported: NO_IMPORTED });
     const full = body(await stats(query));
     expect([body(res).kpis, body(res).comparison.kpis]).toEqual([{ ...full.kpis, live_visitors: undefined }, full.comparison.kpis].map((k) => JSON.parse(JSON.stringify(k))));
   });
@@ -448,7 +450,7 @@ describe('GET /api/sites/:id/stats/timeseries', () => {
   it('answers the range and its buckets alone', async () => {
     const res = await get('stats/timeseries', { ...RANGE, filter: 'channel:is:search' });
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(['range', 'timeseries']);
+    expect(Object.keys(res.body)).toEqual(['range', 'timeseries', 'imported']);
     expect(body(res).timeseries.map((p: Record<string, string>) => [dayOf(Date.parse(p.bucket)), p.visitors, p.visits, p.pageviews])).toEqual(truth(...RANGE_MS, ['channel:is:search']).series(dayOf, dates('2025-03-10', 40)));
   });
 });

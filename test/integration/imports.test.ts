@@ -184,6 +184,7 @@ describe('GET /api/sites/:id/importers', () => {
     expect(res.status).toBe(200);
     const importers = res.body.importers as { id: string; kind: string; extensions: string[]; max_files: number; max_file_bytes: number }[];
     expect(importers.map((i) => [i.id, i.kind, i.extensions, i.max_file_bytes])).toEqual([
+      ['plausible', 'aggregate', ['.zip', '.csv'], MAX_FILE_BYTES],
       ['goatcounter', 'raw', ['.csv', '.csv.gz', '.zip'], MAX_FILE_BYTES],
       ['umami', 'raw', ['.csv', '.csv.gz', '.zip'], MAX_FILE_BYTES],
       ['plumb', 'raw', ['.zip', '.xlsx'], MAX_FILE_BYTES],
@@ -400,9 +401,9 @@ describe('POST /api/sites/:id/imports refusals', () => {
     expect([res.status, res.body.fields]).toEqual([400, [expect.objectContaining({ field: 'files[0].name', message })]]);
   });
 
-  it('refuses a source this instance does not offer', async () => {
-    const res = await api(admin, 'POST', importsOf(site), { source: 'plumb', files: [{ name: 'takeout.zip', size: 10, sha256: 'a'.repeat(64) }] });
-    expect([res.status, res.body.fields]).toEqual([400, [expect.objectContaining({ field: 'source', message: 'source plumb is not available on this instance' })]]);
+  it('refuses a source Plumb has no importer for', async () => {
+    const res = await api(admin, 'POST', importsOf(site), { source: 'matomo', files: [{ name: 'export.csv', size: 10, sha256: 'a'.repeat(64) }] });
+    expect([res.status, res.body.fields]).toEqual([400, [expect.objectContaining({ field: 'source' })]]);
   });
 
   it('starts only a validated import', async () => {

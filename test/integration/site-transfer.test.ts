@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createApiClient } from '../../lib/auth/api-clients.ts';
 import { silentLog } from '../../lib/log.ts';
 import { createSite, createTeam, type Site } from '../../lib/sites/sites.ts';
-import { sweepMovedSite, TENANT_TABLES, type TenantTable, transferSite } from '../../lib/sites/transfer.ts';
+import { IMPORTED_TABLES, sweepMovedSite, TENANT_TABLES, type TenantTable, transferSite } from '../../lib/sites/transfer.ts';
 import type { Params } from '../../lib/stores/analytics/index.ts';
 import { as, type Person, person } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
@@ -56,6 +56,7 @@ function depsCopyingWith(afterCopy: (table: TenantTable) => void | Promise<void>
  * 2 AI fetches, and a visit written twice (its first state, that state's cancellation, the next).
  */
 function rowsOf(siteId: string, tag: string): Record<TenantTable, Record<string, unknown>[]> {
+  const importId = crypto.randomUUID();
   const at = (minute: number) => `2026-02-0${1 + (minute % 3)}T10:${String(minute).padStart(2, '0')}:00.000Z`;
   return {
     hits: [1, 2, 3].map((i) => ({ ts: at(i), site_id: siteId, session_id: String(i), hit_id: crypto.randomUUID(), path: `/${tag}/${i}`, country: 'DE' })),
@@ -71,10 +72,13 @@ function rowsOf(siteId: string, tag: string): Record<TenantTable, Record<string,
       { sign: -1, version: 1, pageviews: 1, exit_page: `/${tag}/1` },
       { sign: 1, version: 2, pageviews: 2, exit_page: `/${tag}/2` },
     ].map((state) => ({ ...state, site_id: siteId, session_id: '1', start: at(1), first_ts: at(1), last_ts: at(2), entry_page: `/${tag}/1`, country: 'DE' })),
+    // Two imported days in each imported table, of an import of their own (the columns not given take their defaults).
+    ...imported(() => [1, 2].map((day) => ({ site_id: siteId, import_id: importId, date: `2024-01-0${day}`, visitors: day }))),
   };
 }
-const SEEDED = { hits: 3, events: 2, web_vitals: 3, ai_fetches: 2, visits: 1 };
-const NONE = { hits: 0, events: 0, web_vitals: 0, ai_fetches: 0, visits: 0 };
+const imported = <T>(value: () => T) => Object.fromEntries(IMPORTED_TABLES.map((table) => [table, value()])) as Record<(typeof IMPORTED_TABLES)[number], T>;
+const SEEDED = { hits: 3, events: 2, web_vitals: 3, ai_fetches: 2, visits: 1, ...imported(() => 2) };
+const NONE = { hits: 0, events: 0, web_vitals: 0, ai_fetches: 0, visits: 0, ...imported(() => 0) };
 
 async function insertRows(teamId: string, siteId: string, tag: string): Promise<void> {
   const rows = rowsOf(siteId, tag);
@@ -289,7 +293,7 @@ describe('transferSite (the use case)', () => {
       { siteId: site.id, destinationTeamId: destination.id, actor: mover },
     );
     expect(result).toEqual({ site_id: site.id, source_team_id: t.team.id, destination_team_id: destination.id, status: 'completed' });
-    expect(await counts(destination.id, site.id)).toEqual({ hits: 6, events: 4, web_vitals: 6, ai_fetches: 4, visits: 2 });
+    expect(await counts(destination.id, site.id)).toEqual({ hits: 6, events: 4, web_vitals: 6, ai_fetches: 4, visits: 2, ...imported(() => 4) });
     expect(await counts(t.team.id, site.id)).toEqual(NONE);
   });
 
@@ -299,7 +303,7 @@ describe('transferSite (the use case)', () => {
     await insertRows(t.team.id, site.id, 'straggler');
     const left = await sweepMovedSite(deps(), { site_id: site.id, source_team_id: t.team.id, destination_team_id: destination.id });
     expect(left).toBe(0);
-    expect(await counts(destination.id, site.id)).toEqual({ hits: 6, events: 4, web_vitals: 6, ai_fetches: 4, visits: 2 });
+    expect(await counts(destination.id, site.id)).toEqual({ hits: 6, events: 4, web_vitals: 6, ai_fetches: 4, visits: 2, ...imported(() => 4) });
     expect(await counts(t.team.id, site.id)).toEqual(NONE);
   });
 

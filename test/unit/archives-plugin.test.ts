@@ -128,7 +128,11 @@ describe('the archive capability', () => {
   it('is given only to a plugin that declares it', () => {
     expect(createPluginHost(runtime, 'plain', {}, { events: [], notifyWebhooks() {} }).archive).toBeUndefined();
     const host = createPluginHost(runtime, 'keeper', {}, { events: [], capabilities: ['archive'], notifyWebhooks() {} });
-    expect(host.archive?.siteTables.map((t) => t.table)).toEqual(['hits', 'events', 'web_vitals', 'ai_fetches', 'visits']);
+    expect(host.archive?.siteTables.map((t) => t.table)).toEqual([
+      'hits', 'events', 'web_vitals', 'ai_fetches', 'visits',
+      'imported_visitors', 'imported_sources', 'imported_pages', 'imported_entry_pages', 'imported_exit_pages',
+      'imported_custom_events', 'imported_locations', 'imported_devices', 'imported_browsers', 'imported_operating_systems',
+    ]);
   });
 
   it('refuses a capability this Plumb does not grant, naming it', () => {

@@ -20,21 +20,31 @@ const Kpis = {
   engagement_time: Type.Number({ minimum: 0, description: 'Mean engaged seconds per visit' }),
 };
 const TimeseriesPoint = object({ bucket: DateTime, visitors: count, visits: count, pageviews: count });
+const LocalDate = Type.String({ format: 'date' });
+const Imported = object(
+  {
+    included: Type.Boolean({ description: 'Whether figures of imported data are part of this answer' }),
+    ranges: Type.Array(object({ from: LocalDate, to: LocalDate }), { description: 'The local days (both ends inclusive) whose figures came from imports' }),
+  },
+  { description: 'Imported data in this answer: it fills the days of the range without native data, unless with_imported=false or a filter it cannot answer' },
+);
 
 export const Stats = object({
   range: RangeView,
   kpis: object({ ...Kpis, live_visitors: count }),
-  comparison: Type.Optional(object({ range: RangeView, kpis: object(Kpis) })),
+  comparison: Type.Optional(object({ range: RangeView, kpis: object(Kpis), imported: Imported })),
   timeseries: Type.Array(TimeseriesPoint),
+  imported: Imported,
 });
 
 export const KpisOnly = object({
   range: object(RangeBounds),
   kpis: object(Kpis),
-  comparison: Type.Optional(object({ range: object(RangeBounds), kpis: object(Kpis) })),
+  comparison: Type.Optional(object({ range: object(RangeBounds), kpis: object(Kpis), imported: Imported })),
+  imported: Imported,
 });
 
-export const Timeseries = object({ range: RangeView, timeseries: Type.Array(TimeseriesPoint) });
+export const Timeseries = object({ range: RangeView, timeseries: Type.Array(TimeseriesPoint), imported: Imported });
 
 export const Breakdown = object({
   dimension: stringEnum(BREAKDOWN_DIMENSIONS),
@@ -50,4 +60,5 @@ export const Breakdown = object({
     }),
   ),
   ...pageFields,
+  imported: Imported,
 });

@@ -33,7 +33,7 @@ const BOUNCED = 'sign * (visit_pageviews = 1 AND events = 0)';
 const DURATION_MS = 'sign * (toInt64(toUnixTimestamp64Milli(last_ts)) - toInt64(toUnixTimestamp64Milli(first_ts)))';
 
 /** Hands out parameter names f0, f1, … so filter values are bound, never spliced. */
-class Binder {
+export class Binder {
   readonly params: Params;
   private next = 0;
   constructor(params: Params) {
@@ -46,10 +46,10 @@ class Binder {
   }
 }
 
-const scopeParams = (scope: Scope): Params => ({ db: scope.db, site: scope.site, from: scope.from, to: scope.to });
+export const scopeParams = (scope: Scope): Params => ({ db: scope.db, site: scope.site, from: scope.from, to: scope.to });
 
 /** `expr` against the filter's values, with `is_not` read as "not is". */
-function valueCondition(expr: string, filter: Filter, binder: Binder): string {
+export function valueCondition(expr: string, filter: Filter, binder: Binder): string {
   switch (filter.op) {
     case 'is':
     case 'is_not':
@@ -146,20 +146,27 @@ export interface BreakdownPage {
  */
 export function breakdownStatement(scope: Scope, source: DimensionSource, page: BreakdownPage): Statement {
   const binder = new Binder({ ...scopeParams(scope), limit: page.limit, offset: page.offset });
-  const each = source.kind === 'each';
-  const value = each ? 'value' : source.column;
-  const only = page.only ? `\n       AND has(${binder.bind(page.only, 'Array(String)')}, ${value})` : '';
-  const arrayJoin = each ? `\n     ARRAY JOIN ${source.column} AS value, ${source.counts} AS value_pageviews` : '';
   const sql = `
-    SELECT ${value} AS value,
-           ${visitFigures(each ? 'value_pageviews' : 'visit_pageviews')},
-           count() OVER () AS total
-      ${visitsInScope(scope, binder, source, arrayJoin)}${only}
-     GROUP BY value
-    HAVING visits > 0
+    ${breakdownGroups(scope, source, binder, page.only, ',\n           count() OVER () AS total')}
      ORDER BY visitors DESC, value ASC
      LIMIT {limit:UInt32} OFFSET {offset:UInt32}`;
   return { sql, params: binder.params };
+}
+
+/**
+ * The grouped rows of breakdownStatement without order or paging (value, visitors, visits,
+ * pageviews, bounces, duration_ms, then `extra`), for a statement that adds other rows to them.
+ */
+export function breakdownGroups(scope: Scope, source: DimensionSource, binder: Binder, only?: readonly string[], extra = ''): string {
+  const each = source.kind === 'each';
+  const value = each ? 'value' : source.column;
+  const onlyValues = only ? `\n       AND has(${binder.bind(only, 'Array(String)')}, ${value})` : '';
+  const arrayJoin = each ? `\n     ARRAY JOIN ${source.column} AS value, ${source.counts} AS value_pageviews` : '';
+  return `SELECT ${value} AS value,
+           ${visitFigures(each ? 'value_pageviews' : 'visit_pageviews')}${extra}
+      ${visitsInScope(scope, binder, source, arrayJoin)}${onlyValues}
+     GROUP BY value
+    HAVING visits > 0`;
 }
 
 /**

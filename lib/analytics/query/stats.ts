@@ -16,6 +16,12 @@
 //   and filters (so it has no comparison value).
 // Filters AND-combine and keep or drop whole visits. The timeseries puts each visit in the bucket
 // it started in.
+//
+// Imported data (imported.ts): unless the request says with_imported=false, the days of the range
+// without native visits add their imported figures. Visitors of imported days are summed, day by
+// day (a daily export cannot tell the same visitor on two days apart). Imported visits count in
+// every mean but engagement time's: they carry no engagement, so engagement_time is the mean over
+// native visits. Every answer says which days came from imports (`imported`).
 import { type FieldError, validationFailed } from '../../errors.ts';
 import { pageFields } from '../../pagination.ts';
 import type { AnalyticsStore } from '../../stores/analytics/index.ts';
@@ -23,6 +29,18 @@ import { checkRange, previousPeriod, previousYear, type TimeRange } from '../ran
 import { checkFilters, type Filter } from './filters.ts';
 import { bucketKeyToMs, bucketStarts, chooseInterval, type Interval } from './interval.ts';
 import { type Row, statsQueries } from './batch.ts';
+import {
+  type ImportedBreakdownPlan,
+  type ImportedDay,
+  type ImportedView,
+  importedBreakdownDays,
+  importedBreakdownStatement,
+  importedBucketKey,
+  importedView,
+  importedVisitorDays,
+  NO_IMPORTED,
+  planImportedBreakdown,
+} from './imported.ts';
 import { type BreakdownDimension, type DimensionSource, planBreakdown } from './plan.ts';
 import { breakdownStatement, kpiStatement, liveVisitorsStatement, type Scope, type Statement, statsStatement } from './sql.ts';
 
@@ -45,6 +63,8 @@ export interface StatsRequest {
   compare?: Comparison;
   compare_from?: string;
   compare_to?: string;
+  /** false leaves imported data out; absent or true adds it for the days without native data. */
+  with_imported?: boolean;
 }
 
 export interface RangeView {
@@ -72,11 +92,14 @@ export interface TimeseriesPoint {
   pageviews: number;
 }
 
+export type { ImportedView } from './imported.ts';
+
 export interface StatsResponse {
   range: RangeView;
   kpis: Kpis & { live_visitors: number };
-  comparison?: { range: RangeView; kpis: Kpis };
+  comparison?: { range: RangeView; kpis: Kpis; imported: ImportedView };
   timeseries: TimeseriesPoint[];
+  imported: ImportedView;
 }
 
 export interface BreakdownRow {
@@ -96,12 +119,15 @@ export interface BreakdownResponse {
   limit: number;
   offset: number;
   has_more: boolean;
+  imported: ImportedView;
 }
 
 interface ParsedRequest {
   range: TimeRange;
   filters: Filter[];
   comparison?: TimeRange;
+  /** Whether imported data may be added (the request did not say with_imported=false). */
+  withImported: boolean;
 }
 
 /** Validates the range, filters and comparison of a request; every problem at once in one 400. */
@@ -121,7 +147,8 @@ export function parseStatsRequest(site: StatsSite, request: StatsRequest, now: D
   if (problems.length > 0 || !range) throw validationFailed(problems);
   if (request.compare === 'previous_period') comparison = previousPeriod(range);
   if (request.compare === 'year') comparison = previousYear(range);
-  return comparison ? { range, filters, comparison } : { range, filters };
+  const withImported = request.with_imported !== false;
+  return comparison ? { range, filters, comparison, withImported } : { range, filters, withImported };
 }
 
 const scopeOf = (site: StatsSite, range: TimeRange, filters: readonly Filter[]): Scope => ({ db: site.tenant, site: site.id, from: range.from, to: range.to, filters });
@@ -141,23 +168,35 @@ async function run(store: AnalyticsStore, statement: Statement): Promise<Row[]> 
 }
 const num = (value: unknown) => Number(value ?? 0);
 
-function kpisOf(row: Record<string, unknown> | undefined): Kpis {
-  const visits = num(row?.visits);
-  const pageviews = num(row?.pageviews);
+/** The KPIs of the native figures in `row` plus those of imported days. */
+function kpisOf(row: Record<string, unknown> | undefined, imported: readonly ImportedDay[] = []): Kpis {
+  const sum = (field: 'visitors' | 'visits' | 'pageviews' | 'bounces' | 'duration_s') => imported.reduce((total, day) => total + day[field], 0);
+  const nativeVisits = num(row?.visits);
+  const visits = nativeVisits + sum('visits');
+  const pageviews = num(row?.pageviews) + sum('pageviews');
   return {
-    visitors: num(row?.visitors),
+    visitors: num(row?.visitors) + sum('visitors'),
     visits,
     pageviews,
     views_per_visit: ratio(pageviews, visits, 2),
-    bounce_rate: ratio(100 * num(row?.bounces), visits, 1),
-    visit_duration: ratio(num(row?.duration_ms), visits * 1000, 0),
-    engagement_time: ratio(num(row?.engagement_ms), visits * 1000, 0),
+    bounce_rate: ratio(100 * (num(row?.bounces) + sum('bounces')), visits, 1),
+    visit_duration: ratio(num(row?.duration_ms) + 1000 * sum('duration_s'), visits * 1000, 0),
+    engagement_time: ratio(num(row?.engagement_ms), nativeVisits * 1000, 0),
   };
 }
 
-async function kpis(store: AnalyticsStore, scope: Scope): Promise<Kpis> {
-  const [row] = await run(store, kpiStatement(scope));
-  return kpisOf(row);
+/** The imported days of a scope's range, none when the request or its filters leave them out. */
+async function importedDays(store: AnalyticsStore, scope: Scope, timezone: string, withImported: boolean): Promise<ImportedDay[] | null> {
+  // imported_visitors has no dimension, so any filter leaves imported data out.
+  if (!withImported || scope.filters.length > 0) return null;
+  return importedVisitorDays(store, scope, timezone);
+}
+
+const viewOf = (days: readonly ImportedDay[] | null): ImportedView => (days ? importedView(days.map((d) => d.day)) : NO_IMPORTED);
+
+async function kpis(store: AnalyticsStore, scope: Scope, timezone: string, withImported: boolean): Promise<{ kpis: Kpis; imported: ImportedView }> {
+  const [[row], days] = await Promise.all([run(store, kpiStatement(scope)), importedDays(store, scope, timezone, withImported)]);
+  return { kpis: kpisOf(row, days ?? []), imported: viewOf(days) };
 }
 
 async function liveVisitors(store: AnalyticsStore, site: StatsSite, now: Date): Promise<number> {
@@ -166,28 +205,43 @@ async function liveVisitors(store: AnalyticsStore, site: StatsSite, now: Date): 
 }
 
 /** The KPIs and every bucket of the range, in order, zero where nothing happened. */
-async function kpisAndTimeseries(store: AnalyticsStore, scope: Scope, range: TimeRange, interval: Interval): Promise<{ kpis: Kpis; timeseries: TimeseriesPoint[] }> {
-  const rows = await run(store, statsStatement(scope, interval, range.timezone));
+async function kpisAndTimeseries(
+  store: AnalyticsStore,
+  scope: Scope,
+  range: TimeRange,
+  interval: Interval,
+  withImported: boolean,
+): Promise<{ kpis: Kpis; timeseries: TimeseriesPoint[]; imported: ImportedView }> {
+  const [rows, days] = await Promise.all([run(store, statsStatement(scope, interval, range.timezone)), importedDays(store, scope, range.timezone, withImported)]);
   const total = rows.find((r) => num(r.is_total) === 1);
-  const found = new Map(rows.filter((r) => r !== total).map((r) => [bucketKeyToMs(r.bucket as string | number, interval, range.timezone), r]));
+  const bucketOf = (key: string | number) => bucketKeyToMs(key, interval, range.timezone);
+  const found = new Map(rows.filter((r) => r !== total).map((r) => [bucketOf(r.bucket as string | number), r]));
+  const added = new Map<number, { visitors: number; visits: number; pageviews: number }>();
+  for (const day of days ?? []) {
+    const key = importedBucketKey(day.day, interval);
+    if (key === null) continue;
+    const bucket = added.get(bucketOf(key)) ?? { visitors: 0, visits: 0, pageviews: 0 };
+    added.set(bucketOf(key), { visitors: bucket.visitors + day.visitors, visits: bucket.visits + day.visits, pageviews: bucket.pageviews + day.pageviews });
+  }
   const timeseries = bucketStarts(range, interval).map((start) => {
     const row = found.get(start.getTime());
-    return { bucket: start.toISOString(), visitors: num(row?.visitors), visits: num(row?.visits), pageviews: num(row?.pageviews) };
+    const more = added.get(start.getTime());
+    return { bucket: start.toISOString(), visitors: num(row?.visitors) + (more?.visitors ?? 0), visits: num(row?.visits) + (more?.visits ?? 0), pageviews: num(row?.pageviews) + (more?.pageviews ?? 0) };
   });
-  return { kpis: kpisOf(total), timeseries };
+  return { kpis: kpisOf(total, days ?? []), timeseries, imported: viewOf(days) };
 }
 
 export async function siteStats(store: AnalyticsStore, site: StatsSite, request: StatsRequest & { interval?: Interval }, now = new Date()): Promise<StatsResponse> {
-  const { range, filters, comparison } = parseStatsRequest(site, request, now);
+  const { range, filters, comparison, withImported } = parseStatsRequest(site, request, now);
   const interval = chooseInterval(range, request.interval);
   const scope = scopeOf(site, range, filters);
   const [current, live, previous] = await Promise.all([
-    kpisAndTimeseries(store, scope, range, interval),
+    kpisAndTimeseries(store, scope, range, interval, withImported),
     liveVisitors(store, site, now),
-    comparison ? kpis(store, scopeOf(site, comparison, filters)) : undefined,
+    comparison ? kpis(store, scopeOf(site, comparison, filters), comparison.timezone, withImported) : undefined,
   ]);
-  const response: StatsResponse = { range: rangeView(range, interval), kpis: { ...current.kpis, live_visitors: live }, timeseries: current.timeseries };
-  if (comparison && previous) response.comparison = { range: rangeView(comparison, interval), kpis: previous };
+  const response: StatsResponse = { range: rangeView(range, interval), kpis: { ...current.kpis, live_visitors: live }, timeseries: current.timeseries, imported: current.imported };
+  if (comparison && previous) response.comparison = { range: rangeView(comparison, interval), ...previous };
   return response;
 }
 
@@ -196,7 +250,8 @@ export type RangeBounds = Omit<RangeView, 'interval'>;
 export interface KpisResponse {
   range: RangeBounds;
   kpis: Kpis;
-  comparison?: { range: RangeBounds; kpis: Kpis };
+  comparison?: { range: RangeBounds; kpis: Kpis; imported: ImportedView };
+  imported: ImportedView;
 }
 
 /**
@@ -204,10 +259,13 @@ export interface KpisResponse {
  * the range's visits, for a caller that has the chart already (the dashboard's previous period).
  */
 export async function siteKpis(store: AnalyticsStore, site: StatsSite, request: StatsRequest, now = new Date()): Promise<KpisResponse> {
-  const { range, filters, comparison } = parseStatsRequest(site, request, now);
-  const [current, previous] = await Promise.all([kpis(store, scopeOf(site, range, filters)), comparison ? kpis(store, scopeOf(site, comparison, filters)) : undefined]);
-  const response: KpisResponse = { range: rangeBounds(range), kpis: current };
-  if (comparison && previous) response.comparison = { range: rangeBounds(comparison), kpis: previous };
+  const { range, filters, comparison, withImported } = parseStatsRequest(site, request, now);
+  const [current, previous] = await Promise.all([
+    kpis(store, scopeOf(site, range, filters), range.timezone, withImported),
+    comparison ? kpis(store, scopeOf(site, comparison, filters), comparison.timezone, withImported) : undefined,
+  ]);
+  const response: KpisResponse = { range: rangeBounds(range), ...current };
+  if (comparison && previous) response.comparison = { range: rangeBounds(comparison), ...previous };
   return response;
 }
 
@@ -216,10 +274,11 @@ export async function siteTimeseries(
   site: StatsSite,
   request: StatsRequest & { interval?: Interval },
   now = new Date(),
-): Promise<{ range: RangeView; timeseries: TimeseriesPoint[] }> {
-  const { range, filters } = parseStatsRequest(site, { ...request, compare: undefined, compare_from: undefined, compare_to: undefined }, now);
+): Promise<{ range: RangeView; timeseries: TimeseriesPoint[]; imported: ImportedView }> {
+  const { range, filters, withImported } = parseStatsRequest(site, { ...request, compare: undefined, compare_from: undefined, compare_to: undefined }, now);
   const interval = chooseInterval(range, request.interval);
-  return { range: rangeView(range, interval), timeseries: (await kpisAndTimeseries(store, scopeOf(site, range, filters), range, interval)).timeseries };
+  const { timeseries, imported } = await kpisAndTimeseries(store, scopeOf(site, range, filters), range, interval, withImported);
+  return { range: rangeView(range, interval), timeseries, imported };
 }
 
 export interface BreakdownRequest extends StatsRequest {
@@ -248,24 +307,59 @@ async function breakdownPage(store: AnalyticsStore, scope: Scope, source: Dimens
   return { rows, total };
 }
 
+/**
+ * One page of a breakdown with the imported rows of the range's days without native visits
+ * added, when the dimension has an imported table and the filters allow it. The native page runs
+ * meanwhile, so a site without imported rows in the range waits for nothing more.
+ */
+async function breakdownWithImported(
+  store: AnalyticsStore,
+  scope: Scope,
+  timezone: string,
+  source: DimensionSource,
+  imported: ImportedBreakdownPlan | null,
+  page: { limit: number; offset: number },
+): Promise<{ rows: Row[]; total: number; imported: ImportedView }> {
+  const [native, days] = await Promise.all([breakdownPage(store, scope, source, page), imported ? importedBreakdownDays(store, scope, timezone, imported) : []]);
+  if (!imported || days.length === 0) return { ...native, imported: NO_IMPORTED };
+  const rows = await run(store, importedBreakdownStatement(scope, source, imported, days, page));
+  let total = num(rows[0]?.total);
+  if (rows.length === 0 && page.offset > 0) {
+    const [first] = await run(store, importedBreakdownStatement(scope, source, imported, days, { limit: 1, offset: 0 }));
+    total = num(first?.total);
+  }
+  return { rows, total, imported: importedView(days) };
+}
+
+/** The visitors of each of `values` in a comparison range, imported days included as in the current one. */
+async function comparisonVisitors(store: AnalyticsStore, scope: Scope, timezone: string, source: DimensionSource, imported: ImportedBreakdownPlan | null, values: string[]): Promise<Map<string, number>> {
+  const page = { limit: values.length, offset: 0, only: values };
+  const days = imported ? await importedBreakdownDays(store, scope, timezone, imported) : [];
+  const statement = imported && days.length > 0 ? importedBreakdownStatement(scope, source, imported, days, page) : breakdownStatement(scope, source, page);
+  return new Map((await run(store, statement)).map((r) => [String(r.value), num(r.visitors)]));
+}
+
 export async function siteBreakdown(store: AnalyticsStore, site: StatsSite, request: BreakdownRequest, now = new Date()): Promise<BreakdownResponse> {
-  const { range, filters, comparison } = parseStatsRequest(site, request, now);
+  const { range, filters, comparison, withImported } = parseStatsRequest(site, request, now);
   const plan = planBreakdown(request.dimension, filters);
+  const imported = withImported ? planImportedBreakdown(request.dimension, plan.filters) : null;
   const { limit, offset } = request;
-  const { rows, total } = await breakdownPage(store, scopeOf(site, range, plan.filters), plan.source, { limit, offset });
-  const shaped: BreakdownRow[] = rows.map((r) => ({
-    value: String(r.value),
-    visitors: num(r.visitors),
-    visits: num(r.visits),
-    pageviews: num(r.pageviews),
-    bounce_rate: ratio(100 * num(r.bounces), num(r.visits), 1),
-    visit_duration: ratio(num(r.duration_ms), num(r.visits) * 1000, 0),
-  }));
+  const current = await breakdownWithImported(store, scopeOf(site, range, plan.filters), range.timezone, plan.source, imported, { limit, offset });
+  const shaped: BreakdownRow[] = current.rows.map((r) => {
+    // Imported page rows have no bounces or duration: the means are over the visits that have them.
+    const rated = r.rated_visits === undefined ? num(r.visits) : num(r.rated_visits);
+    return {
+      value: String(r.value),
+      visitors: num(r.visitors),
+      visits: num(r.visits),
+      pageviews: num(r.pageviews),
+      bounce_rate: ratio(100 * num(r.bounces), rated, 1),
+      visit_duration: ratio(num(r.duration_ms), rated * 1000, 0),
+    };
+  });
   if (comparison && shaped.length > 0) {
-    const values = shaped.map((r) => r.value);
-    const before = await run(store, breakdownStatement(scopeOf(site, comparison, plan.filters), plan.source, { limit: values.length, offset: 0, only: values }));
-    const visitors = new Map(before.map((r) => [String(r.value), num(r.visitors)]));
+    const visitors = await comparisonVisitors(store, scopeOf(site, comparison, plan.filters), comparison.timezone, plan.source, imported, shaped.map((r) => r.value));
     for (const row of shaped) row.comparison = { visitors: visitors.get(row.value) ?? 0 };
   }
-  return { dimension: request.dimension, rows: shaped, ...pageFields(shaped.length, total, { limit, offset }) };
+  return { dimension: request.dimension, rows: shaped, ...pageFields(shaped.length, current.total, { limit, offset }), imported: current.imported };
 }

@@ -2,10 +2,11 @@
 // import names one.
 import type { ImportSource, ImportSourceId } from '../source.ts';
 import { goatcounter } from './goatcounter.ts';
+import { plausibleSource } from './plausible.ts';
 import { plumbSource } from './plumb.ts';
 import { umami } from './umami.ts';
 
-export const IMPORT_SOURCES: readonly ImportSource[] = [goatcounter, umami, plumbSource];
+export const IMPORT_SOURCES: readonly ImportSource[] = [plausibleSource, goatcounter, umami, plumbSource];
 
 const BY_ID = new Map<string, ImportSource>(IMPORT_SOURCES.map((source) => [source.id, source]));
 
