@@ -14,6 +14,7 @@ import { createSite, type Site } from '../../lib/sites/sites.ts';
 import { type Person, person } from '../support/accounts.ts';
 import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
+import { EXPORT_DAYS, exportFiles, exportRows, total, zipOf as plausibleZip } from '../support/plausible-export.ts';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.ts';
 
 const GOAT_HEADER = '2Path,Title,Event,UserAgent,Browser,System,Session,Bot,Referrer,Referrer scheme,Screen size,Location,FirstVisit,Date';
@@ -272,6 +273,35 @@ describe('a GoatCounter import', () => {
     expect(await rowsOf(done.id)).toBe(0);
     expect((await stats(site, '2024-03-01', '2024-03-02')).kpis).toMatchObject({ visitors: 0, visits: 0, pageviews: 0 });
     expect((await api(admin, 'GET', `${importsOf(site)}/${done.id}`)).status).toBe(404);
+  });
+});
+
+describe('a Plausible import', () => {
+  let site: Site;
+  let done: ImportBody;
+  const rows = exportRows();
+
+  beforeAll(async () => {
+    site = await newSite('plausible.example');
+    done = await imported(site, 'plausible', [['plausible-export.zip', await plausibleZip(exportFiles())]]);
+  }, 60_000);
+
+  it('completes with every table of the export as a dataset over its 60 days', () => {
+    expect(done.state).toBe('completed');
+    expect(done.manifest).toMatchObject({ source: 'plausible', from: EXPORT_DAYS[0], to: EXPORT_DAYS.at(-1), rows_skipped: 0 });
+    expect((done.manifest.datasets as { name: string }[]).map((d) => d.name).sort()).toEqual(Object.keys(rows).sort());
+  });
+
+  it('shows the export’s own totals in the stats, and none with with_imported=false', async () => {
+    const kpis = (await stats(site, EXPORT_DAYS[0], EXPORT_DAYS.at(-1)!)).kpis;
+    expect(kpis).toMatchObject({ visitors: total(rows.imported_visitors, 'visitors'), visits: total(rows.imported_visitors, 'visits'), pageviews: total(rows.imported_visitors, 'pageviews') });
+    const without = await api(admin, 'GET', `/api/sites/${site.id}/stats?from=${EXPORT_DAYS[0]}&to=${EXPORT_DAYS.at(-1)}&with_imported=false`);
+    expect((without.body as { kpis: { visits: number } }).kpis.visits).toBe(0);
+  });
+
+  it('is gone from the stats once deleted', async () => {
+    expect((await api(admin, 'DELETE', `${importsOf(site)}/${done.id}`)).status).toBe(204);
+    expect((await stats(site, EXPORT_DAYS[0], EXPORT_DAYS.at(-1)!)).kpis.visits).toBe(0);
   });
 });
 
