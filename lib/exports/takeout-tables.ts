@@ -167,5 +167,16 @@ export function takeoutQuery(table: AnalyticsTakeoutTable, parquet: boolean): st
     SELECT ${table.columns.map((column) => columnSql(column, parquet)).join(', ')}
     FROM {db:Identifier}.${table.table} AS row${live}
     WHERE row.site_id = {site:UUID}${table.collapsed ? ' AND row.sign = 1' : ''}
-    ORDER BY ${table.order.map((name) => `row.${name}`).join(', ')}`;
+    ORDER BY ${orderOf(table)}`;
+}
+
+/**
+ * The table's total order, led by the day when it starts with a time, as the tables' sorting keys
+ * are (after the site): ClickHouse then reads in that order and sorts a day at a time instead of
+ * the whole history in memory. The same order, since the day only follows the time.
+ */
+function orderOf(table: AnalyticsTakeoutTable): string {
+  const columns = table.order.map((name) => `row.${name}`);
+  const first = table.columns.find((column) => column.name === table.order[0]);
+  return (first?.type === 'timestamp' ? [`toDate(${columns[0]})`, ...columns] : columns).join(', ');
 }

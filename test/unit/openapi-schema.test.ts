@@ -50,7 +50,7 @@ describe('objectSchema', () => {
 });
 
 describe('buildOpenApiDocument', () => {
-  it('turns :params into {params} and documents errors as { message, code, fields? }', () => {
+  it('turns :params into {params} and documents errors as { message, code, fields?, details? }', () => {
     expect(toOpenApiPath('/api/sites/:id/goals/:goalId')).toEqual({ path: '/api/sites/{id}/goals/{goalId}', names: ['id', 'goalId'] });
     const doc = buildOpenApiDocument([{ method: 'DELETE', path: '/api/sites/:id', action: { name: 'sites.remove', params: { id: 'uuid' } } }], 'http://x');
     const op = (doc.paths as Record<string, Record<string, Record<string, unknown>>>)['/api/sites/{id}'].delete;
@@ -58,6 +58,6 @@ describe('buildOpenApiDocument', () => {
     expect(op.parameters).toEqual([{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }]);
     const error = (doc.components as { schemas: { Error: { required: string[]; properties: Record<string, unknown> } } }).schemas.Error;
     expect(error.required).toEqual(['message', 'code']);
-    expect(Object.keys(error.properties)).toEqual(['message', 'code', 'fields']);
+    expect(Object.keys(error.properties)).toEqual(['message', 'code', 'fields', 'details']);
   });
 });
