@@ -4,13 +4,13 @@
 // referrer classified by the ingest code, ids derived from the source's own session ids), each
 // stamped with the import's id, then builds the import's visits from them.
 import { createHash, randomUUID } from 'node:crypto';
-import { localDate, startOfLocalDay } from '../analytics/range.ts';
+import { localDate } from '../analytics/range.ts';
 import { buildImportVisits } from '../analytics/visits.ts';
 import { classifyReferrer } from '../ingest/enrich/referrer.ts';
 import type { UtmFields } from '../ingest/enrich/url.ts';
 import { type InputFile, inputFiles } from './files.ts';
 import { type ImportContext, type ImportDataset, ImportInputError, type ImportManifest, type ImportSource, type ImportSourceId, type SkippedRows, type StagedFile } from './source.ts';
-import { NATIVE_IMPORT_ID } from './tables.ts';
+import { nativeOverlap } from './overlap.ts';
 
 export type RowKind = 'pageview' | 'event';
 
@@ -235,7 +235,7 @@ async function process(format: RawFormat, staged: readonly StagedFile[], ctx: Im
   const accepted = tally.datasets.pageview.accepted + tally.datasets.event.accepted;
   if (accepted === 0) throw new ImportInputError(files[0].name, null, 'the files hold no pageviews or events to import');
   if (writer) await writer.finish();
-  return manifestOf(format.id, tally, await nativeOverlap(ctx, tally));
+  return manifestOf(format.id, tally, await overlapOf(ctx, tally));
 }
 
 function manifestOf(source: ImportSourceId, tally: Tally, overlap: ImportManifest['overlap']): ImportManifest {
@@ -262,21 +262,10 @@ function manifestOf(source: ImportSourceId, tally: Tally, overlap: ImportManifes
 }
 
 /** Days of the imported range on which the site already has pageviews Plumb collected itself. */
-async function nativeOverlap(ctx: ImportContext, tally: Tally): Promise<ImportManifest['overlap']> {
+/** The native days of the range the pageviews and events span. */
+function overlapOf(ctx: ImportContext, tally: Tally): Promise<ImportManifest['overlap']> {
   const days = [tally.datasets.pageview, tally.datasets.event].flatMap((d) => [d.from, d.to]).filter((d): d is string => d !== null).sort();
-  if (days.length === 0) return { days: 0, from: null, to: null };
-  const { timezone } = ctx.site;
-  const from = startOfLocalDay(days[0], timezone);
-  const to = new Date(startOfLocalDay(days.at(-1)!, timezone).getTime() + 2 * DAY_MS);
-  const rows = await ctx.store.query<{ days: string; first: string; last: string }>(
-    `SELECT toString(count()) AS days, toString(min(d)) AS first, toString(max(d)) AS last
-       FROM (SELECT DISTINCT toDate(ts, {tz:String}) AS d FROM {db:Identifier}.hits
-              WHERE site_id = {site:UUID} AND import_id = {native:UUID} AND ts >= {from:DateTime64(3)} AND ts < {to:DateTime64(3)}
-                AND toDate(ts, {tz:String}) BETWEEN toDate({first:String}) AND toDate({last:String}))`,
-    { db: ctx.site.tenant, tz: timezone, site: ctx.site.id, native: NATIVE_IMPORT_ID, from, to, first: days[0], last: days.at(-1)! },
-  );
-  const count = Number(rows[0]?.days ?? 0);
-  return count === 0 ? { days: 0, from: null, to: null } : { days: count, from: rows[0].first, to: rows[0].last };
+  return nativeOverlap(ctx, days[0] ?? null, days.at(-1) ?? null);
 }
 
 /** An import source of raw pageviews and events read by `format`. */

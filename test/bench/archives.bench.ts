@@ -18,7 +18,7 @@ import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { createUser } from '../../lib/users/users.ts';
 import { type Instance, NODE_BIN, ROOT, startInstance, tempDataDir } from '../support/instance.ts';
 import { datasetSize, generateDataset } from './dataset.ts';
-import { percentile } from './measure.ts';
+import { latencyFigure, memoryOf, pollLatency, sampleMemory } from './measure.ts';
 import type { BenchSuite } from './run.ts';
 
 const DAY = 86_400_000;
@@ -49,12 +49,6 @@ const mib = (value: number) => value.toFixed(0);
 const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' / ');
 
-/** A process's peak and current resident memory in MiB, from /proc (VmHWM is the kernel's high-water mark). */
-async function memoryOf(pid: number): Promise<{ hwm: number; rss: number }> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { hwm: kib('VmHWM') / 1024, rss: kib('VmRSS') / 1024 };
-}
 
 /** CPU seconds (user + system) a process has used: /proc/<pid>/stat counts them in USER_HZ ticks, 100 a second on Linux. */
 async function cpuSecondsOf(pid: number): Promise<number> {
@@ -64,53 +58,8 @@ async function cpuSecondsOf(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** Samples a process's memory every 100 ms until stopped; the last VmHWM read and the highest VmRSS. */
-function sampleMemory(pid: number) {
-  let hwm = 0;
-  let peakRss = 0;
-  const timer = setInterval(() => {
-    // A process that has just exited has no /proc entry left: its last sample stands.
-    memoryOf(pid).then(
-      (memory) => {
-        hwm = Math.max(hwm, memory.hwm);
-        peakRss = Math.max(peakRss, memory.rss);
-      },
-      () => undefined,
-    );
-  }, 100);
-  return {
-    stop() {
-      clearInterval(timer);
-      return { hwm, peakRss };
-    },
-  };
-}
 
-/** GET `url` one request at a time, a new one every 50 ms (at once after a slower answer), until stopped; the latencies. */
-function pollLatency(url: string) {
-  const latencies: number[] = [];
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const started = performance.now();
-      const res = await fetch(url);
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`GET ${url}: ${res.status}`);
-      const took = performance.now() - started;
-      latencies.push(took);
-      if (took < 50) await sleep(50 - took);
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return latencies;
-    },
-  };
-}
 
-const latencyFigure = (xs: number[]) => `${percentile(xs, 50).toFixed(1)} / ${percentile(xs, 99).toFixed(1)} / ${Math.max(...xs).toFixed(1)} (${xs.length} requests)`;
 
 /** Checks `check` every `everyMs` until it returns a value; throws `what()` after TIMEOUT_MS. */
 async function until<T>(check: () => Promise<T | undefined>, everyMs: number, what: () => string): Promise<T> {

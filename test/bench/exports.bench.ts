@@ -4,7 +4,6 @@
 // to its end as fast as the client can. For each: rows/s, bytes, the server's memory (VmRSS sampled
 // every 100 ms against the one before it started, and VmHWM; the target is at most 100 MiB of
 // growth) and the event loop's responsiveness meanwhile (p99 of GET /api/status, polled every 50 ms).
-import { readFile } from 'node:fs/promises';
 import { readFileSync, rmSync } from 'node:fs';
 import { silentLog } from '../../lib/log.ts';
 import { createSite, createTeam } from '../../lib/sites/sites.ts';
@@ -13,7 +12,7 @@ import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { createUser } from '../../lib/users/users.ts';
 import { type Instance, startInstance, tempDataDir } from '../support/instance.ts';
 import { datasetSize, generateDataset } from './dataset.ts';
-import { percentile } from './measure.ts';
+import { latencyFigure, memoryOf, pollLatency, sampleMemory } from './measure.ts';
 import type { BenchSuite } from './run.ts';
 
 const DAY = 86_400_000;
@@ -30,52 +29,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' / ');
 
-/** A process's peak (VmHWM) and current (VmRSS) resident memory in MiB. */
-async function memoryOf(pid: number): Promise<{ hwm: number; rss: number }> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { hwm: kib('VmHWM') / 1024, rss: kib('VmRSS') / 1024 };
-}
 
-/** The highest VmRSS seen, sampled every 100 ms until stopped. */
-function samplePeakRss(pid: number) {
-  let peak = 0;
-  const timer = setInterval(() => {
-    memoryOf(pid).then(
-      ({ rss }) => (peak = Math.max(peak, rss)),
-      () => undefined,
-    );
-  }, 100);
-  return {
-    stop() {
-      clearInterval(timer);
-      return peak;
-    },
-  };
-}
 
-/** GET `url` one request at a time, a new one every 50 ms (at once after a slower answer), until stopped; the latencies. */
-function pollLatency(url: string) {
-  const latencies: number[] = [];
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const started = performance.now();
-      const res = await fetch(url);
-      await res.arrayBuffer();
-      const took = performance.now() - started;
-      latencies.push(took);
-      if (took < 50) await sleep(50 - took);
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return latencies;
-    },
-  };
-}
 
 async function signIn(node: Instance): Promise<string> {
   const login = await fetch(`${node.url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) });
@@ -130,20 +85,20 @@ const suite: BenchSuite = {
       for (const [label, path, expectedRows] of runs) {
         await sleep(1000);
         const before = await memoryOf(pid);
-        const peak = samplePeakRss(pid);
+        const peak = sampleMemory(pid);
         const poller = pollLatency(`${node.url}/api/status`);
         const started = performance.now();
         const { bytes, newlines } = await download(`${node.url}${path}`, cookie);
         const ms = performance.now() - started;
         const latencies = await poller.stop();
-        const peakRss = Math.max(peak.stop(), (await memoryOf(pid)).rss);
+        const peakRss = Math.max(peak.stop().peakRss, (await memoryOf(pid)).rss);
         const after = await memoryOf(pid);
         if (label === 'pageviews csv' && newlines - 1 !== expectedRows) throw new Error(`the CSV export held ${newlines - 1} rows, not ${expectedRows}`);
         const growth = peakRss - before.rss;
         figures[`${label}: rows/s, MiB, s`] = `${thousands(expectedRows / (ms / 1000))} rows/s, ${(bytes / MiB).toFixed(1)} MiB, ${(ms / 1000).toFixed(1)} s`;
         figures[`${label}: VmRSS before → peak (MiB)`] =
           `${before.rss.toFixed(0)} → ${peakRss.toFixed(0)} (+${growth.toFixed(0)}; target ≤ ${TARGET_GROWTH_MIB}: ${growth <= TARGET_GROWTH_MIB ? 'met' : 'MISSED'}), VmHWM ${before.hwm.toFixed(0)} → ${after.hwm.toFixed(0)}`;
-        figures[`${label}: GET /api/status p50 / p99 / max (ms)`] = `${percentile(latencies, 50).toFixed(1)} / ${percentile(latencies, 99).toFixed(1)} / ${Math.max(...latencies).toFixed(1)} (${latencies.length} requests)`;
+        figures[`${label}: GET /api/status p50 / p99 / max (ms)`] = latencyFigure(latencies);
       }
       figures['load average at end (1 / 5 / 15 min)'] = loadAverage();
       return figures;

@@ -9,3 +9,61 @@ export async function rssMiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A process's peak (VmHWM) and current (VmRSS) resident memory in MiB. */
+export async function memoryOf(pid: number): Promise<{ hwm: number; rss: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { hwm: kib('VmHWM') / 1024, rss: kib('VmRSS') / 1024 };
+}
+
+/** Samples a process's memory every 100 ms until stopped; the highest VmHWM read and the highest VmRSS. */
+export function sampleMemory(pid: number) {
+  let hwm = 0;
+  let peakRss = 0;
+  const timer = setInterval(() => {
+    // A process that has just exited has no /proc entry left: its last sample stands.
+    memoryOf(pid).then(
+      (memory) => {
+        hwm = Math.max(hwm, memory.hwm);
+        peakRss = Math.max(peakRss, memory.rss);
+      },
+      () => undefined,
+    );
+  }, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { hwm, peakRss };
+    },
+  };
+}
+
+/** GET `url` one request at a time, a new one every 50 ms (at once after a slower answer), until stopped; the latencies. */
+export function pollLatency(url: string) {
+  const latencies: number[] = [];
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const started = performance.now();
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`GET ${url}: ${res.status}`);
+      const took = performance.now() - started;
+      latencies.push(took);
+      if (took < 50) await sleep(50 - took);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return latencies;
+    },
+  };
+}
+
+/** Latencies as "p50 / p99 / max (n requests)", in ms. */
+export const latencyFigure = (xs: number[]) => `${percentile(xs, 50).toFixed(1)} / ${percentile(xs, 99).toFixed(1)} / ${Math.max(...xs).toFixed(1)} (${xs.length} requests)`;

@@ -76,13 +76,15 @@ export const REVIEW_VIEWPORTS = [
 /**
  * The page as it is, in light and dark mode at both widths: its serious axe findings and layout
  * problems (one message each), with a screenshot of each state (`<name>-<scheme>-<width>.png`).
- * The page is left at the first width, in light mode.
+ * `prepare` runs after each change of width (e.g. opening again a menu the resize closed). The
+ * page is left at the first width, in light mode.
  */
-export async function reviewLayouts(on: Page, name: string): Promise<string[]> {
+export async function reviewLayouts(on: Page, name: string, prepare: () => Promise<void> = async () => {}): Promise<string[]> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const messages: string[] = [];
   for (const viewport of REVIEW_VIEWPORTS) {
     await on.setViewportSize(viewport);
+    await prepare();
     for (const scheme of ['light', 'dark'] as const) {
       await on.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
       await on.evaluate(() => document.fonts.ready.then(() => undefined));

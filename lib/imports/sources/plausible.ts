@@ -12,8 +12,8 @@
 import { basename } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { csvRecords, type InputFile, inputFiles } from '../files.ts';
-import { startOfLocalDay } from '../../analytics/range.ts';
 import { type ImportContext, type ImportDataset, ImportInputError, type ImportManifest, type ImportSource, type SkippedRows, type StagedFile } from '../source.ts';
+import { nativeOverlap } from '../overlap.ts';
 import * as V from './plausible-values.ts';
 
 /** count: UInt64; count32: UInt32 (the tables' bounces); maybe_count: a count or empty (NULL). */
@@ -242,22 +242,6 @@ async function exportFiles(staged: readonly StagedFile[], tally: Tally): Promise
   return found;
 }
 
-/** Days from `from` to `to` (local days of the site) that hold native visits. */
-async function nativeOverlap(ctx: ImportContext, from: string | null, to: string | null): Promise<ImportManifest['overlap']> {
-  if (from === null || to === null) return { days: 0, from: null, to: null };
-  const next = new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-  const [row] = await ctx.store.query<{ days: string; first: string; last: string }>(
-    `SELECT count() AS days, toString(min(day)) AS first, toString(max(day)) AS last
-       FROM (SELECT toDate(toTimeZone(start, {tz:String})) AS day
-               FROM {db:Identifier}.visits
-              WHERE site_id = {site:UUID} AND start >= {from:DateTime64(3)} AND start < {to:DateTime64(3)}
-              GROUP BY day
-             HAVING sum(sign) > 0)`,
-    { db: ctx.site.tenant, site: ctx.site.id, tz: ctx.site.timezone, from: startOfLocalDay(from, ctx.site.timezone), to: startOfLocalDay(next, ctx.site.timezone) },
-  );
-  const days = Number(row?.days ?? 0);
-  return days === 0 ? { days: 0, from: null, to: null } : { days, from: row.first, to: row.last };
-}
 
 /** Reads every export file, checking each row; with `write`, stores the accepted ones. */
 async function readExport(staged: readonly StagedFile[], ctx: ImportContext, write: boolean): Promise<ImportManifest> {

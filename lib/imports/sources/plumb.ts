@@ -19,7 +19,7 @@ import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
-import { localDate, startOfLocalDay } from '../../analytics/range.ts';
+import { localDate } from '../../analytics/range.ts';
 import { TAKEOUT_VERSION } from '../../exports/takeout.ts';
 import { FUNNEL_COLUMNS, GOAL_COLUMNS } from '../../exports/site-takeout.ts';
 import { ANALYTICS_TAKEOUT_TABLES, type AnalyticsTakeoutTable, type TakeoutColumn } from '../../exports/takeout-tables.ts';
@@ -28,6 +28,7 @@ import { checkGoal, type GoalInput } from '../../goals/goals.ts';
 import { readSheets } from '../../exports/xlsx.ts';
 import { csvRecords, type InputFile, inputFiles } from '../files.ts';
 import { type ImportContext, type ImportDataset, ImportInputError, type ImportManifest, type ImportSource, type SkippedRows, type StagedFile } from '../source.ts';
+import { nativeOverlap } from '../overlap.ts';
 
 const MANIFEST = 'manifest.json';
 const ZIP_FORMATS = ['csv', 'ndjson', 'json', 'parquet'];
@@ -433,23 +434,6 @@ async function* sheetRows(file: string, rows: AsyncIterable<unknown[]>, table: R
 
 // ————— reading and writing —————
 
-/** Days of the range that already hold visits Plumb collected itself (not imported). */
-async function nativeOverlap(ctx: ImportContext, from: string | null, to: string | null): Promise<ImportManifest['overlap']> {
-  if (from === null || to === null) return { days: 0, from: null, to: null };
-  const next = new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-  const [row] = await ctx.store.query<{ days: string; first: string; last: string }>(
-    `SELECT count() AS days, toString(min(day)) AS first, toString(max(day)) AS last
-       FROM (SELECT toDate(toTimeZone(start, {tz:String})) AS day
-               FROM {db:Identifier}.visits
-              WHERE site_id = {site:UUID} AND import_id = toUUID('00000000-0000-0000-0000-000000000000')
-                AND start >= {from:DateTime64(3)} AND start < {to:DateTime64(3)}
-              GROUP BY day
-             HAVING sum(sign) > 0)`,
-    { db: ctx.site.tenant, site: ctx.site.id, tz: ctx.site.timezone, from: startOfLocalDay(from, ctx.site.timezone), to: startOfLocalDay(next, ctx.site.timezone) },
-  );
-  const days = Number(row?.days ?? 0);
-  return days === 0 ? { days: 0, from: null, to: null } : { days, from: row.first, to: row.last };
-}
 
 /** A JSON text column of a goal or funnel (JSON text in every format of the takeout). */
 function jsonValue(raw: Value): unknown {
