@@ -21,7 +21,8 @@ import { type AnalyticsStore, openAnalyticsStore } from '../../lib/stores/analyt
 import { countOlderSiteRows } from '../../lib/stores/archive.ts';
 import { as, type Person, person } from '../support/accounts.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
-import { days, type ExportRow, exportFiles, exportRows, stagingDir, total, zipOf } from '../support/plausible-export.ts';
+import { days, type ExportRow, exportFiles, exportRows, stagingDir, total } from '../support/plausible-export.ts';
+import { zipOf } from '../support/zip.ts';
 
 const TZ = 'Europe/Berlin';
 const IMPORT_ID = '0f0f0f0f-1111-4222-8333-444444444444';

@@ -8,13 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import yazl from 'yazl';
 import { importsRunnerJob } from '../../lib/imports/runner.ts';
 import { createSite, type Site } from '../../lib/sites/sites.ts';
 import { type Person, person } from '../support/accounts.ts';
 import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
-import { EXPORT_DAYS, exportFiles, exportRows, total, zipOf as plausibleZip } from '../support/plausible-export.ts';
+import { EXPORT_DAYS, exportFiles, exportRows, total } from '../support/plausible-export.ts';
+import { zipOf } from '../support/zip.ts';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.ts';
 
 const GOAT_HEADER = '2Path,Title,Event,UserAgent,Browser,System,Session,Bot,Referrer,Referrer scheme,Screen size,Location,FirstVisit,Date';
@@ -69,17 +69,6 @@ async function api(who: Person, method: string, path: string, body?: unknown) {
   return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown>, headers: res.headers };
 }
 
-function zip(entries: [string, Buffer | string][]): Promise<Buffer> {
-  const archive = new yazl.ZipFile();
-  for (const [name, data] of entries) archive.addBuffer(Buffer.from(data), name);
-  archive.end();
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    archive.outputStream.on('data', (c: Buffer) => parts.push(c));
-    archive.outputStream.on('end', () => resolve(Buffer.concat(parts)));
-    archive.outputStream.on('error', reject);
-  });
-}
 
 async function newSite(domain: string): Promise<Site> {
   const site = await createSite(t.node.runtime.metadata(), { teamId: t.team.id, domain });
@@ -283,7 +272,7 @@ describe('a Plausible import', () => {
 
   beforeAll(async () => {
     site = await newSite('plausible.example');
-    done = await imported(site, 'plausible', [['plausible-export.zip', await plausibleZip(exportFiles())]]);
+    done = await imported(site, 'plausible', [['plausible-export.zip', await zipOf(exportFiles())]]);
   }, 60_000);
 
   it('completes with every table of the export as a dataset over its 60 days', () => {
@@ -311,7 +300,7 @@ describe('an Umami import', () => {
 
   beforeAll(async () => {
     site = await newSite('umami.example');
-    done = await imported(site, 'umami', [['umami.zip', await zip([['export/website_event.csv', UMAMI]])]]);
+    done = await imported(site, 'umami', [['umami.zip', await zipOf([['export/website_event.csv', UMAMI]])]]);
   }, 60_000);
 
   it('completes, leaving out the rows that are neither pageviews nor custom events', () => {
@@ -481,13 +470,13 @@ describe('hostile files: the import fails naming the file and line, and nothing 
   });
 
   it('a zip bomb', async () => {
-    const error = await failedWith([['bomb.zip', await zip([['zeros.csv', Buffer.alloc(4 * 1024 * 1024)]])]]);
+    const error = await failedWith([['bomb.zip', await zipOf([['zeros.csv', Buffer.alloc(4 * 1024 * 1024)]])]]);
     expect(error).toMatchObject({ file: 'bomb.zip', line: null });
     expect(error?.message).toMatch(/^bomb\.zip: entry "zeros\.csv" expands \d+ times; refused as a zip bomb$/);
   });
 
   it('a zip entry that climbs out of its folder', async () => {
-    const archive = await zip([['zz/x.csv', GOATCOUNTER]]);
+    const archive = await zipOf([['zz/x.csv', GOATCOUNTER]]);
     const hostile = Buffer.from(archive.toString('latin1').replaceAll('zz/x.csv', '../x.csv'), 'latin1');
     expect(await failedWith([['traversal.zip', hostile]])).toEqual({ message: 'traversal.zip: entry "../x.csv" climbs out of the archive folder (..)', file: 'traversal.zip', line: null });
   });

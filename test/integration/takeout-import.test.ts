@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ZipFile } from 'yazl';
+import { zipOf } from '../support/zip.ts';
 import { siteTakeout } from '../../lib/exports/site-takeout.ts';
 import { ANALYTICS_TAKEOUT_TABLES, takeoutQuery } from '../../lib/exports/takeout-tables.ts';
 import { createGoal } from '../../lib/goals/goals.ts';
@@ -94,16 +94,6 @@ function stage(name: string, bytes: Buffer): StagedFile {
   return { name, path, size: bytes.length };
 }
 
-function zipOf(entries: Map<string, Buffer>): Promise<Buffer> {
-  const zip = new ZipFile();
-  for (const [name, bytes] of entries) zip.addBuffer(bytes, name);
-  zip.end();
-  return (async () => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
-  })();
-}
 
 const datasets = (manifest: ImportManifest) => Object.fromEntries(manifest.datasets.map((d) => [d.name, d.rows_accepted]));
 

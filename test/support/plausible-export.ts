@@ -5,7 +5,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import yazl from 'yazl';
 import type { StagedFile } from '../../lib/imports/source.ts';
 
 export type ExportRow = Record<string, string | number>;
@@ -109,17 +108,6 @@ export function exportFiles(): [string, string][] {
   });
 }
 
-export function zipOf(entries: readonly [string, string | Buffer][]): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
-  for (const [name, data] of entries) zip.addBuffer(Buffer.from(data), name);
-  zip.end();
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    zip.outputStream.on('data', (c: Buffer) => parts.push(c));
-    zip.outputStream.on('end', () => resolve(Buffer.concat(parts)));
-    zip.outputStream.on('error', reject);
-  });
-}
 
 /** A folder for staged files, removed by `remove`. */
 export async function stagingDir(): Promise<{ stage(name: string, bytes: string | Buffer): Promise<StagedFile>; remove(): Promise<void> }> {

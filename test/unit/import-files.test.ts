@@ -1,12 +1,12 @@
 // Reading uploaded import files: zip entries with every hostile archive refused by name, gzip, and
 // CSV records with their line numbers and clear errors for a wrong header or broken quoting.
+import { zipOf } from '../support/zip.ts';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
-import yazl from 'yazl';
 import { csvRecords, type InputFile, inputFiles } from '../../lib/imports/files.ts';
 import { ImportInputError, type StagedFile } from '../../lib/imports/source.ts';
 
@@ -18,20 +18,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function zipBuffer(entries: [string, Buffer | string][], compress = true): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
-  for (const [name, data] of entries) {
-    if (name.endsWith('/')) zip.addEmptyDirectory(name);
-    else zip.addBuffer(Buffer.from(data), name, { compress });
-  }
-  zip.end();
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    zip.outputStream.on('data', (c: Buffer) => parts.push(c));
-    zip.outputStream.on('end', () => resolve(Buffer.concat(parts)));
-    zip.outputStream.on('error', reject);
-  });
-}
 
 /** yazl refuses hostile names, so the archive is built with a harmless name of the same length and the bytes renamed. */
 function renameEntry(zip: Buffer, from: string, to: string): Buffer {
@@ -80,7 +66,7 @@ describe('inputFiles', () => {
   });
 
   it('gives a zip as its entries, skipping directories, each readable more than once', async () => {
-    const zip = await zipBuffer([
+    const zip = await zipOf([
       ['export/', ''],
       ['export/visitors.csv', 'date,visitors\n2024-01-01,3\n'],
       ['export/pages.csv', 'page\n/\n'],
@@ -101,7 +87,7 @@ describe('inputFiles', () => {
     ['/etc/x', 'zetc/x', 'has an absolute path'],
     ['C:/x.csv', 'CC/x.csv', 'has an absolute path'],
   ])('refuses a zip entry named %s', async (hostile, harmless, reason) => {
-    const zip = renameEntry(await zipBuffer([['ok.csv', 'a\n'], [harmless, 'a\n1\n']]), harmless, hostile);
+    const zip = renameEntry(await zipOf([['ok.csv', 'a\n'], [harmless, 'a\n1\n']]), harmless, hostile);
     const staged = await stage('upload.zip', zip);
     const err = await inputFiles([staged]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ImportInputError);
@@ -110,7 +96,7 @@ describe('inputFiles', () => {
   });
 
   it('refuses a zip bomb: a few MiB of zeros squeezed into a few KiB', async () => {
-    const zip = await zipBuffer([['zeros.csv', Buffer.alloc(4 * 1024 * 1024)]]);
+    const zip = await zipOf([['zeros.csv', Buffer.alloc(4 * 1024 * 1024)]]);
     expect(zip.length).toBeLessThan(64 * 1024);
     const err = await inputFiles([await stage('bomb.zip', zip)]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ImportInputError);
@@ -118,19 +104,19 @@ describe('inputFiles', () => {
   });
 
   it('accepts a well-compressed entry under the bomb threshold size', async () => {
-    const files = await inputFiles([await stage('small.zip', await zipBuffer([['zeros.csv', Buffer.alloc(512 * 1024)]]))]);
+    const files = await inputFiles([await stage('small.zip', await zipOf([['zeros.csv', Buffer.alloc(512 * 1024)]]))]);
     expect(files).toHaveLength(1);
     expect((await readAll(await files[0].open())).length).toBe(512 * 1024);
   });
 
   it('refuses an archive with too many entries', async () => {
-    const zip = await zipBuffer([1, 2, 3, 4].map((i) => [`f${i}.csv`, 'a\n']));
+    const zip = await zipOf([1, 2, 3, 4].map((i) => [`f${i}.csv`, 'a\n']));
     const err = await inputFiles([await stage('many.zip', zip)], { maxEntries: 3 }).catch((e: unknown) => e);
     expect((err as Error).message).toBe('many.zip: the archive has 4 entries; at most 3 are accepted');
   });
 
   it('refuses an entry or a whole archive over the uncompressed size limits', async () => {
-    const zip = await zipBuffer([
+    const zip = await zipOf([
       ['a.csv', 'x'.repeat(600)],
       ['b.csv', 'y'.repeat(600)],
     ], false);
@@ -141,7 +127,7 @@ describe('inputFiles', () => {
   });
 
   it('stops reading an entry that holds more bytes than its header declares', async () => {
-    const zip = await zipBuffer([['lie.csv', 'z'.repeat(5000)]]);
+    const zip = await zipOf([['lie.csv', 'z'.repeat(5000)]]);
     // The central directory's uncompressed size of the only entry (offset 24 of its record) now says 100.
     const lying = Buffer.from(zip);
     const central = lying.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
@@ -163,7 +149,7 @@ describe('inputFiles', () => {
   });
 
   it('refuses a truncated zip', async () => {
-    const zip = await zipBuffer([['a.csv', 'a,b\n'.repeat(1000)]]);
+    const zip = await zipOf([['a.csv', 'a,b\n'.repeat(1000)]]);
     const err = await inputFiles([await stage('cut.zip', zip.subarray(0, zip.length - 30))]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ImportInputError);
     expect((err as Error).message).toMatch(/^cut\.zip: not a readable zip archive/);
@@ -228,7 +214,7 @@ describe('csvRecords', () => {
   });
 
   it('reads the records of a zip entry', async () => {
-    const [file] = await inputFiles([await stage('e.zip', await zipBuffer([['in/p.csv', 'path\n/x\n/y\n']]))]);
+    const [file] = await inputFiles([await stage('e.zip', await zipOf([['in/p.csv', 'path\n/x\n/y\n']]))]);
     expect((await records(file, ['path'])).map((r) => r.record.path)).toEqual(['/x', '/y']);
   });
 });

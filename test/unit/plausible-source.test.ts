@@ -6,7 +6,8 @@ import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import { type ImportContext, ImportInputError, type StagedFile } from '../../lib/imports/source.ts';
 import { exportFileName, plausibleSource } from '../../lib/imports/sources/plausible.ts';
 import * as V from '../../lib/imports/sources/plausible-values.ts';
-import { csvOf, EXPORT_COLUMNS, exportFiles, stagingDir, zipOf } from '../support/plausible-export.ts';
+import { csvOf, EXPORT_COLUMNS, exportFiles, stagingDir } from '../support/plausible-export.ts';
+import { zipOf } from '../support/zip.ts';
 
 const SITE = { id: '11111111-2222-4333-8444-555555555555', domain: 'stats.example', timezone: 'Europe/Berlin', tenant: 'tenant_test' };
 const IMPORT_ID = '99999999-8888-4777-8666-555555555555';
