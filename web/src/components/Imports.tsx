@@ -6,6 +6,7 @@
 // are listed with what they added, and deleting one removes every row it added.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useRef, useState } from 'react';
+import { useBusyAction } from '../busy.ts';
 import { api, type Import, type Importer, type ImportManifest, problem, type Site } from '../api.ts';
 import { formatDateRange } from '../dashboard/dates.ts';
 import { formatBytes, formatNumber } from '../dashboard/format.ts';
@@ -246,20 +247,8 @@ const STEP: Record<Import['state'], string> = {
 };
 
 function OpenImport({ imp, label, base, files, upload, onPick, onRetry, onStarted, onDiscard }: OpenImportProps) {
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run: act } = useBusyAction();
   const headingId = useId();
-  const act = async (work: () => Promise<unknown>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (err) {
-      setError(problem(err));
-    } finally {
-      setBusy(false);
-    }
-  };
   const start = () => act(async () => {
     await api<Import>(`${base}/imports/${imp.id}/start`, { method: 'POST' });
     await onStarted();
