@@ -8,9 +8,12 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Download, Page, Route } from 'playwright-core';
 import { formatDateRange } from '../../web/src/dashboard/dates.ts';
+import { formatNumber } from '../../web/src/dashboard/format.ts';
 import { launchChromium } from '../support/browser.ts';
 import { BROWSER_DRIVEN_ENV, REVIEW_VIEWPORTS, reviewLayouts } from '../support/dashboard.ts';
 import { type Instance, request, startInstance, waitFor } from '../support/instance.ts';
+import { EXPORT_DAYS, exportFiles, exportRows, total } from '../support/plausible-export.ts';
+import { zipOf } from '../support/zip.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
 const VIEWER = { email: 'viewer@example.com', password: 'another long password' };
@@ -493,4 +496,35 @@ describe('imported days in the dashboard’s chart', () => {
     await expect(page.getByTestId('chart-legend').locator('[data-series="imported"]').count()).resolves.toBe(0);
     await expect(shadedPixels().then((p) => p.shaded)).resolves.toBe(0);
   }, 30_000);
+});
+
+describe('a Plausible export imported from the dashboard', () => {
+  const section = () => page.getByRole('region', { name: 'Import data' });
+  const rows = exportRows();
+  const range = { from: EXPORT_DAYS[0], to: EXPORT_DAYS.at(-1)! };
+
+  it('is uploaded, checked and imported from the site’s settings', async () => {
+    await page.goto(`${instance.url}/sites/${siteId}/settings#imports`);
+    await section().getByRole('radio', { name: /Plausible/ }).check();
+    await section().getByLabel('Files', { exact: true }).setInputFiles({ name: 'plausible-export.zip', mimeType: 'application/zip', buffer: await zipOf(exportFiles()) });
+    await section().getByRole('button', { name: 'Upload and check' }).click();
+    const open = section().getByTestId('open-import');
+    await section().getByTestId('import-manifest').waitFor({ timeout: 60_000 });
+    await open.getByRole('button', { name: 'Start import' }).click();
+    await open.waitFor({ state: 'detached', timeout: 60_000 });
+    const row = section().getByTestId('past-imports').locator('tbody tr').first();
+    await expect(row.getAttribute('data-state')).resolves.toBe('completed');
+    expect((await row.locator('td').allTextContents()).map(words).slice(1, 4)).toEqual(['Plausible', 'completed', written(range)]);
+  }, 120_000);
+
+  it('shows the export’s own totals on the dashboard over its range, and names the imported days', async () => {
+    await page.goto(`${instance.url}/sites/${siteId}?period=custom&from=${range.from}&to=${range.to}`);
+    const figure = (key: string) => page.getByTestId(`kpi-${key}`);
+    await figure('visitors').filter({ hasText: formatNumber(total(rows.imported_visitors, 'visitors')) }).waitFor(WAIT);
+    await expect(figure('visits').textContent()).resolves.toBe(formatNumber(total(rows.imported_visitors, 'visits')));
+    await expect(figure('pageviews').textContent()).resolves.toBe(formatNumber(total(rows.imported_visitors, 'pageviews')));
+    expect(words(await page.getByTestId('imported-note').locator('p').textContent())).toBe(`Includes imported data: ${written(range)}`);
+    // The pages panel lists the export's pages, /pricing among them.
+    await page.locator('[data-panel="Pages"]').getByText('/pricing', { exact: true }).first().waitFor(WAIT);
+  }, 60_000);
 });
