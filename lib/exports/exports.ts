@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { localDate, parseRange, type TimeRange } from '../analytics/range.ts';
 import type { AnalyticsStore, Params } from '../stores/analytics/index.ts';
+import { type SlicedQuery, slicedBytes, slicedRows } from './slices.ts';
 import type { ExportTable } from './tables.ts';
 import { type CellValue, writeWorkbook, XLSX_CONTENT_TYPE, XLSX_MAX_ROWS } from './xlsx.ts';
 
@@ -57,12 +58,13 @@ export async function openExport(store: AnalyticsStore, site: ExportSite, table:
   const range = parseRange({ from: request.from, to: request.to }, site.timezone, now);
   const format = request.format ?? 'csv';
   const { sql, params } = exportQuery(site, table, range, request, format);
+  const sliced: SlicedQuery = { sql, params, table: table.table, time: 'ts', range: { from: range.from, to: range.to } };
   const body =
     format === 'parquet'
       ? await parquetFile(store, sql, params)
       : format === 'xlsx'
-        ? await spreadsheet(store, sql, params, table, maxSheetRows)
-        : await started(textBody(store, sql, params, table, format));
+        ? await spreadsheet(store, sliced, table, maxSheetRows)
+        : await started(textBody(store, sliced, table, format));
   return { body, contentType: CONTENT_TYPES[format], disposition: `attachment; filename="${fileName(site, table, range, format)}"` };
 }
 
@@ -94,9 +96,9 @@ export function fileName(site: ExportSite, table: ExportTable, range: TimeRange,
   return `${domain}-${table.label}-${first}-to-${last}.${format}`;
 }
 
-function textBody(store: AnalyticsStore, sql: string, params: Params, table: ExportTable, format: 'csv' | 'ndjson' | 'json'): AsyncIterable<Uint8Array> {
-  if (format === 'csv') return withHeader(table, store.streamBytes(sql, params, 'CSV'));
-  const lines = store.streamBytes(sql, params, 'JSONEachRow');
+function textBody(store: AnalyticsStore, query: SlicedQuery, table: ExportTable, format: 'csv' | 'ndjson' | 'json'): AsyncIterable<Uint8Array> {
+  if (format === 'csv') return withHeader(table, slicedBytes(store, query, 'CSV'));
+  const lines = slicedBytes(store, query, 'JSONEachRow');
   return format === 'json' ? jsonArray(lines) : lines;
 }
 
@@ -129,8 +131,8 @@ async function started(chunks: AsyncIterable<Uint8Array>): Promise<Readable> {
  * (as started() does); the workbook is written as the client reads it, and a client that goes
  * away ends the query.
  */
-async function spreadsheet(store: AnalyticsStore, sql: string, params: Params, table: ExportTable, maxSheetRows: number): Promise<Readable> {
-  const iterator = store.stream<Record<string, CellValue>>(sql, params)[Symbol.asyncIterator]();
+async function spreadsheet(store: AnalyticsStore, query: SlicedQuery, table: ExportTable, maxSheetRows: number): Promise<Readable> {
+  const iterator = slicedRows<Record<string, CellValue>>(store, query)[Symbol.asyncIterator]();
   const first = await iterator.next();
   const names = table.columns.map(([name]) => name);
   async function* rows(): AsyncIterable<CellValue[]> {

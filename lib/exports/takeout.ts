@@ -14,8 +14,9 @@ import { PassThrough, Readable } from 'node:stream';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import { ZipFile } from 'yazl';
 import { VERSION } from '../brand.ts';
-import type { AnalyticsStore, Params } from '../stores/analytics/index.ts';
+import type { AnalyticsStore, Params, RowFormat } from '../stores/analytics/index.ts';
 import { type ExportFormat, jsonArray } from './exports.ts';
+import { slicedBytes, slicedRows } from './slices.ts';
 import type { TakeoutColumn, TakeoutType } from './takeout-tables.ts';
 import { type CellValue, type SheetSource, writeWorkbook, XLSX_MAX_ROWS } from './xlsx.ts';
 
@@ -56,6 +57,18 @@ export interface QueryTable extends TableBase {
   sql: string;
   parquetSql: string;
   params: Params;
+  /** Present when `sql` is bounded to a slice of time (`{from}`, `{to}`): read slice by slice. */
+  slices?: { table: string; time: string };
+}
+
+/** The text form's rows of a table, slice by slice when it is sliced. */
+function tableRows(store: AnalyticsStore, table: QueryTable): AsyncIterable<Record<string, CellValue>> {
+  return table.slices ? slicedRows(store, { sql: table.sql, params: table.params, ...table.slices }) : store.stream(table.sql, table.params);
+}
+
+/** The text form's bytes of a table, slice by slice when it is sliced. */
+function tableBytes(store: AnalyticsStore, table: QueryTable, format: RowFormat): AsyncIterable<Uint8Array> {
+  return table.slices ? slicedBytes(store, { sql: table.sql, params: table.params, ...table.slices }, format) : store.streamBytes(table.sql, table.params, format);
 }
 
 export type TakeoutTable = RowsTable | QueryTable;
@@ -124,7 +137,7 @@ async function* fromArray<T>(items: readonly T[]): AsyncIterable<T> {
 
 async function* queryRows(store: AnalyticsStore, table: QueryTable): AsyncIterable<CellValue[]> {
   const names = table.columns.map((c) => c.name);
-  for await (const row of store.stream<Record<string, CellValue>>(table.sql, table.params)) yield names.map((name) => row[name] ?? null);
+  for await (const row of tableRows(store, table)) yield names.map((name) => row[name] ?? null);
 }
 
 // ————— zip —————
@@ -195,9 +208,9 @@ async function openEntry(store: AnalyticsStore, table: TakeoutTable, format: Exc
     const header = async function* () {
       yield Buffer.from(`${csvLine(table.columns.map((c) => c.name))}\n`);
     };
-    bytes = concat(header(), count(csvRowEnds())(store.streamBytes(table.sql, table.params, 'CSV')));
+    bytes = concat(header(), count(csvRowEnds())(tableBytes(store, table, 'CSV')));
   } else {
-    const lines = count(lineEnds)(store.streamBytes(table.sql, table.params, 'JSONEachRow'));
+    const lines = count(lineEnds)(tableBytes(store, table, 'JSONEachRow'));
     bytes = format === 'json' ? jsonArray(lines) : lines;
   }
   // Destroying the body ends the iteration, which cancels the query.
