@@ -105,13 +105,13 @@ const suite: BenchSuite = {
     const durableSteady = await load(durable.url, Math.round(full.rps * 0.8));
     durable.stop();
 
-    const onWrite = await startInstance({ dataDir, env: { ...env, PLUMB_INGEST_SYNC: 'write' } });
-    const writeLoad = await measured(onWrite.child.pid!, () => load(onWrite.url));
-    await onWrite.stop('SIGTERM');
-
     const analytics = await openAnalyticsStore({ dataDir, log: silentLog });
     const [{ stored }] = await analytics.query<{ stored: string }>('SELECT count() AS stored FROM {db:Identifier}.hits', { db: analytics.tenantDatabase(team.id) });
     await analytics.close();
+
+    const onWrite = await startInstance({ dataDir, env: { ...env, PLUMB_INGEST_SYNC: 'write' } });
+    const writeLoad = await measured(onWrite.child.pid!, () => load(onWrite.url));
+    await onWrite.stop('SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });
     const accepted = full.accepted + steady.accepted;
 
