@@ -211,7 +211,7 @@ describe('adding a site', () => {
 });
 
 describe('site settings', () => {
-  const SECTIONS = ['Tracking snippet', 'General', 'Goals and funnels', 'Share links', 'People', 'Move site', 'Delete site'];
+  const SECTIONS = ['Tracking snippet', 'General', 'Goals and funnels', 'Share links', 'People', 'Import data', 'Download all data', 'Move site', 'Delete site'];
 
   it('is sections with a table of contents that leads to each, beside them and sticky on a wide screen', async () => {
     const toc = page.getByRole('navigation', { name: 'Settings sections' });
