@@ -9,6 +9,7 @@ import { moleculerLogger } from '../../lib/log.ts';
 import type { Runtime } from '../../lib/runtime.ts';
 import { brokerOptions } from '../../moleculer.config.ts';
 import createApiService, { gatewayOf } from '../../services/api.service.ts';
+import { createNodeMetrics } from '../../lib/metrics/metrics.ts';
 import { request, tempDataDir } from '../support/instance.ts';
 
 const lines: { level: number; msg?: string }[] = [];
@@ -21,7 +22,7 @@ const log = pino(
   },
 );
 const config = loadConfig({ env: { PLUMB_DATA_DIR: tempDataDir('plumb-gateway-log-'), PLUMB_PORT: '0', PLUMB_HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'info' } });
-const runtime = { config, log, rateLimits: { consume: () => undefined }, apiClients: { verify: async () => null } } as unknown as Runtime;
+const runtime = { config, log, rateLimits: { consume: () => undefined }, apiClients: { verify: async () => null }, metrics: createNodeMetrics() } as unknown as Runtime;
 const feeds: PassThrough[] = [];
 
 const failing = {

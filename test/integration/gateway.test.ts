@@ -9,6 +9,7 @@ import { loadConfig } from '../../lib/config.ts';
 import { journalSink } from '../../lib/ingest/sink.ts';
 import { silentLog } from '../../lib/log.ts';
 import { NoContent } from '../../lib/openapi/responses.ts';
+import { createNodeMetrics } from '../../lib/metrics/metrics.ts';
 import type { Runtime } from '../../lib/runtime.ts';
 import { createValidator } from '../../lib/validation.ts';
 import { gatewayOf } from '../../services/api.service.ts';
@@ -29,6 +30,7 @@ const runtime = {
   apiClients: { verify: async () => null },
   apiScopes: CORE_SCOPES,
   addedWebhookEvents: [],
+  metrics: createNodeMetrics(),
   // Nothing is ingested here; the journal only has to open for the ingest service to start.
   openIngestSink: journalSink(
     config,
