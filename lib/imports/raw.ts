@@ -9,7 +9,8 @@ import { buildImportVisits } from '../analytics/visits.ts';
 import { classifyReferrer } from '../ingest/enrich/referrer.ts';
 import type { UtmFields } from '../ingest/enrich/url.ts';
 import { type InputFile, inputFiles } from './files.ts';
-import { type ImportContext, type ImportDataset, ImportInputError, type ImportManifest, type ImportSource, type ImportSourceId, type SkippedRows, type StagedFile } from './source.ts';
+import { type ImportContext, type ImportDataset, ImportInputError, type ImportManifest, type ImportSource, type ImportSourceId, type StagedFile } from './source.ts';
+import { SkippedLog } from './skipped.ts';
 import { nativeOverlap } from './overlap.ts';
 
 export type RowKind = 'pageview' | 'event';
@@ -65,7 +66,6 @@ export interface RawFormat {
 const EARLIEST = Date.UTC(2000, 0, 1);
 const DAY_MS = 86_400_000;
 const BATCH_ROWS = 10_000;
-const EXAMPLES_PER_REASON = 5;
 const ZERO_UTM: UtmFields = { utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '', utm_content: '' };
 
 /** A UInt64 (as decimal text) from the source's id, the same for the same id within one import, unrelated across imports. */
@@ -95,7 +95,7 @@ interface DatasetTally {
 /** The import's figures as rows go by. */
 class Tally {
   readonly datasets: Record<RowKind, DatasetTally> = { pageview: newDataset(), event: newDataset() };
-  readonly skipped = new Map<string, SkippedRows>();
+  readonly skipped = new SkippedLog();
   readonly warnings: string[] = [];
   readonly perFile = new Map<string, { scanned: number; accepted: number; firstSkip: { line: number; message: string } | null }>();
 
@@ -127,10 +127,7 @@ class Tally {
     const f = this.fileOf(file);
     f.scanned++;
     f.firstSkip ??= { line, message };
-    const entry = this.skipped.get(reason) ?? { reason, count: 0, examples: [] };
-    this.skipped.set(reason, entry);
-    entry.count++;
-    if (entry.examples.length < EXAMPLES_PER_REASON) entry.examples.push({ file, line, message });
+    this.skipped.record(reason, file, line, message);
   }
 
   rowsRead(): number {
@@ -255,7 +252,7 @@ function manifestOf(source: ImportSourceId, tally: Tally, overlap: ImportManifes
     rows_scanned: datasets.reduce((n, d) => n + d.rows_scanned, 0),
     rows_accepted: datasets.reduce((n, d) => n + d.rows_accepted, 0),
     rows_skipped: datasets.reduce((n, d) => n + d.rows_skipped, 0),
-    skipped: [...tally.skipped.values()].sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
+    skipped: tally.skipped.list().sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
     overlap,
     warnings: tally.warnings,
   };

@@ -12,7 +12,8 @@
 import { basename } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { csvRecords, type InputFile, inputFiles } from '../files.ts';
-import { type ImportContext, type ImportDataset, ImportInputError, type ImportManifest, type ImportSource, type SkippedRows, type StagedFile } from '../source.ts';
+import { type ImportContext, type ImportDataset, ImportInputError, type ImportManifest, type ImportSource, type StagedFile } from '../source.ts';
+import { SkippedLog } from '../skipped.ts';
 import { nativeOverlap } from '../overlap.ts';
 import * as V from './plausible-values.ts';
 
@@ -74,8 +75,6 @@ const TABLES: readonly Table[] = [
 const BATCH_ROWS = 10_000;
 /** Longer values are refused: no page, source or campaign is this long, and the tables index them. */
 const MAX_TEXT = 2048;
-/** Places quoted per skip reason. */
-const MAX_EXAMPLES = 5;
 
 /** A file of the export: which table, and the days its name says it covers. */
 interface ExportFile {
@@ -170,7 +169,7 @@ function readRow(file: ExportFile, record: Record<string, string>): { row: Row }
 /** A manifest being filled in as the files are read. */
 class Tally {
   readonly datasets = new Map<string, ImportDataset>();
-  readonly skipped = new Map<string, SkippedRows>();
+  readonly skipped = new SkippedLog();
   readonly warnings: string[] = [];
 
   dataset(table: Table, file: string): ImportDataset {
@@ -193,13 +192,7 @@ class Tally {
   skip(dataset: ImportDataset, file: string, line: number, problem: RowProblem): void {
     dataset.rows_scanned++;
     dataset.rows_skipped++;
-    let entry = this.skipped.get(problem.reason);
-    if (!entry) {
-      entry = { reason: problem.reason, count: 0, examples: [] };
-      this.skipped.set(problem.reason, entry);
-    }
-    entry.count++;
-    if (entry.examples.length < MAX_EXAMPLES) entry.examples.push({ file, line, message: problem.message });
+    this.skipped.record(problem.reason, file, line, problem.message);
   }
 
   manifest(overlap: ImportManifest['overlap']): ImportManifest {
@@ -215,7 +208,7 @@ class Tally {
       rows_scanned: sum('rows_scanned'),
       rows_accepted: sum('rows_accepted'),
       rows_skipped: sum('rows_skipped'),
-      skipped: [...this.skipped.values()],
+      skipped: this.skipped.list(),
       overlap,
       warnings: this.warnings,
     };

@@ -27,7 +27,8 @@ import { type FunnelInput, type FunnelStep, checkSteps } from '../../funnels/fun
 import { checkGoal, type GoalInput } from '../../goals/goals.ts';
 import { readSheets } from '../../exports/xlsx.ts';
 import { csvRecords, type InputFile, inputFiles } from '../files.ts';
-import { type ImportContext, type ImportDataset, ImportInputError, type ImportManifest, type ImportSource, type SkippedRows, type StagedFile } from '../source.ts';
+import { type ImportContext, type ImportDataset, ImportInputError, type ImportManifest, type ImportSource, type StagedFile } from '../source.ts';
+import { SkippedLog } from '../skipped.ts';
 import { nativeOverlap } from '../overlap.ts';
 
 const MANIFEST = 'manifest.json';
@@ -36,7 +37,6 @@ const ZIP_FORMATS = ['csv', 'ndjson', 'json', 'parquet'];
 const BATCH_ROWS = 10_000;
 /** Rows a Parquet file is read by at a time. */
 const PARQUET_SLICE = 10_000;
-const MAX_EXAMPLES = 5;
 /** A manifest is a few kilobytes; more is not one. */
 const MAX_MANIFEST_BYTES = 1024 * 1024;
 const NOT_IMPORTED = ['site', 'share_links'];
@@ -145,7 +145,7 @@ const timeColumn = (table: AnalyticsTakeoutTable) => table.columns.find((c) => c
 /** A manifest being filled in as the tables are read. */
 class Tally {
   readonly datasets: ImportDataset[] = [];
-  readonly skipped = new Map<string, SkippedRows>();
+  readonly skipped = new SkippedLog();
   readonly warnings: string[] = [];
   /** First and last instant (timestamp tables) or day of each dataset, turned into local days at the end. */
   private readonly spans = new Map<ImportDataset, { first: number; last: number; days: boolean }>();
@@ -178,13 +178,7 @@ class Tally {
   skip(dataset: ImportDataset, file: string, line: number, problem: RowProblem): void {
     dataset.rows_scanned++;
     dataset.rows_skipped++;
-    let entry = this.skipped.get(problem.reason);
-    if (!entry) {
-      entry = { reason: problem.reason, count: 0, examples: [] };
-      this.skipped.set(problem.reason, entry);
-    }
-    entry.count++;
-    if (entry.examples.length < MAX_EXAMPLES) entry.examples.push({ file, line, message: problem.message });
+    this.skipped.record(problem.reason, file, line, problem.message);
   }
 
   manifest(timezone: string): ImportManifest {
@@ -204,7 +198,7 @@ class Tally {
       rows_scanned: sum('rows_scanned'),
       rows_accepted: sum('rows_accepted'),
       rows_skipped: sum('rows_skipped'),
-      skipped: [...this.skipped.values()],
+      skipped: this.skipped.list(),
       overlap: { days: 0, from: null, to: null },
       warnings: this.warnings,
     };
