@@ -33,13 +33,17 @@ export interface BackupManifest {
 export const backupFolder = (id: string) => `${BACKUPS_PREFIX}${id}/`;
 export const manifestKey = (id: string) => `${backupFolder(id)}manifest.json`;
 
-/** A backup id: its start in UTC and a random suffix, so ids sort by time and never collide. */
+/**
+ * A backup id: its start in UTC to the millisecond and a random suffix, so ids sort by time (two
+ * backups can start in the same second: the scheduled one and one asked for) and never collide.
+ * Ids made before milliseconds were added (`…T03-00-00Z-…`) are still read.
+ */
 export function newBackupId(at: Date): string {
-  const stamp = at.toISOString().replace(/\.\d{3}Z$/, 'Z').replaceAll(':', '-');
+  const stamp = at.toISOString().replaceAll(':', '-');
   return `${stamp}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
-export const BACKUP_ID = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z-[0-9a-f]{8}$/;
+export const BACKUP_ID = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(\.\d{3})?Z-[0-9a-f]{8}$/;
 
 const isFile = (value: unknown): value is StoredFile => {
   const file = value as StoredFile;

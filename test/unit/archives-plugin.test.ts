@@ -11,7 +11,7 @@ import { createPluginHost } from '../../lib/plugins/host.ts';
 import { definitionProblem } from '../../lib/plugins/loader.ts';
 import { pluginHelpText } from '../../lib/plugins/help.ts';
 import { deleteBackup, parquetRows, pruneBackups, readManifest, storedBackups } from '../../plugins/archives/backup.ts';
-import { compareVersions, manifestKey, newBackupId, parseManifest } from '../../plugins/archives/manifest.ts';
+import { BACKUP_ID, compareVersions, manifestKey, newBackupId, parseManifest } from '../../plugins/archives/manifest.ts';
 import { retentionCutoff } from '../../plugins/archives/retention.ts';
 import { localTarget } from '../../plugins/archives/targets.ts';
 
@@ -43,9 +43,17 @@ const manifestOf = (id: string, extra: Record<string, unknown> = {}) => ({
 
 describe('a backup manifest', () => {
   it('is read back whole', () => {
-    const id = newBackupId(new Date('2026-11-24T03:00:00Z'));
-    expect(id).toMatch(/^2026-11-24T03-00-00Z-[0-9a-f]{8}$/);
+    const id = newBackupId(new Date('2026-11-24T03:00:00.250Z'));
+    expect(id).toMatch(/^2026-11-24T03-00-00\.250Z-[0-9a-f]{8}$/);
     expect(parseManifest(JSON.stringify(manifestOf(id)), 'm').analytics[0].tables[0].rows).toBe(3);
+  });
+
+  it('has an id that sorts by start time even for two backups started in the same second', () => {
+    const ids = Array.from({ length: 20 }, (_, i) => newBackupId(new Date(Date.UTC(2026, 10, 24, 3, 0, 0, 999 - i * 50))));
+    expect([...ids].sort()).toEqual([...ids].reverse());
+    for (const id of ids) expect(id).toMatch(BACKUP_ID);
+    expect('2026-11-24T03-00-00Z-0e202f9a').toMatch(BACKUP_ID);
+    expect('2026-11-24T03-00-00Z-../x').not.toMatch(BACKUP_ID);
   });
 
   it('is refused when it is not JSON, of another format, or lacks a checksum or a file', () => {
