@@ -12,23 +12,29 @@ export async function rssMiB(pid: number): Promise<number> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A process's peak (VmHWM) and current (VmRSS) resident memory in MiB. */
-export async function memoryOf(pid: number): Promise<{ hwm: number; rss: number }> {
+/**
+ * A process's peak (VmHWM) and current (VmRSS) resident memory in MiB, and the current split of
+ * VmRSS: anonymous memory (heaps: what the process allocated) and file pages (mapped code and
+ * files, which the kernel can drop and read again under pressure).
+ */
+export async function memoryOf(pid: number): Promise<{ hwm: number; rss: number; anon: number; file: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { hwm: kib('VmHWM') / 1024, rss: kib('VmRSS') / 1024 };
+  return { hwm: kib('VmHWM') / 1024, rss: kib('VmRSS') / 1024, anon: kib('RssAnon') / 1024, file: kib('RssFile') / 1024 };
 }
 
-/** Samples a process's memory every 100 ms until stopped; the highest VmHWM read and the highest VmRSS. */
+/** Samples a process's memory every 100 ms until stopped; the highest VmHWM, VmRSS and RssAnon read. */
 export function sampleMemory(pid: number) {
   let hwm = 0;
   let peakRss = 0;
+  let peakAnon = 0;
   const timer = setInterval(() => {
     // A process that has just exited has no /proc entry left: its last sample stands.
     memoryOf(pid).then(
       (memory) => {
         hwm = Math.max(hwm, memory.hwm);
         peakRss = Math.max(peakRss, memory.rss);
+        peakAnon = Math.max(peakAnon, memory.anon);
       },
       () => undefined,
     );
@@ -36,7 +42,7 @@ export function sampleMemory(pid: number) {
   return {
     stop() {
       clearInterval(timer);
-      return { hwm, peakRss };
+      return { hwm, peakRss, peakAnon };
     },
   };
 }

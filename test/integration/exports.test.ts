@@ -7,6 +7,7 @@ import { readdirSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { parquetReadObjects } from 'hyparquet';
+import { slicesOf } from '../../lib/exports/slices.ts';
 import { createSite, type Site } from '../../lib/sites/sites.ts';
 import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import { type Person, person } from '../support/accounts.ts';
@@ -182,10 +183,27 @@ describe('GET /api/sites/:id/hits/export', () => {
     const lines = (await res.text()).trimEnd().split('\n');
     expect(lines.length).toBe(100_001);
     expect(lines[1].startsWith('"2026-02-01T00:00:00.000Z",')).toBe(true);
+    // One row a second, read in slices of hours: every second once, in order.
+    const seconds = lines.slice(1).map((line) => Date.parse(line.slice(1, 25)));
+    expect(seconds.every((at, i) => at === Date.parse('2026-02-01T00:00:00Z') + i * 1000)).toBe(true);
     const parquet = await asViewer(exportUrl(bigSite, 'hits', 'from=2026-02-01&to=2026-02-03&format=parquet'));
     const rows = await parquetReadObjects({ file: await parquet.arrayBuffer(), columns: ['path'] });
     expect(rows.length).toBe(100_000);
   }, 60_000);
+
+  it('reads a day with more rows than a slice holds in slices of whole hours that cover the range', async () => {
+    const store = t.node.runtime.analytics();
+    const range = { from: new Date('2026-02-01T00:30:00Z'), to: new Date('2026-02-03T00:00:00Z') };
+    const query = { sql: '', params: { db: store.tenantDatabase(t.team.id), site: bigSite.id }, table: 'hits', time: 'ts', range };
+    const slices = await slicesOf(store, query, 10_000);
+    // 86,400 rows on 2026-02-01 alone, far more than one slice: 3,600 an hour, so two whole hours
+    // fit in one (7,200 rows) and three do not; the first slice has half an hour more (range starts at 00:30).
+    expect(slices.length).toBe(13);
+    expect(slices[0]).toEqual({ from: range.from, to: new Date('2026-02-01T03:00:00Z') });
+    expect(slices[1]).toEqual({ from: new Date('2026-02-01T03:00:00Z'), to: new Date('2026-02-01T05:00:00Z') });
+    expect(slices.at(-1)?.to).toEqual(new Date('2026-02-02T04:00:00Z'));
+    for (let i = 1; i < slices.length; i++) expect(slices[i].from).toEqual(slices[i - 1].to);
+  });
 
   it('refuses an unknown format, naming the ones it has, and a bad range', async () => {
     const xml = await asViewer(exportUrl(t.site, 'hits', 'format=xml'));
