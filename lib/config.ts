@@ -59,6 +59,7 @@ export const SETTINGS = [
   // Stores and cluster
   { flag: 'database-url', env: [envName('DATABASE_URL')], type: 'url', default: undefined, schemes: ['postgres:', 'postgresql:'], secret: true, description: 'PostgreSQL URL for metadata. Unset: embedded PGlite in <data-dir>/meta.' },
   { flag: 'clickhouse-url', env: [envName('CLICKHOUSE_URL')], type: 'url', default: undefined, schemes: ['http:', 'https:'], secret: true, description: 'ClickHouse HTTP URL for analytics. Unset: embedded chDB in <data-dir>/analytics.' },
+  { flag: 'query-memory-mb', env: [envName('QUERY_MEMORY_MB')], type: 'int', default: 256, min: 16, max: 1048576, description: 'Memory one analytics read (a dashboard panel, an API query, an export) may use. Sorts and aggregations past a quarter of it go on on disk; a read that needs more is answered 503 with Retry-After instead of taking memory from the rest of the node.' },
   { flag: 'redis-url', env: [envName('REDIS_URL')], type: 'url', default: undefined, schemes: ['redis:', 'rediss:'], secret: true, description: 'Redis URL for leader election. Unset: this node is always leader.' },
   { flag: 'transporter', env: [envName('TRANSPORTER')], type: 'url', default: undefined, schemes: ['nats:'], secret: true, description: 'Moleculer transporter (nats://host:4222). Unset: single node, no transporter.' },
   { flag: 'leader-lease-ms', env: [envName('LEADER_LEASE_MS')], type: 'int', default: 10000, min: 1000, max: 300000, description: 'Leader lease TTL in Redis; renewed every third of it.' },

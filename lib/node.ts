@@ -123,7 +123,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
     if (config.metricsAddress) metricsServer = await startMetricsListener(config.metricsAddress, metrics, log);
     [metadata, analytics] = await Promise.all([
       openMetadataStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, log }),
-      openAnalyticsStore({ dataDir: config.dataDir, clickhouseUrl: config.clickhouseUrl, log }),
+      openAnalyticsStore({ dataDir: config.dataDir, clickhouseUrl: config.clickhouseUrl, readMemoryBytes: config.queryMemoryMb * 1024 * 1024, log }),
     ]);
     await runtime.storesOpened({ metadata: timedMetadata(metadata, metrics), analytics: timedAnalytics(analytics, metrics) });
     runtime.setReady(true);

@@ -39,6 +39,14 @@ export function renderError(error: Error): RenderedError {
     case 'NO_ALIAS_HANDLER':
       headers['Retry-After'] = '1';
       return { status: 503, body: { message: 'Service temporarily unavailable', code: 'unavailable' }, headers };
+    case 'MEMORY_LIMIT_EXCEEDED':
+      // The analytics store refused a read over the node's per-read memory cap (-query-memory-mb).
+      headers['Retry-After'] = '5';
+      return {
+        status: 503,
+        body: { message: 'This query needs more memory than the node allows one query; try a shorter range or fewer filters, or ask the operator to raise -query-memory-mb', code: 'unavailable' },
+        headers,
+      };
     case 'REQUEST_TIMEOUT':
       return { status: 504, body: { message: 'The request timed out', code: 'timeout' }, headers };
     case 'RATE_LIMIT_EXCEEDED':

@@ -154,3 +154,48 @@ describe('chDB analytics store', () => {
     await b.close();
   });
 });
+
+describe('chDB analytics store with a memory cap on reads', () => {
+  const MiB = 1024 * 1024;
+
+  it('refuses a read that needs more than the cap with MEMORY_LIMIT_EXCEEDED, spills a large aggregation to disk, and goes on answering', async () => {
+    const store = await openAnalyticsStore({ dataDir: tempDir('capped'), readMemoryBytes: 256 * MiB, log: silentLog });
+    try {
+      // Forty million distinct values in one set cannot be split or spilled: well over 256 MiB.
+      const refused = await store.query('SELECT uniqExact(number) AS n FROM numbers(40000000)').catch((error: unknown) => error);
+      expect(refused).toMatchObject({ name: 'AnalyticsStoreError', code: 241, type: 'MEMORY_LIMIT_EXCEEDED' });
+      // A GROUP BY of six million keys (a hash table of hundreds of MiB) goes on on disk past 64 MiB, with the same answer.
+      const spilled = async () => Number((await store.query<{ n: string }>("SELECT toString(sum(value)) AS n FROM system.events WHERE event = 'ExternalAggregationWritePart'"))[0]?.n ?? 0);
+      const before = await spilled();
+      const [grouped] = await store.query<{ groups: string; rows: string }>(
+        'SELECT toString(count()) AS groups, toString(sum(c)) AS rows FROM (SELECT number % 6000000 AS k, count() AS c FROM numbers(12000000) GROUP BY k)',
+      );
+      expect(grouped).toEqual({ groups: '6000000', rows: '12000000' });
+      expect(await spilled()).toBeGreaterThan(before);
+      // The refusal left nothing behind.
+      expect(await store.query<{ one: number }>('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      // The cap is the reads' alone: writes keep the engine's limits.
+      await store.command('CREATE TABLE default.capped (n UInt64) ENGINE = MergeTree ORDER BY n');
+      await store.command('INSERT INTO default.capped SELECT number FROM numbers(3000000)');
+      const [count] = await store.query<{ n: string }>('SELECT toString(count()) AS n FROM default.capped');
+      expect(count.n).toBe('3000000');
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
+
+  it('streams rows under the cap too', async () => {
+    const store = await openAnalyticsStore({ dataDir: tempDir('capped-stream'), readMemoryBytes: 16 * MiB, log: silentLog });
+    try {
+      const rows = async () => {
+        const all = [];
+        for await (const row of store.stream('SELECT uniqExact(number) AS n FROM numbers(10000000)')) all.push(row);
+        return all;
+      };
+      await expect(rows()).rejects.toMatchObject({ type: 'MEMORY_LIMIT_EXCEEDED' });
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+});
+

@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { type ChdbQueryStream, drainPending, Session as ChdbConnection, type StreamChunk } from 'chdb';
 import type { Log } from '../../log.ts';
-import { AnalyticsStoreError, PARQUET_INSERT_SETTINGS, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, parseRows, type RowFormat, stringLiteral, type Transport, toStoreError } from './transport.ts';
+import { AnalyticsStoreError, PARQUET_INSERT_SETTINGS, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, parseRows, type RowFormat, readMemorySettings, stringLiteral, type Transport, toStoreError } from './transport.ts';
 
 /** Which directory this process's chDB is bound to, and how many stores use it. */
 const registry = { dir: '', stores: 0 };
@@ -29,13 +29,11 @@ function release(): void {
 // Settings given at connect (clickhouse-local argv form), so they hold for every query on the
 // connection. Databases load while the store opens, so a damaged tenant fails the start, not
 // some later query.
-const CONNECTION_ARGS = [
-  '--async_load_databases=0',
-  ...Object.entries(PINNED_SETTINGS).map(([name, value]) => `--${name}=${value}`),
-];
+const argv = (settings: Record<string, string | number>) => Object.entries(settings).map(([name, value]) => `--${name}=${value}`);
+const CONNECTION_ARGS = ['--async_load_databases=0', ...argv(PINNED_SETTINGS)];
 // Stream connections cut results into blocks of at most this many rows: one block is what a
 // stream holds in memory at a time (the default, 65,409 rows, can be tens of megabytes).
-const STREAM_ARGS = [...CONNECTION_ARGS, '--max_block_size=8192'];
+const STREAM_BLOCK_ARGS = ['--max_block_size=8192'];
 /** `SETTINGS a = 'x', …` for a statement's own settings. */
 const settingsClause = (settings: Record<string, string | number>) =>
   `SETTINGS ${Object.entries(settings)
@@ -43,6 +41,13 @@ const settingsClause = (settings: Record<string, string | number>) =>
     .join(', ')}`;
 // Reads that overlap another read get one thread each (see Readers).
 const NARROW_ARGS = [...CONNECTION_ARGS, '--max_threads=1'];
+
+/** The argv of the read connections: the connection's own settings and the read memory cap. */
+interface ReadArgs {
+  wide: string[];
+  narrow: string[];
+  stream: string[];
+}
 
 /** Runs tasks one at a time, in call order. */
 class Serial {
@@ -72,12 +77,12 @@ class Readers {
   private running = 0;
   private readonly limit: number;
 
-  constructor(dir: string, cores: number) {
+  constructor(dir: string, cores: number, args: ReadArgs) {
     this.limit = Math.max(1, cores);
-    this.wide = new ChdbConnection(dir, { connectionArgs: CONNECTION_ARGS });
+    this.wide = new ChdbConnection(dir, { connectionArgs: args.wide });
     // With one core the wide connection is the only one; else up to `limit` narrow ones can overlap.
     const narrowCount = this.limit === 1 ? 0 : this.limit;
-    this.narrow = Array.from({ length: narrowCount }, () => new ChdbConnection(dir, { connectionArgs: NARROW_ARGS }));
+    this.narrow = Array.from({ length: narrowCount }, () => new ChdbConnection(dir, { connectionArgs: args.narrow }));
   }
 
   /** Runs `task` on a connection once one is free. */
@@ -118,6 +123,7 @@ export class ChdbTransport implements Transport {
   readonly dir: string;
   private readonly connection: ChdbConnection;
   private readonly readers: Readers;
+  private readonly readArgs: ReadArgs;
   private readonly log: Log;
   /** Connections opened for streams; closed with the store. */
   private readonly streams = new Set<ChdbConnection>();
@@ -129,21 +135,24 @@ export class ChdbTransport implements Transport {
   private readonly bound = new Serial();
   private closing: Promise<void> | undefined;
 
-  private constructor(dir: string, connection: ChdbConnection, log: Log) {
+  private constructor(dir: string, connection: ChdbConnection, log: Log, readMemoryBytes: number | undefined) {
     this.dir = dir;
     this.connection = connection;
-    this.readers = new Readers(dir, availableParallelism());
+    const cap = argv(readMemorySettings(readMemoryBytes));
+    this.readArgs = { wide: [...CONNECTION_ARGS, ...cap], narrow: [...NARROW_ARGS, ...cap], stream: [...CONNECTION_ARGS, ...STREAM_BLOCK_ARGS, ...cap] };
+    this.readers = new Readers(dir, availableParallelism(), this.readArgs);
     this.log = log;
   }
 
-  static async open(dir: string, log: Log): Promise<ChdbTransport> {
+  /** `readMemoryBytes`: what one read may use (see readMemorySettings); unset, the engine's own limit. */
+  static async open(dir: string, log: Log, readMemoryBytes?: number): Promise<ChdbTransport> {
     const absolute = resolve(dir);
     claim(absolute);
     try {
       mkdirSync(absolute, { recursive: true, mode: 0o700 });
       // A store closed a moment ago may still be releasing its connection; wait for it.
       await drainPending();
-      const transport = new ChdbTransport(absolute, new ChdbConnection(absolute, { connectionArgs: CONNECTION_ARGS }), log);
+      const transport = new ChdbTransport(absolute, new ChdbConnection(absolute, { connectionArgs: CONNECTION_ARGS }), log, readMemoryBytes);
       await transport.ping();
       log.info({ dir: absolute }, 'analytics store open (chDB)');
       return transport;
@@ -200,7 +209,7 @@ export class ChdbTransport implements Transport {
   /** The blocks of a stream on a connection of its own (see stream()). */
   private async *chunks(sql: string, params: Params, format: RowFormat): AsyncIterable<StreamChunk> {
     this.assertOpen();
-    const connection = new ChdbConnection(this.dir, { connectionArgs: STREAM_ARGS });
+    const connection = new ChdbConnection(this.dir, { connectionArgs: this.readArgs.stream });
     this.streams.add(connection);
     let stream: ChdbQueryStream | undefined;
     try {
@@ -238,7 +247,7 @@ export class ChdbTransport implements Transport {
    */
   async exportParquet(sql: string, params: Params, filePath: string): Promise<void> {
     const settings = settingsClause({ ...PARQUET_OUTPUT_SETTINGS, engine_file_truncate_on_insert: 1 });
-    await this.onOwnConnection(params, `INSERT INTO FUNCTION file(${stringLiteral(filePath)}, 'Parquet') ${sql} ${settings}`);
+    await this.onOwnConnection(params, `INSERT INTO FUNCTION file(${stringLiteral(filePath)}, 'Parquet') ${sql} ${settings}`, this.readArgs.narrow);
   }
 
   async importParquet(target: string, filePath: string): Promise<void> {
@@ -247,7 +256,7 @@ export class ChdbTransport implements Transport {
     // default is 4 GiB): loading 10M hits peaked at 2.2 GiB with the defaults and at 1.0 GiB with
     // both, for 15 s instead of 6–10 s.
     const settings = settingsClause({ ...PARQUET_INSERT_SETTINGS, input_format_parquet_memory_high_watermark: 268_435_456 });
-    await this.onOwnConnection({}, `INSERT INTO ${target} SELECT * FROM file(${stringLiteral(filePath)}, 'Parquet') ${settings}`);
+    await this.onOwnConnection({}, `INSERT INTO ${target} SELECT * FROM file(${stringLiteral(filePath)}, 'Parquet') ${settings}`, NARROW_ARGS);
   }
 
   async ping(): Promise<void> {
@@ -282,9 +291,9 @@ export class ChdbTransport implements Transport {
   }
 
   /** Runs one statement on a connection of its own, its parameters SET on it as text. */
-  private async onOwnConnection(params: Params, sql: string): Promise<void> {
+  private async onOwnConnection(params: Params, sql: string, connectionArgs: string[]): Promise<void> {
     this.assertOpen();
-    const connection = new ChdbConnection(this.dir, { connectionArgs: NARROW_ARGS });
+    const connection = new ChdbConnection(this.dir, { connectionArgs });
     this.streams.add(connection);
     try {
       const assignments = Object.entries(params).map(([name, value]) => {

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type ClickHouseClient, ClickHouseLogLevel, createClient, type Logger } from '@clickhouse/client';
 import type { Log } from '../../log.ts';
-import { AnalyticsStoreError, PARQUET_INSERT_SETTINGS, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, type RowFormat, type Transport, toStoreError } from './transport.ts';
+import { AnalyticsStoreError, PARQUET_INSERT_SETTINGS, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, type RowFormat, readMemorySettings, type Transport, toStoreError } from './transport.ts';
 
 // Buffer the whole response on the server before answering: an error met halfway through a
 // result then arrives as an HTTP error, not as a truncated 200. Streams do not set it.
@@ -44,15 +44,19 @@ export class ClickHouseTransport implements Transport {
   private readonly client: ClickHouseClient;
   private readonly log: Log;
   private readonly url: string;
+  /** Set on every read (see readMemorySettings). */
+  private readonly readSettings: Record<string, number>;
   private closing: Promise<void> | undefined;
 
-  private constructor(client: ClickHouseClient, url: string, log: Log) {
+  private constructor(client: ClickHouseClient, url: string, log: Log, readMemoryBytes: number | undefined) {
     this.client = client;
     this.url = url;
     this.log = log;
+    this.readSettings = readMemorySettings(readMemoryBytes);
   }
 
-  static async open(url: string, log: Log): Promise<ClickHouseTransport> {
+  /** `readMemoryBytes`: what one read may use (see readMemorySettings); unset, the server's own limit. */
+  static async open(url: string, log: Log, readMemoryBytes?: number): Promise<ClickHouseTransport> {
     const client = createClient({
       url,
       // Uncompressed both ways: Plumb talks to ClickHouse over a private network, and plain
@@ -64,7 +68,7 @@ export class ClickHouseTransport implements Transport {
       application: 'plumb',
       log: { LoggerClass: loggerClass(log), level: ClickHouseLogLevel.WARN },
     });
-    const transport = new ClickHouseTransport(client, redact(url), log);
+    const transport = new ClickHouseTransport(client, redact(url), log, readMemoryBytes);
     try {
       await transport.ping();
     } catch (error) {
@@ -78,7 +82,7 @@ export class ClickHouseTransport implements Transport {
   async query<T>(sql: string, params: Params): Promise<T[]> {
     this.assertOpen();
     try {
-      const result = await this.client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: COMPLETE });
+      const result = await this.client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: { ...this.readSettings, ...COMPLETE } });
       return await result.json<T>();
     } catch (error) {
       throw toStoreError(error);
@@ -90,7 +94,7 @@ export class ClickHouseTransport implements Transport {
     this.assertOpen();
     let result: Awaited<ReturnType<ClickHouseClient['query']>> | undefined;
     try {
-      result = await this.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+      result = await this.client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: this.readSettings });
       for await (const rows of result.stream<T>()) {
         for (const row of rows) yield row.json();
       }
@@ -113,7 +117,7 @@ export class ClickHouseTransport implements Transport {
     this.assertOpen();
     let body: Readable | undefined;
     try {
-      const result = await this.client.exec({ query: `${sql} FORMAT ${format}`, query_params: params });
+      const result = await this.client.exec({ query: `${sql} FORMAT ${format}`, query_params: params, clickhouse_settings: this.readSettings });
       body = result.stream;
       const tag = result.response_headers['x-clickhouse-exception-tag'];
       const marker = typeof tag === 'string' && tag !== '' ? Buffer.from(`${tag}\r\n__exception__\r\n`) : undefined;
@@ -167,7 +171,7 @@ export class ClickHouseTransport implements Transport {
   async exportParquet(sql: string, params: Params, filePath: string): Promise<void> {
     this.assertOpen();
     try {
-      const result = await this.client.exec({ query: `${sql} FORMAT Parquet`, query_params: params, clickhouse_settings: { ...PARQUET_OUTPUT_SETTINGS, ...COMPLETE } });
+      const result = await this.client.exec({ query: `${sql} FORMAT Parquet`, query_params: params, clickhouse_settings: { ...this.readSettings, ...PARQUET_OUTPUT_SETTINGS, ...COMPLETE } });
       await pipeline(result.stream, createWriteStream(filePath, { mode: 0o600 }));
     } catch (error) {
       throw toStoreError(error);

@@ -62,13 +62,15 @@ export interface AnalyticsStore {
 export interface OpenAnalyticsStoreOptions {
   dataDir: string;
   clickhouseUrl?: string;
+  /** What one read may use, in bytes (see readMemorySettings); unset, the engine's own limit. */
+  readMemoryBytes?: number;
   log: Log;
 }
 
 export async function openAnalyticsStore(options: OpenAnalyticsStoreOptions): Promise<AnalyticsStore> {
   const transport = options.clickhouseUrl
-    ? await ClickHouseTransport.open(options.clickhouseUrl, options.log)
-    : await ChdbTransport.open(join(options.dataDir, 'analytics'), options.log);
+    ? await ClickHouseTransport.open(options.clickhouseUrl, options.log, options.readMemoryBytes)
+    : await ChdbTransport.open(join(options.dataDir, 'analytics'), options.log, options.readMemoryBytes);
   return new Store(transport, loadMigrations(), options.log);
 }
 

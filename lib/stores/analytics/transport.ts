@@ -64,7 +64,9 @@ export function toStoreError(error: unknown): AnalyticsStoreError {
   if (code && body !== -1) {
     const type = TYPE_AT_END.exec(text);
     const message = tidy(text.slice(body + 'Exception: '.length, type ? type.index : undefined));
-    return new AnalyticsStoreError(message, { code: Number(code[1]), type: type?.[1], cause: error });
+    // A stream's error text can end before the type's name: the code says it as well.
+    const named = type?.[1] ?? (Number(code[1]) === MEMORY_LIMIT_EXCEEDED ? 'MEMORY_LIMIT_EXCEEDED' : undefined);
+    return new AnalyticsStoreError(message, { code: Number(code[1]), type: named, cause: error });
   }
   // @clickhouse/client has already parsed the server's text (its code is a numeric string).
   const fields = (error ?? {}) as { code?: unknown; type?: unknown };
@@ -88,6 +90,20 @@ export const PINNED_SETTINGS = {
   // Accept ISO 8601 ('2024-01-02T03:04:05.678Z') as well as ClickHouse's own text in inserts.
   date_time_input_format: 'best_effort',
 } as const;
+
+/** ClickHouse's code for a query that needed more memory than it may use. */
+export const MEMORY_LIMIT_EXCEEDED = 241;
+
+/**
+ * Settings that hold one read to `bytes` of memory: a sort or an aggregation that grows past a
+ * quarter of it goes on on disk (slower, same answer; a hash table grows by doubling, and merging
+ * the spilled parts needs room too, so half was measured to fail where a quarter spills), and a
+ * read that still needs more fails with
+ * MEMORY_LIMIT_EXCEEDED, which the API answers 503, instead of taking the node's memory from
+ * ingest and every other request. Reads only: inserts and merges keep the engine's own limits.
+ */
+export const readMemorySettings = (bytes: number | undefined): Record<string, number> =>
+  bytes ? { max_memory_usage: bytes, max_bytes_before_external_group_by: Math.floor(bytes / 4), max_bytes_before_external_sort: Math.floor(bytes / 4) } : {};
 
 /**
  * Settings for Parquet files Plumb writes: row groups of 100,000 rows bound what the writer holds
