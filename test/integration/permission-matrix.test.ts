@@ -157,6 +157,8 @@ const MATRIX: Record<string, Entry> = {
   'DELETE /api/admin/users/{id}': { allow: INSTANCE_ADMINS, params: async (fx) => ({ id: await fx.freshUser() }) },
   'GET /api/admin/cluster': { allow: INSTANCE_ADMINS },
   'GET /api/admin/system': { allow: INSTANCE_ADMINS },
+  // The matrix node has no SMTP server: an allowed caller gets 409, and nothing is sent.
+  'POST /api/admin/mail/test': { allow: INSTANCE_ADMINS, body: () => ({ to: 'matrix@example.net' }) },
   // Teams: site roles are not team members; instance owners and admins administer every team.
   'GET /api/user/teams': { allow: SIGNED_IN },
   'POST /api/user/teams': { allow: SIGNED_IN, body: () => ({ name: fresh('team') }) },
