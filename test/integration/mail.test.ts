@@ -189,6 +189,20 @@ describe('POST /api/admin/mail/test', () => {
   });
 });
 
+// Last on this node: it empties the sign-in bucket of 127.0.0.1.
+describe('rate limits', () => {
+  it('counts forgot-password and reset-password in the sign-in bucket', async () => {
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 429; i++) status = (await as(t, undefined, 'POST', '/api/login', { email: 'nobody@example.net', password: 'wrong password' })).status;
+    expect(status).toBe(429);
+    const forgot = await as(t, undefined, 'POST', '/api/auth/forgot-password', { email: owner.email });
+    expect(forgot.status).toBe(429);
+    expect(forgot.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect((await as(t, undefined, 'POST', '/api/auth/reset-password', { token: 'x', password: 'a long enough password' })).status).toBe(429);
+    expect((await as(t, undefined, 'POST', '/api/user/email/confirm', { token: 'x' })).status).toBe(429);
+  });
+});
+
 // One embedded node per process: this part runs on a node of its own, after the first stopped.
 describe('without an SMTP server', () => {
   beforeAll(async () => {
@@ -198,6 +212,17 @@ describe('without an SMTP server', () => {
 
   it('GET /api/status says mail is not configured', async () => {
     expect((await as(bare, undefined, 'GET', '/api/status')).body.mail_configured).toBe(false);
+  });
+
+  it('POST /api/auth/forgot-password and POST /api/user/email answer 409 and queue nothing', async () => {
+    const ana = await person(bare, 'user');
+    const forgot = await as(bare, undefined, 'POST', '/api/auth/forgot-password', { email: ana.email });
+    expect(forgot.status).toBe(409);
+    expect(forgot.body.code).toBe('conflict');
+    const change = await as(bare, ana, 'POST', '/api/user/email', { email: 'elsewhere@example.net', password: ana.password });
+    expect(change.status).toBe(409);
+    const { rows } = await bare.node.runtime.metadata().query<{ n: number }>('SELECT count(*)::int AS n FROM account_tokens WHERE user_id = $1', [ana.id]);
+    expect(rows[0].n).toBe(0);
   });
 
   it('POST /api/admin/mail/test answers 409 naming the settings', async () => {
