@@ -1,10 +1,11 @@
 // Sign-in: email and password, then the second factor the server asks for (TOTP or a recovery
 // code), or a passkey without a password. Says why the person is here when they signed out or
-// their session ended; a direct visit shows neither message.
+// their session ended; a direct visit shows neither message. Offers a reset link by mail when the
+// instance can send mail.
 import { startAuthentication } from '@simplewebauthn/browser';
 import { KeyRound } from 'lucide-react';
 import { type ReactNode, useEffect, useState } from 'react';
-import { Navigate, useLocation, useNavigate } from 'react-router';
+import { Link, Navigate, useLocation, useNavigate } from 'react-router';
 import { api, type MfaRequired, type SignedIn } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { ThemeToggle } from '../components/Layout.tsx';
@@ -165,7 +166,19 @@ export default function Login() {
           {REASONS[reason]}
         </p>
       )}
-      <AuthForm onSubmit={submitPassword} error={error} busy={busy} submit="Sign in">
+      <AuthForm
+        onSubmit={submitPassword}
+        error={error}
+        busy={busy}
+        submit="Sign in"
+        after={
+          session.mailConfigured && (
+            <Link to="/forgot-password" className="button link">
+              Forgot password?
+            </Link>
+          )
+        }
+      >
         <label className="field">
           <span>Email</span>
           <input name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} autoComplete="username webauthn" required />
