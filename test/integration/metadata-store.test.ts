@@ -1,7 +1,7 @@
 // The metadata store on embedded PGlite: the shared contract, plus what only a data dir can show
 // (restart keeps data, a newer schema is refused) and the migrations runner's rules.
-import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { silentLog } from '../../lib/log.ts';
@@ -31,6 +31,25 @@ describe('openMetadataStore on PGlite', () => {
     await store.close();
     expect(store.kind).toBe('pglite');
     expect(existsSync(join(dataDir, 'meta', 'PG_VERSION'))).toBe(true);
+  });
+
+  it('makes a new database whole beside the data dir and moves it into place, with small shared buffers', async () => {
+    const dataDir = await freshDir();
+    const store = await openMetadataStore({ dataDir, log: silentLog });
+    try {
+      expect(readdirSync(dataDir).filter((name) => name.startsWith('meta'))).toEqual(['meta']);
+      expect((await store.query<{ shared_buffers: string }>('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '16MB' }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses to make a database over a meta directory that holds something else', async () => {
+    const dataDir = await freshDir();
+    await mkdir(join(dataDir, 'meta'), { recursive: true });
+    await writeFile(join(dataDir, 'meta', 'notes.txt'), 'not a database');
+    await expect(openMetadataStore({ dataDir, log: silentLog })).rejects.toThrow(/cannot open PGlite/);
+    expect(readdirSync(join(dataDir, 'meta'))).toContain('notes.txt');
   });
 
   it('keeps rows across close and reopen, without applying migrations again', async () => {

@@ -1,7 +1,10 @@
 // PGlite transport: embedded PostgreSQL (wasm) with its files in <dataDir>/meta, for single-node
 // Plumb. One connection, so every call is queued and a transaction holds the queue until it ends.
-import { mkdir } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
 import { closeToOthers } from '../../data-dir-lock.ts';
@@ -21,14 +24,51 @@ export interface PgliteOptions {
  * (2,000 lookups: 1.6–2.2 s against 2.9–5.2 s while the optimiser competed for the cores). V8 reads
  * these flags when a module is compiled, so they are set before the first PGlite is created.
  */
-setFlagsFromString('--liftoff-only --no-wasm-tier-up --no-wasm-dynamic-tiering');
+const WASM_FLAGS = ['--liftoff-only', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
+setFlagsFromString(WASM_FLAGS.join(' '));
+
+/**
+ * Plumb's metadata is megabytes, read through the kernel's page cache; PostgreSQL's default 128 MB
+ * of shared buffers sat in the wasm memory all the same (a node's metadata store: 236 MiB resident
+ * with them, 118 with 16 MB, and 2,000 lookups took as long).
+ */
+const SERVER_SETTINGS = ['-c', 'shared_buffers=16MB'];
+
+const INITDB = new URL('./pglite-initdb.ts', import.meta.url).pathname;
+
+/**
+ * A new database is made by a child process: PGlite's initdb took a node's first start to a
+ * 589 MiB peak of its own (its own wasm, then the server's), which the node would keep as its
+ * high-water mark under every store and cache it opens after. In a child that exits first, the
+ * node opens a database that exists (317 MiB), and the box never holds both. The child writes to a
+ * directory beside `dir`, renamed into place when whole, so a start killed midway leaves no
+ * half-made database behind.
+ */
+async function createDatabase(dataDir: string, dir: string): Promise<void> {
+  const making = join(dataDir, `meta.initdb-${process.pid}`);
+  await rm(making, { recursive: true, force: true });
+  try {
+    await promisify(execFile)(process.execPath, [...WASM_FLAGS, INITDB, making], { timeout: 300_000 });
+    await rm(dir, { recursive: true, force: true });
+    await rename(making, dir);
+  } catch (err) {
+    await rm(making, { recursive: true, force: true });
+    const stderr = (err as { stderr?: string }).stderr?.trim();
+    throw new Error(`cannot create the PGlite database${stderr ? `: ${stderr.split('\n').at(-1)}` : ''}`, { cause: err });
+  }
+}
 
 export async function openPglite(options: PgliteOptions): Promise<MetadataTransport> {
   const dir = join(options.dataDir, 'meta');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   let db: PGlite;
   try {
-    db = await PGlite.create(dir);
+    if (!existsSync(join(dir, 'PG_VERSION'))) {
+      // A first start, unless something else lives there: never make a database over files.
+      if ((await readdir(dir)).length > 0) throw new Error(`${dir} holds files but no PostgreSQL database (no PG_VERSION); move them away or choose another data dir`);
+      await createDatabase(options.dataDir, dir);
+    }
+    db = await PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...SERVER_SETTINGS] });
   } catch (err) {
     throw new Error(`metadata store: cannot open PGlite in ${dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
