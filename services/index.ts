@@ -18,6 +18,8 @@ import createIngestService from './ingest.service.ts';
 import createNodeService from './node.service.ts';
 import createSecurityService from './security.service.ts';
 import createShareService from './share.service.ts';
+import createSocialService from './social.service.ts';
+import createSsoService from './sso.service.ts';
 import createSitesService from './sites.service.ts';
 import createTeamsService from './teams.service.ts';
 import createUsersService from './users.service.ts';
@@ -30,6 +32,8 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
   createIngestService,
   createAuthService,
   createSecurityService,
+  createSocialService,
+  createSsoService,
   createUsersService,
   createTeamsService,
   createSitesService,
