@@ -111,7 +111,7 @@ export default function createSocialService(runtime: Runtime): ServiceSchema {
         auth: 'none',
         rateLimit: 'login',
         params: { ...providerParam, ...rememberMe },
-        openapi: { summary: "Start signing in at a provider: sets the browser's one-time flow cookie and answers the provider's authorization URL", tags, response: F.AuthorizationRedirect, errors: [502] },
+        openapi: { summary: "Start signing in at a provider: sets the browser's one-time flow cookie and answers the provider's authorization URL", tags, response: F.AuthorizationRedirect, errors: [404, 502] },
         handler: (ctx: Ctx<{ provider: string; remember_me: boolean }>) => start(ctx, providerOf(ctx.params.provider), 'login', ctx.params.remember_me),
       }),
 
@@ -184,7 +184,7 @@ export default function createSocialService(runtime: Runtime): ServiceSchema {
         rest: 'POST /api/user/security/providers/:provider/link',
         auth: 'user',
         params: providerParam,
-        openapi: { summary: "Start linking a provider to the signed-in account: answers the provider's authorization URL; the callback links it", tags, response: F.AuthorizationRedirect, errors: [502] },
+        openapi: { summary: "Start linking a provider to the signed-in account: answers the provider's authorization URL; the callback links it", tags, response: F.AuthorizationRedirect, errors: [404, 502] },
         handler: (ctx: Ctx<{ provider: string }>) => start(ctx, providerOf(ctx.params.provider), 'link', ctx.meta.session?.rememberId !== undefined),
       }),
 

@@ -11,7 +11,7 @@ import { ssoCallbackUrl } from '../lib/auth/federated/providers.ts';
 import * as F from '../lib/auth/federated/responses.ts';
 import { createSocialClient, reasonOf, refused } from '../lib/auth/federated/social.ts';
 import { createSecretBox } from '../lib/auth/secret-box.ts';
-import { notFound } from '../lib/errors.ts';
+import { notFound, PlumbError } from '../lib/errors.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
@@ -124,12 +124,12 @@ export default function createSsoService(runtime: Runtime): ServiceSchema {
         auth: 'none',
         rateLimit: 'login',
         params: { email: 'string|min:3|max:254|trim', remember_me: { type: 'boolean', optional: true, default: false, convert: true } },
-        openapi: { summary: "Start single sign-on for an address: its domain finds the team; answers the team provider's authorization URL", tags, response: F.AuthorizationRedirect, errors: [502] },
+        openapi: { summary: "Start single sign-on for an address: its domain finds the team; answers the team provider's authorization URL", tags, response: F.AuthorizationRedirect, errors: [404, 502] },
         async handler(ctx: Ctx<{ email: string; remember_me: boolean }>) {
           const sso = await ssoForEmail(db(), box, ctx.params.email);
           if (!sso) throw notFound("No team signs in with single sign-on for this address's domain");
           const config_ = await configurationOf(sso).catch((err: unknown) => {
-            throw refused('provider_unavailable', `The team's provider cannot be reached right now: ${(err as Error).message}`);
+            throw new PlumbError(502, 'unavailable', `The team's provider cannot be reached right now: ${(err as Error).message}`);
           });
           const verifier = oidc.randomPKCECodeVerifier();
           const state = oidc.randomState();

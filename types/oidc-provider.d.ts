@@ -21,6 +21,8 @@ declare module 'oidc-provider' {
     features?: Record<string, unknown>;
     interactions?: { url(ctx: unknown, interaction: Interaction): string };
     cookies?: { keys: string[] };
+    jwks?: { keys: Record<string, unknown>[] };
+    ttl?: Record<string, number>;
     pkce?: { required(ctx: unknown, client: unknown): boolean };
     findAccount(ctx: unknown, id: string): Promise<Account | undefined>;
   }

@@ -3,6 +3,7 @@
 // account id to sign in as. Each account's claims (email, email_verified, tid, oid, …) are set by
 // the test. signInAt() walks that page over HTTP, returning the callback URL the provider
 // redirects to, so a test can hand it to Plumb as it is, or tampered with.
+import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
@@ -77,6 +78,8 @@ export async function startOidcTestProvider(options: TestProviderOptions): Promi
     features: { devInteractions: { enabled: false } },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     cookies: { keys: ['a test provider cookie key'] },
+    jwks: { keys: [{ ...generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }), kid: 'test-key', alg: 'RS256', use: 'sig' }] },
+    ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 600, IdToken: 600, Interaction: 600, Session: 600 },
     pkce: { required: () => true },
     async findAccount(_ctx, id) {
       const claims = accounts.get(id);
