@@ -133,5 +133,3 @@ function oidcIdentity(provider: OidcProvider, claims: oidc.IDToken): ProvenIdent
   }
   return { subject: `${claims.iss} ${claims.sub}`, email };
 }
-
-export type SocialClient = ReturnType<typeof createSocialClient>;
