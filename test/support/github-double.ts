@@ -35,7 +35,7 @@ async function bodyOf(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function startGitHubDouble(): Promise<GitHubDouble> {
+export async function startGitHubDouble(port = 0): Promise<GitHubDouble> {
   const clientId = 'github-test-client';
   const clientSecret = 'github-test-secret';
   const accounts = new Map<string, { id: number; emails: GitHubEmail[] }>();
@@ -79,7 +79,7 @@ export async function startGitHubDouble(): Promise<GitHubDouble> {
     if (url.pathname === '/user/emails') return json(res, 200, account.emails.map((e) => ({ ...e, visibility: null })));
     return json(res, 404, { message: 'Not Found' });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     clientId,

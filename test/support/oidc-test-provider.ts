@@ -12,6 +12,8 @@ export interface TestProviderOptions {
   clientId: string;
   clientSecret: string;
   redirectUris: string[];
+  /** Listen on this port (a test that must name the issuer before the provider starts picks it). */
+  port?: number;
 }
 
 export interface OidcTestProvider {
@@ -60,7 +62,7 @@ export async function startOidcTestProvider(options: TestProviderOptions): Promi
       res.writeHead(500, { 'Content-Type': 'text/plain' }).end(String(err));
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   provider = new Provider(issuer, {
     clients: [

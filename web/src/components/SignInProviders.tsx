@@ -2,7 +2,7 @@
 // instance enabled, linked or not, with link and unlink. Linking leaves for the provider's page and
 // comes back to /account with ?linked=… or ?link_error=…; unlinking the last way in is refused.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, problem } from '../api.ts';
 
 interface LinkedProviders {
@@ -22,13 +22,16 @@ const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
 export function SignInProviders() {
   const queries = useQueryClient();
   const linked = useQuery({ queryKey: ['sign-in-providers'], queryFn: () => api<LinkedProviders>('/api/user/security/providers') });
-  // What the provider's return left in the address bar, read once.
+  // What the provider's return left in the address bar; the address forgets it once it is shown.
   const [returned] = useState(() => {
     const query = new URLSearchParams(window.location.search);
     const failed = query.get('link_error');
-    if (query.has('linked') || failed) window.history.replaceState(window.history.state, '', window.location.pathname);
     return { linked: query.get('linked'), error: failed ? (LINK_ERRORS[failed] ?? 'The provider could not be linked.') : null };
   });
+  const shown = linked.data !== undefined;
+  useEffect(() => {
+    if (shown && (returned.linked || returned.error)) window.history.replaceState(window.history.state, '', window.location.pathname);
+  }, [shown, returned]);
   const link = useMutation({
     mutationFn: async (id: string) => {
       const { authorization_url } = await api<{ authorization_url: string }>(`/api/user/security/providers/${id}/link`, { method: 'POST', body: {} });
