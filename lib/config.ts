@@ -70,6 +70,19 @@ export const SETTINGS = [
   { flag: 'auth-session-minutes', env: [envName('AUTH_SESSION_MINUTES')], type: 'int', default: 15, min: 1, max: 10080, description: 'Session lifetime in minutes.' },
   { flag: 'auth-session-warning-seconds', env: [envName('AUTH_SESSION_WARNING_SECONDS')], type: 'int', default: 60, min: 0, max: 86400, description: 'How long before expiry the dashboard warns.' },
   { flag: 'auth-remember-me-days', env: [envName('AUTH_REMEMBER_ME_DAYS')], type: 'int', default: 30, min: 1, max: 365, description: 'Remember-me lifetime in days.' },
+  // Mail
+  { flag: 'smtp-url', env: [envName('SMTP_URL')], type: 'url', default: undefined, schemes: ['smtp:', 'smtps:'], secret: true, description: 'SMTP server as a URL: smtp://user:password@host:587 (STARTTLS when offered) or smtps://…:465 (TLS from the start). Instead of the -smtp-host settings. Unset (and no -smtp-host): no mail is sent.' },
+  { flag: 'smtp-host', env: [envName('SMTP_HOST')], type: 'string', default: undefined, description: 'SMTP server host name, when not given as -smtp-url.' },
+  { flag: 'smtp-port', env: [envName('SMTP_PORT')], type: 'int', default: 0, min: 0, max: 65535, description: 'SMTP server port; 0: by -smtp-tls, 465 for tls, 587 for starttls, 25 for none.' },
+  { flag: 'smtp-user', env: [envName('SMTP_USER')], type: 'string', default: undefined, description: 'SMTP user name (unset: no authentication).' },
+  { flag: 'smtp-password', env: [envName('SMTP_PASSWORD')], type: 'string', default: undefined, secret: true, description: 'SMTP password.' },
+  { flag: 'smtp-tls', env: [envName('SMTP_TLS')], type: 'enum', default: 'starttls', values: ['starttls', 'tls', 'none'], description: 'With -smtp-host: starttls (upgrade required), tls (TLS from the start) or none (plain text; a local relay only).' },
+  { flag: 'mail-from', env: [envName('MAIL_FROM')], type: 'string', default: undefined, description: 'Sender of every message, e.g. "Plumb <plumb@example.org>". Required when an SMTP server is set.' },
+  { flag: 'mail-max-attempts', env: [envName('MAIL_MAX_ATTEMPTS')], type: 'int', default: 8, min: 1, max: 50, description: 'Attempts per message, the first included, before it is marked failed.' },
+  { flag: 'mail-retry-base-seconds', env: [envName('MAIL_RETRY_BASE_SECONDS')], type: 'int', default: 30, min: 1, max: 86400, description: 'Delay before a message\'s first retry; each later retry waits twice as long (up to 20% less, jitter).' },
+  { flag: 'mail-retry-max-seconds', env: [envName('MAIL_RETRY_MAX_SECONDS')], type: 'int', default: 3600, min: 1, max: 604800, description: 'Longest delay between two attempts of a message.' },
+  { flag: 'mail-sweep-seconds', env: [envName('MAIL_SWEEP_SECONDS')], type: 'int', default: 30, min: 1, max: 3600, description: 'How often the leader looks for due and stalled messages (it is also woken when one is queued).' },
+  { flag: 'mail-timeout-seconds', env: [envName('MAIL_TIMEOUT_SECONDS')], type: 'int', default: 30, min: 1, max: 600, description: 'Longest one SMTP conversation may take, connection to the server\'s answer.' },
   // Imports
   { flag: 'import-max-file-bytes', env: [envName('IMPORT_MAX_FILE_BYTES')], type: 'int', default: 1073741824, min: 1024, max: 68719476736, description: 'Largest file an import accepts (its declared size; a zip\'s entries are limited separately, to 4 GiB each and 8 GiB together).' },
   // Favicons
@@ -265,10 +278,24 @@ export function loadConfig(options: LoadOptions = {}): Config {
     );
   }
   if (values.metricsAddress !== undefined) values.metricsAddress = checkListenAddress(String(values.metricsAddress), envName('METRICS_ADDRESS'));
+  checkMail(values);
   if (values.clusterMode && !values.jwtSecret) {
     throw new ConfigError(envName('JWT_SECRET'), 'cluster mode needs one secret shared by all nodes; a generated one would differ per node and sessions would not cross them');
   }
   return values as Config;
+}
+
+/** One way to name the SMTP server, and a sender whenever there is one. */
+function checkMail(values: Record<string, unknown>) {
+  if (values.smtpUrl !== undefined && values.smtpHost !== undefined) {
+    throw new ConfigError(envName('SMTP_URL'), `set either ${envName('SMTP_URL')} or ${envName('SMTP_HOST')}, not both`);
+  }
+  if ((values.smtpUrl !== undefined || values.smtpHost !== undefined) && values.mailFrom === undefined) {
+    throw new ConfigError(envName('MAIL_FROM'), 'is required when an SMTP server is set: every message needs a sender');
+  }
+  if (values.mailFrom !== undefined && !/^[^\r\n]*<?[^\s@<>]+@[^\s@<>]+>?$/.test(String(values.mailFrom))) {
+    throw new ConfigError(envName('MAIL_FROM'), `must be an address or "Name <address>", got "${String(values.mailFrom)}"`);
+  }
 }
 
 /** `host:port` (an IPv6 host in brackets); the port 1–65535. */

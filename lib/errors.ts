@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'not_ready'
   | 'unavailable'
+  | 'bad_gateway'
   | 'internal_error';
 
 /**
@@ -58,6 +59,9 @@ export const rateLimited = (retryAfterSeconds: number) =>
   new PlumbError(429, 'rate_limited', 'Too many requests; retry later', { retry_after: retryAfterSeconds });
 export const unavailable = (message: string, retryAfterSeconds?: number) =>
   new PlumbError(503, 'unavailable', message, retryAfterSeconds === undefined ? undefined : { retry_after: retryAfterSeconds });
+
+/** A server Plumb relies on (the SMTP server) refused or could not be reached; the message says what it answered. */
+export const badGateway = (message: string) => new PlumbError(502, 'bad_gateway', message);
 
 /** Raised at start-up for a bad setting; the CLI prints it and exits non-zero. */
 export class ConfigError extends Error {

@@ -31,6 +31,7 @@ import { startMetricsListener } from './metrics/endpoint.ts';
 import { createNodeMetrics } from './metrics/metrics.ts';
 import { timedAnalytics, timedMetadata } from './metrics/stores.ts';
 import { deliveryBacklog } from './webhooks/queue.ts';
+import { mailBacklog } from './mail/queue.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { type AnalyticsStore, openAnalyticsStore } from './stores/analytics/index.ts';
 import { type MetadataStore, openMetadataStore } from './stores/metadata/index.ts';
@@ -72,6 +73,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
     : createLocalElector(config.nodeId);
   const leaderJobs = createLeaderJobs(elector, log);
   const webhookDispatch = createLeaderJobSlot(log);
+  const mailDispatch = createLeaderJobSlot(log);
   const streamDrain = createLeaderJobSlot(log);
   const rateLimits = createRateLimits(config, log);
   // The stores open after the services start; these read them through the runtime when used.
@@ -94,10 +96,11 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
     leadership: () => elector.state(),
     ingestDepth: async () => (ingestSink ? ingestSink.depth() : null),
     webhookQueue: () => deliveryBacklog(runtime.metadata()),
+    mailQueue: () => mailBacklog(runtime.metadata()),
   });
   const apiScopes = [...CORE_SCOPES, ...plugins.flatMap(({ definition }) => definition.scopes ?? [])];
   const addedWebhookEvents = plugins.flatMap(({ definition }) => definition.webhookEvents ?? []);
-  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, webhookDispatch, fence, cluster, openIngestSink, rateLimits, apiScopes, addedWebhookEvents, metrics });
+  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, webhookDispatch, mailDispatch, fence, cluster, openIngestSink, rateLimits, apiScopes, addedWebhookEvents, metrics });
 
   const broker = new ServiceBroker(brokerOptions(config, [accessMiddleware(runtime.metadata)], log));
   for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));

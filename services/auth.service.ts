@@ -1,16 +1,23 @@
 // Signing in and out: the first-run owner, password login (with the MFA challenge when a second
-// factor is enrolled), logout, and the session API the dashboard uses to warn and extend.
+// factor is enrolled), password reset by mail, logout, and the session API the dashboard uses to warn and extend.
 import type { Context, ServiceSchema } from 'moleculer';
+import { Type } from '@sinclair/typebox';
 import { verifyPassword } from '../lib/auth/passwords.ts';
+import { principalsChanged } from '../lib/auth/principal-cache.ts';
 import * as A from '../lib/auth/responses.ts';
 import { sessionView, signedInView } from '../lib/auth/session-view.ts';
 import { type Authenticated, MFA_CHALLENGE_SECONDS } from '../lib/auth/sessions.ts';
 import { writeAudit } from '../lib/audit/audit.ts';
 import { conflict, PlumbError } from '../lib/errors.ts';
+import { MAIL_QUEUED } from '../lib/mail/outbox.ts';
+import { mailConfigured } from '../lib/mail/transport.ts';
 import { action } from '../lib/openapi/action.ts';
+import { object } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import { createTeam } from '../lib/sites/sites.ts';
+import { requestPasswordReset, resetPassword } from '../lib/users/password-reset.ts';
 import { createUser, findUserByEmail, userCount } from '../lib/users/users.ts';
+import { notConfigured } from './mail.service.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
@@ -72,6 +79,41 @@ export default function createAuthService(runtime: Runtime): ServiceSchema {
             return { status: 'mfa_required' as const, challenge_token: challenge, factors: ['totp' as const, 'recovery_code' as const] };
           }
           return signedInView(config, signedIn(ctx, await runtime.sessions.start(user.id, { remember: ctx.params.remember_me })));
+        },
+      }),
+
+      forgotPassword: action({
+        rest: 'POST /api/auth/forgot-password',
+        auth: 'none',
+        rateLimit: 'login',
+        params: { $$strict: true, email: 'string|min:1|max:254|trim' },
+        openapi: {
+          summary: 'Ask for a password reset link by mail (valid 1 hour, used once). Answers the same whether or not the address has an account; 409 when the instance has no mail',
+          tags: ['auth'],
+          successStatus: 202,
+          response: object({ status: Type.Literal('accepted') }),
+          errors: [409],
+        },
+        async handler(ctx: Ctx<{ email: string }>) {
+          if (!mailConfigured(config)) throw notConfigured();
+          await requestPasswordReset(runtime.metadata(), ctx.params.email);
+          ctx.broadcast(MAIL_QUEUED, {});
+          ctx.meta.$statusCode = 202;
+          return { status: 'accepted' as const };
+        },
+      }),
+
+      resetPassword: action({
+        rest: 'POST /api/auth/reset-password',
+        auth: 'none',
+        rateLimit: 'login',
+        params: { $$strict: true, token: 'string|min:1|max:128', password: 'string|min:1|max:1024' },
+        openapi: { summary: "Set a new password with a reset link's token: the token is used up, every session of the account ends, a notice is mailed", tags: ['auth'], response: A.Ok },
+        async handler(ctx: Ctx<{ token: string; password: string }>) {
+          const userId = await resetPassword(runtime.metadata(), ctx.params.token, ctx.params.password);
+          principalsChanged(ctx, runtime, { user_id: userId });
+          ctx.broadcast(MAIL_QUEUED, {});
+          return { status: 'ok' as const };
         },
       }),
 

@@ -15,6 +15,7 @@ import createFaviconService from './favicon.service.ts';
 import createGoalsService from './goals.service.ts';
 import createImportsService from './imports.service.ts';
 import createIngestService from './ingest.service.ts';
+import createMailService from './mail.service.ts';
 import createNodeService from './node.service.ts';
 import createSecurityService from './security.service.ts';
 import createShareService from './share.service.ts';
@@ -45,11 +46,13 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
   createShareService,
   createFaviconService,
   createWebhooksService,
+  createMailService,
 ];
 
 /** Leader-only work of the core services. A service whose instance does the work plugs it into a slot the runtime holds. */
 export const LEADER_JOB_FACTORIES: readonly { name: string; create(runtime: Runtime): LeaderJob }[] = [
   { name: 'ingest.salt-prune', create: saltPruneJob },
   { name: 'webhooks.dispatcher', create: (runtime) => runtime.webhookDispatch.job },
+  { name: 'mail.dispatcher', create: (runtime) => runtime.mailDispatch.job },
   { name: 'imports.runner', create: importsRunnerJob },
 ];

@@ -5,6 +5,7 @@ import { VERSION } from '../lib/brand.ts';
 import { unavailable } from '../lib/errors.ts';
 import { action } from '../lib/openapi/action.ts';
 import { object } from '../lib/openapi/responses.ts';
+import { mailConfigured } from '../lib/mail/transport.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import { userCount } from '../lib/users/users.ts';
 
@@ -32,13 +33,23 @@ export default function createNodeService(runtime: Runtime): ServiceSchema {
       status: action({
         rest: 'GET /api/status',
         auth: 'none',
-        openapi: { summary: 'Instance status for the dashboard: whether first-run setup is needed, version, readiness, where the tracking script is served', tags: ['node'], response: object({ needs_setup: Type.Boolean(), version: Type.String(), ready: Type.Boolean(), tracker_script_path: Type.String() }) },
+        openapi: {
+          summary: 'Instance status for the dashboard: whether first-run setup is needed, version, readiness, where the tracking script is served, whether mail can be sent',
+          tags: ['node'],
+          response: object({
+            needs_setup: Type.Boolean(),
+            version: Type.String(),
+            ready: Type.Boolean(),
+            tracker_script_path: Type.String(),
+            mail_configured: Type.Boolean({ description: 'An SMTP server is set: password reset by mail, invitation and notice mail work' }),
+          }),
+        },
         async handler() {
           const ready = runtime.isReady();
           const { trackerScriptPath } = runtime.config;
           // The dashboard's tracking snippet must name the path this instance really serves.
           const tracker_script_path = trackerScriptPath.startsWith('/') ? trackerScriptPath : `/${trackerScriptPath}`;
-          return { needs_setup: ready ? (await userCount(runtime.metadata())) === 0 : false, version: VERSION, ready, tracker_script_path };
+          return { needs_setup: ready ? (await userCount(runtime.metadata())) === 0 : false, version: VERSION, ready, tracker_script_path, mail_configured: mailConfigured(runtime.config) };
         },
       }),
     },

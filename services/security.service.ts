@@ -21,6 +21,7 @@ import * as X from '../lib/auth/security-responses.ts';
 import { signedInView } from '../lib/auth/session-view.ts';
 import { completeTotpSetup, disableTotp, startTotpSetup, totpEnabled, verifyTotp } from '../lib/auth/totp.ts';
 import { conflict, PlumbError, validationFailed } from '../lib/errors.ts';
+import { enqueueMail, MAIL_QUEUED } from '../lib/mail/outbox.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
 import { type PageQuery, pageParams } from '../lib/pagination.ts';
@@ -161,6 +162,7 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
           const proven = (await verifyTotp(db(), totpBox, userId, ctx.params.code)) || (await consumeRecoveryCode(db(), userId, ctx.params.code));
           if (!proven) throw wrongCode();
           await disableTotp(db(), userId);
+          ctx.broadcast(MAIL_QUEUED, {});
           announceUpdate(ctx);
           return securityOverview(db(), userId);
         },
@@ -237,7 +239,13 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
             throw validationFailed([{ field: 'challenge_token', message: 'challenge_token is invalid, used or expired; start again', type: 'challenge' }]);
           }
           const response = { ...ctx.params.response, clientExtensionResults: ctx.params.response.clientExtensionResults ?? {} };
-          const passkey = await registerPasskey(db(), rp, { userId: user.id, expectedChallenge: challenge.data.challenge, response, name: ctx.params.name });
+          const expectedChallenge = challenge.data.challenge;
+          const passkey = await db().transaction(async (tx) => {
+            const added = await registerPasskey(tx, rp, { userId: user.id, expectedChallenge, response, name: ctx.params.name });
+            await enqueueMail(tx, { to: user.email, template: 'passkey_added', params: { name: added.name, added_at: new Date().toISOString() } });
+            return added;
+          });
+          ctx.broadcast(MAIL_QUEUED, {});
           ctx.meta.$statusCode = 201;
           return { passkey };
         },

@@ -8,6 +8,7 @@ import { auditPage } from '../lib/audit/audit.ts';
 import { principalsChanged } from '../lib/auth/principal-cache.ts';
 import { Ok } from '../lib/auth/responses.ts';
 import { action } from '../lib/openapi/action.ts';
+import { MAIL_QUEUED } from '../lib/mail/outbox.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import * as T from '../lib/teams/responses.ts';
 import {
@@ -112,6 +113,7 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
         },
         async handler(ctx: Ctx<{ id: string; email: string; role: TeamRole }>) {
           const invited = await addMember(db(), ctx.meta.user!, ctx.params.id, ctx.params);
+          ctx.broadcast(MAIL_QUEUED, {});
           ctx.meta.$statusCode = 201;
           return issued(invited);
         },
@@ -161,7 +163,9 @@ export default function createTeamsService(runtime: Runtime): ServiceSchema {
         params: { ...teamId, invitationId: 'uuid' },
         openapi: { summary: 'Resend an invitation: a new link valid 7 days; the old link stops working (team admin)', tags, response: T.IssuedInvitation, errors: [409] },
         async handler(ctx: Ctx<{ id: string; invitationId: string }>) {
-          return issued(await resendInvitation(db(), ctx.meta.user!, ctx.params.id, ctx.params.invitationId));
+          const resent = await resendInvitation(db(), ctx.meta.user!, ctx.params.id, ctx.params.invitationId);
+          ctx.broadcast(MAIL_QUEUED, {});
+          return issued(resent);
         },
       }),
 

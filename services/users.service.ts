@@ -1,5 +1,6 @@
 // Accounts: instance user administration (/api/admin/users), the caller's own account
-// (/api/user/me, /api/user/password) and their API clients (/api/user/api-clients).
+// (/api/user/me, /api/user/password, /api/user/email) and their API clients (/api/user/api-clients).
+import { Type } from '@sinclair/typebox';
 import type { Context, ServiceSchema } from 'moleculer';
 import { listApiClients } from '../lib/auth/api-clients.ts';
 import { forgetPrincipalsLocally, type PrincipalsChange, PRINCIPALS_CHANGED, principalsChanged } from '../lib/auth/principal-cache.ts';
@@ -7,8 +8,12 @@ import { INSTANCE_ROLES, type InstanceRole, SITE_ROLES } from '../lib/auth/roles
 import type { UserPrincipal } from '../lib/auth/sessions.ts';
 import { unauthorized } from '../lib/errors.ts';
 import { Ok } from '../lib/auth/responses.ts';
+import { MAIL_QUEUED } from '../lib/mail/outbox.ts';
 import { action } from '../lib/openapi/action.ts';
-import { NoContent } from '../lib/openapi/responses.ts';
+import { NoContent, object } from '../lib/openapi/responses.ts';
+import { mailConfigured } from '../lib/mail/transport.ts';
+import { confirmEmailChange, requestEmailChange } from '../lib/users/email-change.ts';
+import { notConfigured } from './mail.service.ts';
 import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import * as U from '../lib/users/responses.ts';
@@ -95,6 +100,7 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
         async handler(ctx: Ctx<ById>) {
           const actor = caller(ctx);
           const user = await disableMfa(db(), actor, ctx.params.id);
+          ctx.broadcast(MAIL_QUEUED, {});
           await runtime.sessions.revokeAll(user.id);
           forget(ctx, { user_id: user.id });
           if (user.id === actor.id) await restartSession(ctx, user);
@@ -137,10 +143,48 @@ export default function createUsersService(runtime: Runtime): ServiceSchema {
         async handler(ctx: Ctx<{ current_password: string; new_password: string }>) {
           const user = caller(ctx);
           await changePassword(db(), user, ctx.params);
+          ctx.broadcast(MAIL_QUEUED, {});
           await runtime.sessions.revokeAll(user.id);
           forget(ctx, { user_id: user.id });
           await restartSession(ctx, user);
           return { status: 'ok' as const };
+        },
+      }),
+
+      requestEmailChange: action({
+        rest: 'POST /api/user/email',
+        auth: 'user',
+        // It checks a password, so it gets the sign-in attempt limit.
+        rateLimit: 'login',
+        params: { $$strict: true, email: 'string|min:1|max:254|trim', password: 'string|min:1|max:1024' },
+        openapi: {
+          summary: 'Change your email address: a confirmation link (valid 24 hours) goes to the new address, and the change happens when it is opened. 403 for a wrong password, 409 when the instance has no mail',
+          tags: ['account'],
+          successStatus: 202,
+          response: object({ status: Type.Literal('confirmation_sent'), email: Type.String() }),
+          errors: [409],
+        },
+        async handler(ctx: Ctx<{ email: string; password: string }>) {
+          if (!mailConfigured(runtime.config)) throw notConfigured();
+          const email = await requestEmailChange(db(), caller(ctx), ctx.params);
+          ctx.broadcast(MAIL_QUEUED, {});
+          ctx.meta.$statusCode = 202;
+          return { status: 'confirmation_sent' as const, email };
+        },
+      }),
+
+      confirmEmailChange: action({
+        rest: 'POST /api/user/email/confirm',
+        auth: 'none',
+        rateLimit: 'login',
+        params: { $$strict: true, token: 'string|min:1|max:128' },
+        openapi: { summary: 'Confirm a new email address with the token its confirmation link carries (used once); the old address is told', tags: ['account'], response: U.Me, errors: [409] },
+        async handler(ctx: Ctx<{ token: string }>) {
+          const user = await confirmEmailChange(db(), ctx.params.token);
+          forget(ctx, { user_id: user.id });
+          ctx.broadcast(MAIL_QUEUED, {});
+          ctx.emit('ops.system.user.updated', { user_id: user.id, email: user.email, role: user.role });
+          return user;
         },
       }),
 

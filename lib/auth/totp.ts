@@ -1,6 +1,7 @@
 // TOTP second factor (RFC 6238: HMAC-SHA-1, 6 digits, 30 s steps) with otplib: enrolment with a
 // server-made QR code, verification with ±1 step of clock drift, and replay refusal (a code whose
 // time step is not after the last accepted step is refused). Seeds are sealed at rest (secret-box).
+import { enqueueMail } from '../mail/outbox.ts';
 import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
 import { BRAND } from '../brand.ts';
@@ -134,7 +135,10 @@ export async function disableTotp(store: MetadataStore, userId: string): Promise
         WHERE id = $1 RETURNING id, email, role`,
       [userId],
     );
-    if (rows[0]) await accountChanged(tx, rows[0]);
+    if (rows[0]) {
+      await accountChanged(tx, rows[0]);
+      await enqueueMail(tx, { to: rows[0].email, template: 'totp_disabled', params: { disabled_at: new Date().toISOString(), by_admin: false } });
+    }
     await deleteRecoveryCodes(tx, userId);
   });
 }

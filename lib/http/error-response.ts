@@ -59,8 +59,9 @@ export function sendError(log: Log, req: IncomingMessage, res: ServerResponse, e
     return;
   }
   const { status, body, headers } = renderError(err);
-  // 503 is an expected state (starting, stopping, leader away), not a failure worth an error line.
-  if (status >= 500 && status !== 503) log.error({ err, url: req.url }, 'request failed');
+  // 503 is an expected state (starting, stopping, leader away) and 502 another server's refusal
+  // (answered with its reason): neither is a failure of Plumb worth an error line.
+  if (status >= 500 && status !== 503 && status !== 502) log.error({ err, url: req.url }, 'request failed');
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   sendJson(res, status, body);
 }

@@ -1,5 +1,5 @@
 // What a node tells Prometheus about itself (GET /metrics): requests, ingest, the journal, store
-// queries, webhook deliveries, leadership, and the Node process. One registry per node, never
+// queries, webhook deliveries, mail, leadership, and the Node process. One registry per node, never
 // prom-client's global one: tests run several nodes in one process. Counters and histograms are
 // moved where things happen (cheap: a map lookup and an add); gauges are read when scraped, so
 // an idle node does no work for them.
@@ -15,6 +15,8 @@ export interface MetricSources {
   ingestDepth(): Promise<IngestSinkDepth | null>;
   /** Webhook deliveries waiting, by status (pending, retrying, processing), or null when the stores are not open. */
   webhookQueue(): Promise<Record<string, number> | null>;
+  /** Mail messages by status (pending, retrying, processing, failed), or null when the stores are not open. */
+  mailQueue(): Promise<Record<string, number> | null>;
 }
 
 export interface NodeMetrics {
@@ -30,6 +32,8 @@ export interface NodeMetrics {
   storeQuery(store: StoreName, operation: string, seconds: number): void;
   /** One webhook delivery attempt and whether it failed (and why, a safe category). */
   webhookAttempt(ok: boolean, error: string | null): void;
+  /** One attempt to hand a mail message to the SMTP server, and whether it failed. */
+  mailAttempt(ok: boolean): void;
   attach(sources: MetricSources): void;
   /** The exposition text and its content type. */
   scrape(): Promise<{ contentType: string; body: string }>;
@@ -114,6 +118,23 @@ export function createNodeMetrics(): NodeMetrics {
       for (const status of ['pending', 'retrying', 'processing']) this.set({ status }, queue[status] ?? 0);
     },
   });
+  const mailAttempts = new Counter({
+    name: 'plumb_mail_attempts_total',
+    help: 'Attempts to hand a mail message to the SMTP server made by this node (as leader), by result (ok, failed)',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'plumb_mail_messages',
+    help: 'Mail messages waiting (pending, retrying), being sent (processing), or given up on (failed, kept 30 days)',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      const queue = await sources?.mailQueue().catch(() => null);
+      if (!queue) return;
+      for (const status of ['pending', 'retrying', 'processing', 'failed']) this.set({ status }, queue[status] ?? 0);
+    },
+  });
   new Gauge({
     name: 'plumb_leader',
     help: '1 while this node is the cluster leader (runs the leader-only jobs), else 0',
@@ -162,6 +183,9 @@ export function createNodeMetrics(): NodeMetrics {
     },
     webhookAttempt(ok, error) {
       webhookAttempts.inc({ result: ok ? 'ok' : (error ?? 'failed') });
+    },
+    mailAttempt(ok) {
+      mailAttempts.inc({ result: ok ? 'ok' : 'failed' });
     },
     attach(attached) {
       sources = attached;

@@ -43,6 +43,7 @@ const REASONS: Record<string, string> = {
   415: 'Body is not JSON (or not application/octet-stream where bytes are expected), or its Content-Encoding is neither gzip nor deflate',
   422: 'The content cannot be used (see the message)',
   429: 'Rate limited; see Retry-After',
+  502: 'A server Plumb relies on (the mail server) refused; the message gives its answer',
   '5XX': 'Server error or not ready (503 with Retry-After)',
 };
 

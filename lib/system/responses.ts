@@ -28,6 +28,7 @@ export const SystemView = object({
     refused_today: Type.Array(object({ reason: Type.String(), count }), { description: 'Refused today (UTC) on every node, by reason, as counted so far' }),
   }),
   webhooks: object({ pending: count, retrying: count, processing: count }),
+  mail: object({ configured: Type.Boolean(), pending: count, retrying: count, processing: count, failed: count }, { description: 'The mail outbox: messages waiting, being sent, and given up on (kept 30 days)' }),
   plugins: Type.Array(
     object({
       name: Type.String(),

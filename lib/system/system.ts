@@ -1,6 +1,6 @@
 // What GET /api/admin/system shows an instance's owners and admins: this node (version, uptime,
 // memory), the cluster, how big each store and each team's analytics are, ingest and its
-// refusals, the webhook backlog, what the running plugins report (the last backup), and the
+// refusals, the webhook and mail backlogs, what the running plugins report (the last backup), and the
 // active settings with secrets masked. Gathered on each request from the stores and the node.
 import type { Static } from '@sinclair/typebox';
 import type { ServiceBroker } from 'moleculer';
@@ -9,6 +9,8 @@ import { activeSettings } from '../config.ts';
 import type { RunningPlugin } from '../plugins/register.ts';
 import type { Runtime } from '../runtime.ts';
 import { deliveryBacklog } from '../webhooks/queue.ts';
+import { mailBacklog } from '../mail/queue.ts';
+import { mailConfigured } from '../mail/transport.ts';
 import type { SystemView } from './responses.ts';
 
 export type SystemStatus = Static<typeof SystemView>;
@@ -16,7 +18,7 @@ export type SystemStatus = Static<typeof SystemView>;
 export async function systemStatus(runtime: Runtime, broker: ServiceBroker, plugins: readonly RunningPlugin[]): Promise<SystemStatus> {
   const metadata = runtime.metadata();
   const analytics = runtime.analytics();
-  const [cluster, metadataBytes, teams, tenants, refused, backlog, pluginStatus] = await Promise.all([
+  const [cluster, metadataBytes, teams, tenants, refused, backlog, mail, pluginStatus] = await Promise.all([
     runtime.cluster.view(broker, metadata),
     metadata
       .query<{ bytes: number }>('SELECT pg_database_size(current_database())::float8 AS bytes')
@@ -31,6 +33,7 @@ export async function systemStatus(runtime: Runtime, broker: ServiceBroker, plug
       .query<{ reason: string; count: number }>('SELECT reason, sum(count)::float8 AS count FROM ingest_rejections WHERE day = (now() AT TIME ZONE \'UTC\')::date GROUP BY reason ORDER BY reason')
       .then(({ rows }) => rows),
     deliveryBacklog(metadata),
+    mailBacklog(metadata),
     Promise.all(plugins.map(async (plugin) => ({ name: plugin.name, version: plugin.version, status: [...((await plugin.systemStatus?.()) ?? [])] }))),
   ]);
   const teamOf = new Map(teams.map((team) => [analytics.tenantDatabase(team.id), team]));
@@ -53,6 +56,7 @@ export async function systemStatus(runtime: Runtime, broker: ServiceBroker, plug
     },
     ingest: { accepted_per_second: runtime.metrics.recentIngestRate(), refused_today: refused },
     webhooks: { pending: backlog.pending ?? 0, retrying: backlog.retrying ?? 0, processing: backlog.processing ?? 0 },
+    mail: { configured: mailConfigured(runtime.config), pending: mail.pending ?? 0, retrying: mail.retrying ?? 0, processing: mail.processing ?? 0, failed: mail.failed ?? 0 },
     plugins: pluginStatus,
     settings: activeSettings(runtime.config),
   };

@@ -3,7 +3,8 @@
 // without saying yes. The link carries a random token shown once; only its SHA-256 is stored, so a
 // database leak opens no team. Someone with an account accepts while signed in as the invited
 // email (from the link, or from their pending invitations in the dashboard); someone without one
-// creates it from the link. An invitation lives 7 days, can be resent (new token, new expiry, old
+// creates it from the link. The link is also mailed to the invited address (when the instance
+// has mail). An invitation lives 7 days, can be resent (new token, new expiry, old
 // token dead), revoked or declined, and is used once.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { teamRoleOf } from '../auth/access.ts';
@@ -13,6 +14,7 @@ import { writeAudit } from '../audit/audit.ts';
 import { conflict, forbidden, notFound, validationFailed } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { createUser, findUserByEmail } from '../users/users.ts';
+import { enqueueMail } from '../mail/outbox.ts';
 import { queueOperationalEvent } from '../webhooks/outbox.ts';
 import { type Page, type PageQuery, pageOf } from '../pagination.ts';
 import { type Actor, assertActive, iso, lockTeam } from './teams.ts';
@@ -63,7 +65,18 @@ export async function createInvitation(tx: MetadataQueryable, actor: Actor, team
     throw err;
   }
   await writeAudit(tx, { teamId, action: 'invitation.created', actor, target: { email }, details: `invited as ${role}` });
+  await mailInvitation(tx, actor, teamId, rows[0], token);
   return { invitation: rows[0], token };
+}
+
+/** The invitation mail with its one-time link, queued with the invitation (it is still shown to the inviter too). */
+async function mailInvitation(tx: MetadataQueryable, actor: Actor, teamId: string, invitation: Invitation, token: string) {
+  const { rows } = await tx.query<{ name: string }>('SELECT name FROM teams WHERE id = $1', [teamId]);
+  await enqueueMail(tx, {
+    to: invitation.email,
+    template: 'invitation',
+    params: { team_name: rows[0]?.name ?? '', role: invitation.role, inviter_email: actor.email, token, expires_at: invitation.expires_at },
+  });
 }
 
 export async function listInvitations(db: MetadataQueryable, teamId: string, query: PageQuery): Promise<Page<OpenInvitation>> {
@@ -103,6 +116,7 @@ export async function resendInvitation(store: MetadataStore, actor: Actor, teamI
       [invitationId, sha256(token), INVITATION_DAYS, actor.id],
     );
     await writeAudit(tx, { teamId, action: 'invitation.resent', actor, target: { email: open.email }, details: `resent invitation as ${open.role}` });
+    await mailInvitation(tx, actor, teamId, rows[0], token);
     return { invitation: rows[0], token };
   });
 }

@@ -1,5 +1,6 @@
 // A signed-in person's own account: changing the password, and issuing API tokens that never
 // exceed the rights the person holds themselves.
+import { enqueueMail } from '../mail/outbox.ts';
 import { type ApiClientView, createApiClient, deleteApiClient, findApiClient, rotateApiClient } from '../auth/api-clients.ts';
 import { siteRoleOf } from '../auth/access.ts';
 import { API_SCOPES, type ApiScope, SITE_RANK, type SiteRole } from '../auth/roles.ts';
@@ -26,6 +27,7 @@ export async function changePassword(db: MetadataStore, user: UserPrincipal, inp
   await db.transaction(async (tx) => {
     await tx.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1', [user.id, hash]);
     await writeInstanceAudit(tx, { action: 'user.password_changed', actor: user, target: user });
+    await enqueueMail(tx, { to: record.email, template: 'password_changed', params: { changed_at: new Date().toISOString() } });
   });
 }
 

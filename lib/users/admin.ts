@@ -1,6 +1,7 @@
 // Instance user administration (instance owners and admins): list, create, change role, reset MFA,
 // delete. Admins look after plain users only; owners and admins are an owner's business, so an
 // admin can neither promote themselves nor lock an owner out. The instance never loses its last owner.
+import { enqueueMail } from '../mail/outbox.ts';
 import { randomUUID } from 'node:crypto';
 import type { InstanceRole } from '../auth/roles.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
@@ -49,7 +50,7 @@ export async function writeInstanceAudit(
 }
 
 /** The change's webhook event, queued in its transaction (the account's state as the change left it). */
-const userEvent = (tx: MetadataQueryable, type: 'system.user.updated' | 'system.user.deleted', user: UserView) =>
+export const userEvent = (tx: MetadataQueryable, type: 'system.user.updated' | 'system.user.deleted', user: UserView) =>
   queueOperationalEvent(tx, type, { user_id: user.id, email: user.email, role: user.role });
 
 /** Owners manage everyone; admins only accounts that are, and stay, plain users. */
@@ -114,6 +115,7 @@ export async function disableMfa(db: MetadataStore, actor: UserPrincipal, id: st
     );
     await tx.query('DELETE FROM recovery_codes WHERE user_id = $1', [id]);
     await writeInstanceAudit(tx, { action: 'user.mfa_disabled', actor, target });
+    if (target.totp_enabled) await enqueueMail(tx, { to: target.email, template: 'totp_disabled', params: { disabled_at: new Date().toISOString(), by_admin: true } });
     const user = { ...target, totp_enabled: false };
     await userEvent(tx, 'system.user.updated', user);
     return user;

@@ -25,6 +25,7 @@ const runtime = {
   elector: { isLeader: () => false },
   leaderJobs: { register: () => async () => undefined },
   webhookDispatch: { plug: () => async () => undefined },
+  mailDispatch: { plug: () => async () => undefined },
   whenStoresReady: async () => undefined,
   rateLimits: { consume: async () => undefined },
   apiClients: { verify: async () => null },

@@ -135,6 +135,10 @@ const MATRIX: Record<string, Entry> = {
   'POST /api/auth/mfa/recovery-code/verify': { allow: 'everyone', body: () => ({ challenge_token: 'x', code: 'abcd-efgh-jk' }) },
   'POST /api/auth/passkey/login/start': { allow: 'everyone' },
   'POST /api/auth/passkey/login/finish': { allow: 'everyone', body: () => ({ challenge_token: 'x', response: { id: 'x', rawId: 'x', type: 'public-key', response: {} } }) },
+  // The matrix node has no SMTP server: asking for mail answers 409 to everyone alike.
+  'POST /api/auth/forgot-password': { allow: 'everyone', body: () => ({ email: 'nobody@example.com' }) },
+  'POST /api/auth/reset-password': { allow: 'everyone', body: () => ({ token: 'not-a-real-reset-token', password: 'a long enough password' }) },
+  'POST /api/user/email/confirm': { allow: 'everyone', body: () => ({ token: 'not-a-real-confirmation-token' }) },
   'POST /api/auth/accept-invite': { allow: 'everyone', body: () => ({ token: 'not-a-real-invitation-token', password: 'a long enough password' }) },
   // Sign-in at other providers (GitHub is enabled on this node; its endpoints are never reached
   // before the provider's page): public starts and callbacks answer everyone alike.
@@ -151,6 +155,7 @@ const MATRIX: Record<string, Entry> = {
   'GET /api/user/me': { allow: SIGNED_IN },
   'GET /api/user/takeout': { allow: SIGNED_IN },
   'POST /api/user/password': { allow: SIGNED_IN, body: () => ({ current_password: '', new_password: '' }) },
+  'POST /api/user/email': { allow: SIGNED_IN, body: () => ({ email: 'elsewhere@example.net', password: 'x' }) },
   'GET /api/user/security': { allow: SIGNED_IN },
   'POST /api/user/security/totp/setup/start': { allow: SIGNED_IN },
   'POST /api/user/security/totp/setup/verify': { allow: SIGNED_IN, body: () => ({ code: '000000' }) },
@@ -174,6 +179,8 @@ const MATRIX: Record<string, Entry> = {
   'DELETE /api/admin/users/{id}': { allow: INSTANCE_ADMINS, params: async (fx) => ({ id: await fx.freshUser() }) },
   'GET /api/admin/cluster': { allow: INSTANCE_ADMINS },
   'GET /api/admin/system': { allow: INSTANCE_ADMINS },
+  // The matrix node has no SMTP server: an allowed caller gets 409, and nothing is sent.
+  'POST /api/admin/mail/test': { allow: INSTANCE_ADMINS, body: () => ({ to: 'matrix@example.net' }) },
   // Teams: site roles are not team members; instance owners and admins administer every team.
   'GET /api/user/teams': { allow: SIGNED_IN },
   'POST /api/user/teams': { allow: SIGNED_IN, body: () => ({ name: fresh('team') }) },

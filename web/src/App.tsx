@@ -19,6 +19,9 @@ const AdminSystem = lazy(() => import('./pages/AdminSystem.tsx'));
 const Share = lazy(() => import('./pages/Share.tsx'));
 const PluginAdmin = lazy(() => import('./pages/PluginAdmin.tsx'));
 const AcceptInvite = lazy(() => import('./pages/AcceptInvite.tsx'));
+const ForgotPassword = lazy(() => import('./pages/ForgotPassword.tsx'));
+const ResetPassword = lazy(() => import('./pages/ResetPassword.tsx'));
+const ConfirmEmail = lazy(() => import('./pages/ConfirmEmail.tsx'));
 
 export function Loading() {
   return (
@@ -49,6 +52,9 @@ export function App() {
         <Route path="/setup" element={<Setup />} />
         <Route path="/share/:token" element={<Share />} />
         <Route path="/invite/:token" element={<AcceptInvite />} />
+        <Route path="/forgot-password" element={<ForgotPassword />} />
+        <Route path="/reset-password" element={<ResetPassword />} />
+        <Route path="/confirm-email" element={<ConfirmEmail />} />
         <Route
           element={
             <RequireSignIn>

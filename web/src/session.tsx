@@ -13,6 +13,8 @@ interface SessionState {
   /** Why the last session of this tab ended; the redirect to /login carries it. */
   ended: LoginReason | null;
   needsSetup: boolean;
+  /** The instance can send mail: password reset by mail and email changes are offered. */
+  mailConfigured: boolean;
   user: User | null;
   session: SessionView | null;
 }
@@ -36,7 +38,7 @@ export function useSession(): SessionApi {
 const secondsUntil = (iso: string, now: number) => Math.max(0, Math.round((Date.parse(iso) - now) / 1000));
 
 export function SessionProvider({ children }: { children: ReactNode }) {
-  const [state, setState] = useState<SessionState>({ status: 'loading', ended: null, needsSetup: false, user: null, session: null });
+  const [state, setState] = useState<SessionState>({ status: 'loading', ended: null, needsSetup: false, mailConfigured: false, user: null, session: null });
   const queries = useQueryClient();
   const asked = useRef({ inFlight: false, at: 0 });
 
@@ -52,15 +54,16 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     let cancelled = false;
     (async () => {
-      const status = await api<{ needs_setup: boolean }>('/api/status', { session: false });
+      const status = await api<{ needs_setup: boolean; mail_configured: boolean }>('/api/status', { session: false });
+      const mailConfigured = status.mail_configured === true;
       try {
         const current = await api<SessionAnswer>('/api/auth/session', { session: false });
         const { user, ...session } = current;
-        if (!cancelled) setState({ status: 'signed_in', ended: null, needsSetup: false, user, session });
+        if (!cancelled) setState({ status: 'signed_in', ended: null, needsSetup: false, mailConfigured, user, session });
       } catch {
-        if (!cancelled) setState({ status: 'signed_out', ended: null, needsSetup: status.needs_setup, user: null, session: null });
+        if (!cancelled) setState({ status: 'signed_out', ended: null, needsSetup: status.needs_setup, mailConfigured, user: null, session: null });
       }
-    })().catch(() => !cancelled && setState({ status: 'signed_out', ended: null, needsSetup: false, user: null, session: null }));
+    })().catch(() => !cancelled && setState({ status: 'signed_out', ended: null, needsSetup: false, mailConfigured: false, user: null, session: null }));
     return () => {
       cancelled = true;
     };
@@ -91,7 +94,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       ...state,
       refresh,
       signedIn(result) {
-        setState({ status: 'signed_in', ended: null, needsSetup: false, user: result.user, session: result.session });
+        setState((s) => ({ ...s, status: 'signed_in', ended: null, needsSetup: false, user: result.user, session: result.session }));
       },
       async signOut() {
         try {

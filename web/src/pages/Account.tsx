@@ -1,5 +1,5 @@
-// The signed-in person's account: password, two-factor authentication (TOTP with recovery
-// codes), passkeys, linked sign-in providers, and API clients.
+// The signed-in person's account: password, email address (when the instance sends mail), two-factor
+// authentication (TOTP with recovery codes), passkeys, linked sign-in providers, and API clients.
 import { startRegistration } from '@simplewebauthn/browser';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Download } from 'lucide-react';
@@ -244,6 +244,34 @@ function Password() {
   );
 }
 
+/** A new address takes effect once confirmed from the link mailed to it. */
+function EmailAddress() {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const change = useMutation({
+    mutationFn: () => api<{ email: string }>('/api/user/email', { method: 'POST', body: { email, password } }),
+    onSuccess: () => setPassword(''),
+  });
+  const submit = submitHandler(() => change.mutate());
+  return (
+    <form className="inline-form" onSubmit={submit}>
+      <label className="field inline">
+        <span>New email address</span>
+        <input name="new-email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} autoComplete="email" required />
+      </label>
+      <label className="field inline">
+        <span>Current password</span>
+        <input name="email-password" type="password" value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="current-password" required />
+      </label>
+      <button type="submit" className="button" disabled={change.isPending}>
+        Change email
+      </button>
+      {change.isError && <p className="error">{problem(change.error)}</p>}
+      {change.isSuccess && <p role="status">A confirmation link was sent to {change.data.email}. Your address changes when you open it (within 24 hours).</p>}
+    </form>
+  );
+}
+
 function ApiClients() {
   const queries = useQueryClient();
   const clients = useQuery({ queryKey: ['api-clients'], queryFn: () => api<Page<ApiClientView>>('/api/user/api-clients', { query: { limit: 200 } }) });
@@ -356,7 +384,7 @@ function ApiClients() {
 }
 
 export default function Account() {
-  const { user } = useSession();
+  const { user, mailConfigured } = useSession();
   useTitle('Account');
   const security = useQuery({ queryKey: ['security'], queryFn: () => api<Security>('/api/user/security') });
   return (
@@ -371,6 +399,11 @@ export default function Account() {
         <Section id="password" title="Password">
           <Password />
         </Section>
+        {mailConfigured && (
+          <Section id="email" title="Email address">
+            <EmailAddress />
+          </Section>
+        )}
         <Section id="two-factor" title="Two-factor authentication">
           {security.data ? <Totp security={security.data} /> : <p className="muted">Loading…</p>}
         </Section>

@@ -1,6 +1,6 @@
 // The instance at a glance, for owners and admins (GET /api/admin/system): this node, the
 // cluster, how big the stores and each team's analytics are, ingest and what it refused today,
-// the webhook backlog, what plugins report (the last backup), and the active settings. It reads
+// the webhook and mail backlogs, what plugins report (the last backup), and the active settings. It reads
 // the figures again every 15 seconds while open.
 import { useQuery } from '@tanstack/react-query';
 import { api, type SystemStatus } from '../api.ts';
@@ -55,6 +55,8 @@ export default function AdminSystem() {
             <Figure label="Waiting to be stored" value={view.cluster.buffer ? formatNumber(view.cluster.buffer.pending) : '—'} testId="system-journal" />
             <Figure label="Analytics data" value={formatBytes(view.stores.analytics.bytes)} testId="system-analytics-bytes" />
             <Figure label="Webhooks queued" value={formatNumber(view.webhooks.pending + view.webhooks.retrying)} testId="system-webhooks" />
+            {view.mail.configured && <Figure label="Mail queued" value={formatNumber(view.mail.pending + view.mail.retrying + view.mail.processing)} testId="system-mail" />}
+            {view.mail.configured && view.mail.failed > 0 && <Figure label="Mail failed (30 days)" value={formatNumber(view.mail.failed)} testId="system-mail-failed" />}
           </section>
 
           <section className="card stack" aria-labelledby="system-cluster">

@@ -2,11 +2,12 @@
 // code), or a passkey without a password, or another provider (the ones the server enabled) or the
 // team's single sign-on. Says why the person is here when they signed out or their session ended;
 // a direct visit shows neither message. A provider's sign-in comes back here with the second-factor
-// challenge in the fragment (#mfa=…) or a reason it was refused (?signin_error=…).
+// challenge in the fragment (#mfa=…) or a reason it was refused (?signin_error=…). Offers a reset
+// link by mail when the instance can send mail.
 import { startAuthentication } from '@simplewebauthn/browser';
 import { Building2, KeyRound } from 'lucide-react';
 import { type ReactNode, useEffect, useState } from 'react';
-import { Navigate, useLocation, useNavigate } from 'react-router';
+import { Link, Navigate, useLocation, useNavigate } from 'react-router';
 import { api, type MfaRequired, type SignedIn } from '../api.ts';
 import { Loading } from '../App.tsx';
 import { ThemeToggle } from '../components/Layout.tsx';
@@ -229,7 +230,19 @@ export default function Login() {
           {returned.notice}
         </p>
       )}
-      <AuthForm onSubmit={submitPassword} error={error} busy={busy} submit="Sign in">
+      <AuthForm
+        onSubmit={submitPassword}
+        error={error}
+        busy={busy}
+        submit="Sign in"
+        after={
+          session.mailConfigured && (
+            <Link to="/forgot-password" className="button link">
+              Forgot password?
+            </Link>
+          )
+        }
+      >
         <label className="field">
           <span>Email</span>
           <input name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} autoComplete="username webauthn" required />

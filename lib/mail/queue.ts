@@ -1,0 +1,121 @@
+// Every write the mail dispatcher makes, in one place: claim due messages, record an attempt's
+// outcome, re-queue stalled claims, discard messages when no SMTP server is set, drop old history.
+// Only the leader calls these, each through `write` (its fenced transaction), so a deposed leader
+// changes nothing. Times are the database's clock, so nodes with skewed clocks agree on what is due.
+import type { TransactionRunner } from '../webhooks/queue.ts';
+import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
+
+/** A message claimed for one attempt. */
+export interface ClaimedMessage {
+  id: string;
+  recipient: string;
+  template: string;
+  params: unknown;
+  locale: string;
+  /** Attempts finished before this one. */
+  attempts: number;
+  claim_token: string;
+}
+
+export interface MailOutcome {
+  ok: boolean;
+  /** Safe category or the server's answer ('550 mailbox unavailable', 'timeout', …); null on success. */
+  error: string | null;
+  /** Seconds until the next attempt, when this one failed and attempts remain. */
+  retryInSeconds: number;
+  maxAttempts: number;
+}
+
+export interface MailQueue {
+  /** Marks up to `limit` due messages as processing and returns them, oldest due first; a claim expires after `leaseSeconds`. */
+  claim(limit: number, leaseSeconds: number): Promise<ClaimedMessage[]>;
+  /** Records the attempt: sent, retrying, or (out of attempts) failed. A finished message loses its params. */
+  complete(message: ClaimedMessage, outcome: MailOutcome): Promise<void>;
+  /** Puts expired claims (their node died mid-attempt) back in the queue, due now. Returns how many. */
+  requeueStalled(): Promise<number>;
+  /** No SMTP server: every waiting message is discarded (and its params cleared). Returns how many. */
+  discardWaiting(): Promise<number>;
+  /** Deletes finished messages older than the retention. */
+  purge(retentionDays: number): Promise<void>;
+  /** Seconds until the next message is due (0 when one is due now), or null when none waits. */
+  secondsUntilNextDue(): Promise<number | null>;
+}
+
+const CLAIM = `
+  WITH chosen AS (
+    SELECT id FROM mail_messages
+     WHERE status IN ('pending', 'retrying') AND next_attempt_at <= now()
+     ORDER BY next_attempt_at, created_at, id
+     LIMIT $1 FOR UPDATE SKIP LOCKED
+  )
+  UPDATE mail_messages m
+     SET status = 'processing', claim_token = gen_random_uuid(), claimed_at = now(),
+         lease_expires_at = now() + make_interval(secs => $2), updated_at = now()
+    FROM chosen c
+   WHERE m.id = c.id
+  RETURNING m.id, m.recipient, m.template, m.params, m.locale, m.attempts, m.claim_token`;
+
+/** Only this claim's row changes: a swept claim's late outcome is ignored. */
+const RECORD_OUTCOME = `
+  UPDATE mail_messages
+     SET attempts = attempts + 1,
+         status = CASE WHEN $2 THEN 'sent' WHEN attempts + 1 >= $5 THEN 'failed' ELSE 'retrying' END,
+         next_attempt_at = CASE WHEN $2 OR attempts + 1 >= $5 THEN next_attempt_at ELSE now() + make_interval(secs => $4) END,
+         completed_at = CASE WHEN $2 OR attempts + 1 >= $5 THEN now() END,
+         params = CASE WHEN $2 OR attempts + 1 >= $5 THEN '{}'::jsonb ELSE params END,
+         error = $3, claim_token = NULL, lease_expires_at = NULL, updated_at = now()
+   WHERE id = $1 AND status = 'processing' AND claim_token = $6`;
+
+/**
+ * Expired claims go back to the queue, due now. Whether the server had taken the message is
+ * unknown: it is sent again (at least once; its Message-ID stays the same, so clients can tell).
+ */
+const REQUEUE_STALLED = `
+  UPDATE mail_messages
+     SET status = CASE WHEN attempts = 0 THEN 'pending' ELSE 'retrying' END,
+         next_attempt_at = now(), claim_token = NULL, lease_expires_at = NULL, updated_at = now()
+   WHERE status = 'processing' AND lease_expires_at < now()`;
+
+const DISCARD = `
+  UPDATE mail_messages
+     SET status = 'discarded', params = '{}'::jsonb, error = 'mail_not_configured', completed_at = now(), updated_at = now()
+   WHERE status IN ('pending', 'retrying', 'processing')`;
+
+const PURGE = `DELETE FROM mail_messages WHERE status IN ('sent', 'failed', 'discarded') AND created_at < now() - make_interval(days => $1)`;
+
+const NEXT_DUE = `
+  SELECT greatest(0, extract(epoch FROM min(next_attempt_at) - now()))::float8 AS seconds
+    FROM mail_messages WHERE status IN ('pending', 'retrying')`;
+
+export function createMailQueue(store: () => MetadataStore, write: TransactionRunner = (fn) => store().transaction(fn)): MailQueue {
+  return {
+    async claim(limit, leaseSeconds) {
+      if (limit <= 0) return [];
+      return (await write((tx) => tx.query<ClaimedMessage>(CLAIM, [limit, leaseSeconds]))).rows;
+    },
+    async complete(message, outcome) {
+      await write((tx) => tx.query(RECORD_OUTCOME, [message.id, outcome.ok, outcome.error, outcome.retryInSeconds, outcome.maxAttempts, message.claim_token]));
+    },
+    async requeueStalled() {
+      return (await write((tx) => tx.query(REQUEUE_STALLED))).rowCount;
+    },
+    async discardWaiting() {
+      return (await write((tx) => tx.query(DISCARD))).rowCount;
+    },
+    async purge(retentionDays) {
+      await write((tx) => tx.query(PURGE, [retentionDays]));
+    },
+    async secondsUntilNextDue() {
+      const { rows } = await store().query<{ seconds: number | null }>(NEXT_DUE);
+      return rows[0]?.seconds ?? null;
+    },
+  };
+}
+
+/** Messages by status that matter to operators (pending, retrying, processing, failed): for /metrics and the system page. */
+export async function mailBacklog(store: MetadataQueryable): Promise<Record<string, number>> {
+  const { rows } = await store.query<{ status: string; n: number }>(
+    `SELECT status, count(*)::int AS n FROM mail_messages WHERE status IN ('pending', 'retrying', 'processing', 'failed') GROUP BY status`,
+  );
+  return Object.fromEntries(rows.map((row) => [row.status, row.n]));
+}
