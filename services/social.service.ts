@@ -5,7 +5,8 @@
 import type { Context, ServiceSchema } from 'moleculer';
 import { writeInstanceAudit } from '../lib/users/admin.ts';
 import { flowCookies, signFlow, takeFlow } from '../lib/auth/federated/flow.ts';
-import { accountOfIdentity, confirmIdentity, linkIdentity, listIdentities, requestConfirmation, unlinkIdentity } from '../lib/auth/federated/identities.ts';
+import { accountOfIdentity, confirmIdentity, linkWithNotice, listIdentities, mailConfirmation, unlinkIdentity } from '../lib/auth/federated/identities.ts';
+import { MAIL_QUEUED } from '../lib/mail/outbox.ts';
 import { redirectTo, refusedLanding, signedInLanding } from '../lib/auth/federated/landing.ts';
 import { callbackUrl, enabledProviders, PROVIDER_IDS, type Provider, type ProviderId } from '../lib/auth/federated/providers.ts';
 import * as F from '../lib/auth/federated/responses.ts';
@@ -70,8 +71,7 @@ export default function createSocialService(runtime: Runtime): ServiceSchema {
       // The account that started the link must still be the one signed in here.
       const user = ctx.meta.user;
       if (!user || user.id !== flow.userId) throw refused('session_changed', 'Sign in again to link a provider');
-      const linked = await linkIdentity(db(), user.id, provider.id, identity.subject, identity.email);
-      if (linked === 'linked') await writeInstanceAudit(db(), { action: 'user.provider_linked', actor: user, target: user, details: `${provider.name} (${identity.email})` });
+      if ((await linkWithNotice(db(), user, provider, identity, 'by the signed-in person')) === 'linked') ctx.broadcast(MAIL_QUEUED, {});
       return { location: `/account?linked=${provider.id}`, cookies: [] };
     }
     const known = await accountOfIdentity(db(), provider.id, identity.subject);
@@ -80,14 +80,14 @@ export default function createSocialService(runtime: Runtime): ServiceSchema {
     if (!account) throw refused('no_account', 'There is no Plumb account for this address; ask for an invitation');
     if (provider.id === 'entra') {
       // The directory's address does not prove the mailbox: its owner confirms by mail first.
-      await requestConfirmation(db(), account.id, provider.id, identity.subject, identity.email);
+      await mailConfirmation(db(), account, provider, identity);
+      ctx.broadcast(MAIL_QUEUED, {});
       return refusedLanding('confirmation_sent');
     }
     // GitHub's primary verified address and a general provider's verified address prove the
     // mailbox, as a password-reset mail would: the identity joins the account, and the second
     // factor (when enrolled) still has to follow.
-    await linkIdentity(db(), account.id, provider.id, identity.subject, identity.email);
-    await writeInstanceAudit(db(), { action: 'user.provider_linked', actor: account, target: account, details: `${provider.name} (${identity.email}) by its verified address` });
+    if ((await linkWithNotice(db(), account, provider, identity, 'by its verified address')) === 'linked') ctx.broadcast(MAIL_QUEUED, {});
     return signedInLanding(sessions, db(), account.id, flow.remember);
   }
 

@@ -1,9 +1,8 @@
 // Social sign-in through real providers on loopback: two OpenID providers (panva's oidc-provider,
 // as the general provider and as the enterprise directory) and a double of GitHub's OAuth and REST
 // endpoints. Each test walks the flow as a browser does: start at Plumb, sign in at the provider,
-// come back to the callback with the flow cookie.
+// come back to the callback with the flow cookie. Mail goes to a real SMTP server on loopback.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { requestConfirmation } from '../../lib/auth/federated/identities.ts';
 import { createUser } from '../../lib/users/users.ts';
 import { as, cookiesOf, type Person, person } from '../support/accounts.ts';
 import { returnTo, startAt, withParam } from '../support/federated.ts';
@@ -11,12 +10,14 @@ import { type GitHubDouble, startGitHubDouble } from '../support/github-double.t
 import { freePort } from '../support/instance.ts';
 import { type OidcTestProvider, signInAt, startOidcTestProvider } from '../support/oidc-test-provider.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
+import { linkIn, type SmtpCapture, startSmtpCapture } from '../support/smtp-capture.ts';
 import { totpAt } from '../support/totp.ts';
 
 let t: TestNode;
 let google: OidcTestProvider;
 let entra: OidcTestProvider;
 let github: GitHubDouble;
+let smtp: SmtpCapture;
 let n = 0;
 const unique = (what: string) => `${what}-${++n}-${Date.now()}`;
 
@@ -26,7 +27,11 @@ beforeAll(async () => {
   google = await startOidcTestProvider({ clientId: 'plumb-google', clientSecret: 'google-secret', redirectUris: [`${publicUrl}/api/auth/oauth/google/callback`] });
   entra = await startOidcTestProvider({ clientId: 'plumb-entra', clientSecret: 'entra-secret', redirectUris: [`${publicUrl}/api/auth/oauth/entra/callback`] });
   github = await startGitHubDouble();
+  smtp = await startSmtpCapture();
   t = await startTestNode({
+    PLUMB_SMTP_URL: smtp.url,
+    PLUMB_MAIL_FROM: 'plumb@example.org',
+    PLUMB_MAIL_SWEEP_SECONDS: '1',
     PLUMB_PORT: String(port),
     PLUMB_PUBLIC_URL: publicUrl,
     PLUMB_LOGIN_RATE_PER_MINUTE: '10000',
@@ -47,7 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.stop();
-  await Promise.all([google?.close(), entra?.close(), github?.close()]);
+  await Promise.all([google?.close(), entra?.close(), github?.close(), smtp?.close()]);
 });
 
 /** The whole round trip of a sign-in: start, sign in at the provider as `account`, come back. */
@@ -87,6 +92,8 @@ describe('sign-in with the general OpenID provider', () => {
     expect([back.status, back.location]).toEqual([303, '/']);
     expect(await whoIs(back.cookie)).toBe(who.email);
     expect((await linkedProviders(who)).find((p) => p.id === 'google')?.identity?.email).toBe(who.email);
+    // Not silently: the account's address hears of the new way in.
+    expect((await smtp.waitFor(who.email, 1))[0].subject).toBe('A new way to sign in was added to your Plumb account');
     // The flow cookie is spent: cleared in the same answer.
     expect(back.setCookies.some((c) => c.startsWith('plumb_signin_flow=;'))).toBe(true);
   });
@@ -188,25 +195,19 @@ describe('GET /api/auth/oauth/{provider}/callback', () => {
 });
 
 describe('sign-in with the enterprise directory', () => {
-  it('does not sign in or link an unknown directory identity by its address: the address must be confirmed by mail', async () => {
+  it('does not sign in or link an unknown directory identity by its address; the mailed link links it, once', async () => {
     const who = await person(t, 'user', `${unique('hal')}@example.com`);
     entra.setAccount(`e-${who.id}`, { email: who.email, email_verified: true, tid: 'tenant-1', oid: `object-${who.id}` });
     const back = await signInWith('entra', `e-${who.id}`);
     expect([back.location, back.cookie]).toEqual(['/login?signin_error=confirmation_sent', '']);
     expect((await linkedProviders(who)).find((p) => p.id === 'entra')?.identity).toBeNull();
-    const { rows } = await t.node.runtime.metadata().query<{ subject: string }>('SELECT subject FROM identity_confirmations WHERE user_id = $1', [who.id]);
-    expect(rows).toEqual([{ subject: `tenant-1/object-${who.id}` }]);
-  });
-
-  it('links the identity from the confirmation link, and signs in with it afterwards', async () => {
-    const who = await person(t, 'user', `${unique('ivy')}@example.com`);
-    entra.setAccount(`e-${who.id}`, { email: who.email, email_verified: true, tid: 'tenant-1', oid: `object-${who.id}` });
-    const token = await requestConfirmation(t.node.runtime.metadata(), who.id, 'entra', `tenant-1/object-${who.id}`, who.email);
-    const confirmed = await returnTo(t, `${t.url}/api/auth/oauth/confirm/${token}`, '');
+    const [mail] = await smtp.waitFor(who.email, 1);
+    expect(mail.subject).toBe('Confirm signing in to Plumb with Microsoft');
+    const link = linkIn(mail, '/api/auth/oauth/confirm/');
+    const confirmed = await returnTo(t, link, '');
     expect(confirmed.location).toBe('/login?linked=entra');
-    expect((await returnTo(t, `${t.url}/api/auth/oauth/confirm/${token}`, '')).location).toBe('/login?signin_error=confirmation_invalid');
-    const back = await signInWith('entra', `e-${who.id}`);
-    expect(await whoIs(back.cookie)).toBe(who.email);
+    expect((await returnTo(t, link, '')).location).toBe('/login?signin_error=confirmation_invalid');
+    expect(await whoIs((await signInWith('entra', `e-${who.id}`)).cookie)).toBe(who.email);
   });
 
   it('links without a confirmation when the signed-in person links it', async () => {
@@ -216,6 +217,9 @@ describe('sign-in with the enterprise directory', () => {
     const back = await returnTo(t, await signInAt(started.authorizationUrl, `e-${who.id}`), `${started.flowCookie}; ${who.cookie}`);
     expect(back.location).toBe('/account?linked=entra');
     expect((await linkedProviders(who)).find((p) => p.id === 'entra')?.identity?.email).toBe('jon.work@corp.example');
+    const [notice] = await smtp.waitFor(who.email, 1);
+    expect(notice.subject).toBe('A new way to sign in was added to your Plumb account');
+    expect(notice.text).toContain('The Microsoft account jon.work@corp.example can now sign in to your Plumb account');
     expect(await whoIs((await signInWith('entra', `e-${who.id}`)).cookie)).toBe(who.email);
   });
 

@@ -4,7 +4,9 @@
 // show. A directory identity on an address it cannot prove waits for a mailed confirmation.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { conflict, notFound } from '../../errors.ts';
+import { enqueueMail } from '../../mail/outbox.ts';
 import type { MetadataQueryable, MetadataStore } from '../../stores/metadata/index.ts';
+import { writeInstanceAudit } from '../../users/admin.ts';
 import type { ProviderId } from './providers.ts';
 import { refused } from './social.ts';
 
@@ -66,6 +68,27 @@ export async function linkIdentity(db: MetadataQueryable, userId: string, provid
   return 'linked';
 }
 
+/**
+ * Links an identity to an account with its audit entry and the security notice to the account's
+ * address, in one transaction: the notice is sent exactly when the link exists.
+ */
+export async function linkWithNotice(
+  store: MetadataStore,
+  user: { id: string; email: string },
+  provider: { id: ProviderId; name: string },
+  identity: { subject: string; email: string },
+  how: string,
+): Promise<'linked' | 'already'> {
+  return store.transaction(async (tx) => {
+    const linked = await linkIdentity(tx, user.id, provider.id, identity.subject, identity.email);
+    if (linked === 'linked') {
+      await writeInstanceAudit(tx, { action: 'user.provider_linked', actor: user, target: user, details: `${provider.name} (${identity.email}) ${how}` });
+      await enqueueMail(tx, { to: user.email, template: 'sign_in_method_linked', params: { provider_name: provider.name, provider_email: identity.email, linked_at: new Date().toISOString() } });
+    }
+    return linked;
+  });
+}
+
 /** Removes a linked provider; 404 when none is linked, 409 when it is the last usable way to sign in. */
 export async function unlinkIdentity(store: MetadataStore, userId: string, provider: string, enabled: readonly string[]): Promise<void> {
   await store.transaction(async (tx) => {
@@ -81,6 +104,15 @@ export async function unlinkIdentity(store: MetadataStore, userId: string, provi
 }
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest();
+
+/** Asks the account's owner, by mail to the account's address, to confirm a directory identity. */
+export async function mailConfirmation(store: MetadataStore, user: { id: string; email: string }, provider: { id: ProviderId; name: string }, identity: { subject: string; email: string }): Promise<void> {
+  await store.transaction(async (tx) => {
+    const token = await requestConfirmation(tx, user.id, provider.id, identity.subject, identity.email);
+    const expiresAt = new Date(Date.now() + CONFIRMATION_HOURS * 3_600_000).toISOString();
+    await enqueueMail(tx, { to: user.email, template: 'sign_in_confirm', params: { provider_name: provider.name, provider_email: identity.email, token, expires_at: expiresAt } });
+  });
+}
 
 /** A pending directory identity for the account with its address; the token goes into the confirmation mail. */
 export async function requestConfirmation(db: MetadataQueryable, userId: string, provider: ProviderId, subject: string, email: string): Promise<string> {
