@@ -4,7 +4,7 @@
 // proved the account. Rules live in lib/auth/federated/; this file wires them to routes.
 import type { Context, ServiceSchema } from 'moleculer';
 import { writeInstanceAudit } from '../lib/users/admin.ts';
-import { flowCookies, signFlow, takeFlow } from '../lib/auth/federated/flow.ts';
+import { type FlowData, flowCookies, signFlow, takeFlow } from '../lib/auth/federated/flow.ts';
 import { accountOfIdentity, confirmIdentity, linkWithNotice, listIdentities, mailConfirmation, unlinkIdentity } from '../lib/auth/federated/identities.ts';
 import { MAIL_QUEUED } from '../lib/mail/outbox.ts';
 import { redirectTo, refusedLanding, signedInLanding } from '../lib/auth/federated/landing.ts';
@@ -12,6 +12,7 @@ import { callbackUrl, enabledProviders, PROVIDER_IDS, type Provider, type Provid
 import * as F from '../lib/auth/federated/responses.ts';
 import { createSocialClient, reasonOf, refused } from '../lib/auth/federated/social.ts';
 import { notFound } from '../lib/errors.ts';
+import { acceptInvitation } from '../lib/teams/invitations.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
 import type { Runtime } from '../lib/runtime.ts';
@@ -49,8 +50,8 @@ export default function createSocialService(runtime: Runtime): ServiceSchema {
   };
 
   /** Signs the flow into the browser's flow cookie and answers with the provider's URL. */
-  async function start(ctx: Ctx<unknown>, provider: Provider, intent: 'login' | 'link', remember: boolean) {
-    const { url, flow } = await client.authorizationUrl(provider, callbackUrl(config.publicUrl, provider.id), { intent, remember, userId: ctx.meta.user?.id });
+  async function start(ctx: Ctx<unknown>, provider: Provider, intent: 'login' | 'link', remember: boolean, invite?: string) {
+    const { url, flow } = await client.authorizationUrl(provider, callbackUrl(config.publicUrl, provider.id), { intent, remember, userId: ctx.meta.user?.id, invite });
     ctx.meta.$responseHeaders = { 'Set-Cookie': cookies.set(await signFlow(sessions, flow)), 'Cache-Control': 'no-store' };
     return { authorization_url: url };
   }
@@ -66,7 +67,7 @@ export default function createSocialService(runtime: Runtime): ServiceSchema {
   }
 
   /** Decides what a proven identity does: link to the signed-in account, sign in, or wait for a confirmation. */
-  async function land(ctx: Ctx<CallbackParams>, provider: Provider, identity: { subject: string; email: string }, flow: { intent: string; remember: boolean; userId?: string }) {
+  async function land(ctx: Ctx<CallbackParams>, provider: Provider, identity: { subject: string; email: string }, flow: FlowData) {
     if (flow.intent === 'link') {
       // The account that started the link must still be the one signed in here.
       const user = ctx.meta.user;
@@ -76,6 +77,14 @@ export default function createSocialService(runtime: Runtime): ServiceSchema {
     }
     const known = await accountOfIdentity(db(), provider.id, identity.subject);
     if (known) return signedInLanding(sessions, db(), known, flow.remember);
+    if (flow.invite) {
+      // The invitation link proved the address: a new account, with this identity as its way in.
+      const joined = await acceptInvitation(db(), flow.invite, { identity: { provider: provider.id, ...identity } }).catch((err: unknown) => {
+        throw (err as { type?: string }).type === 'not_found' ? refused('invitation_invalid', (err as Error).message) : err;
+      });
+      ctx.emit('ops.team.member.added', { team_id: joined.teamId, user_id: joined.user.id, email: joined.user.email, role: joined.role });
+      return signedInLanding(sessions, db(), joined.user.id, flow.remember);
+    }
     const account = await findUserByEmail(db(), identity.email);
     if (!account) throw refused('no_account', 'There is no Plumb account for this address; ask for an invitation');
     if (provider.id === 'entra') {
@@ -110,9 +119,14 @@ export default function createSocialService(runtime: Runtime): ServiceSchema {
         rest: 'POST /api/auth/oauth/:provider/start',
         auth: 'none',
         rateLimit: 'login',
-        params: { ...providerParam, ...rememberMe },
-        openapi: { summary: "Start signing in at a provider: sets the browser's one-time flow cookie and answers the provider's authorization URL", tags, response: F.AuthorizationRedirect, errors: [404, 502] },
-        handler: (ctx: Ctx<{ provider: string; remember_me: boolean }>) => start(ctx, providerOf(ctx.params.provider), 'login', ctx.params.remember_me),
+        params: { ...providerParam, ...rememberMe, invite_token: { type: 'string', min: 16, max: 256, optional: true } },
+        openapi: {
+          summary: "Start signing in at a provider (or accepting an invitation with it: invite_token): sets the browser's one-time flow cookie and answers the provider's authorization URL",
+          tags,
+          response: F.AuthorizationRedirect,
+          errors: [404, 502],
+        },
+        handler: (ctx: Ctx<{ provider: string; remember_me: boolean; invite_token?: string }>) => start(ctx, providerOf(ctx.params.provider), 'login', ctx.params.remember_me, ctx.params.invite_token),
       }),
 
       callback: action({

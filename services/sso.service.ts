@@ -184,7 +184,9 @@ export default function createSsoService(runtime: Runtime): ServiceSchema {
             }
             const email = typeof claims?.email === 'string' ? claims.email.toLowerCase() : '';
             if (!email || claims?.email_verified !== true) throw refused('email_unverified', "The team's provider did not confirm a verified email address");
-            const userId = await ssoAccount(db(), sso, email);
+            const { userId, joined } = await ssoAccount(db(), sso, email);
+            // Just-in-time membership queued its webhook event with the change: the dispatcher may look now.
+            if (joined) ctx.emit('ops.team.member.added', { team_id: sso.teamId, user_id: userId, email, role: 'member' });
             return redirectTo(ctx.meta, config, await signedInLanding(sessions, db(), userId, flow.remember), cookies.clear);
           } catch (err) {
             const reason = reasonOf(err);

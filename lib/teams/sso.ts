@@ -136,7 +136,7 @@ export async function ssoOfTeam(db: MetadataQueryable, box: SecretBox, teamId: s
  * as a member. An existing account outside the team is never taken over through the team's provider:
  * it joins through an invitation. Instance owners and admins keep signing in their own ways.
  */
-export async function ssoAccount(store: MetadataStore, sso: SsoSecrets, email: string): Promise<string> {
+export async function ssoAccount(store: MetadataStore, sso: SsoSecrets, email: string): Promise<{ userId: string; joined: boolean }> {
   if (!sso.allowedDomains.includes(domainOf(email))) throw refused('domain_not_allowed', "This address's domain is not allowed by the team's single sign-on");
   return store.transaction(async (tx) => {
     const user = await findUserByEmail(tx, email);
@@ -144,7 +144,7 @@ export async function ssoAccount(store: MetadataStore, sso: SsoSecrets, email: s
       const { rows } = await tx.query<{ role: string }>('SELECT role FROM team_members WHERE team_id = $1 AND user_id = $2', [sso.teamId, user.id]);
       if (!rows[0]) throw refused('not_a_member', 'This account is not a member of the team; ask a team admin for an invitation');
       if (user.role !== 'user') throw refused('instance_admin', 'Instance owners and admins sign in with their password, passkey or linked provider, not a team’s single sign-on');
-      return user.id;
+      return { userId: user.id, joined: false };
     }
     if (!sso.jitEnabled) throw refused('not_a_member', 'There is no account for this address; ask a team admin for an invitation');
     const team = await lockTeam(tx, sso.teamId);
@@ -153,6 +153,6 @@ export async function ssoAccount(store: MetadataStore, sso: SsoSecrets, email: s
     await tx.query("INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, 'member')", [sso.teamId, created.id]);
     await queueOperationalEvent(tx, 'team.member.added', { team_id: sso.teamId, user_id: created.id, email: created.email, role: 'member' });
     await writeAudit(tx, { teamId: sso.teamId, action: 'member.joined_by_sso', actor: created, target: created, details: 'joined as member through single sign-on' });
-    return created.id;
+    return { userId: created.id, joined: true };
   });
 }

@@ -3,6 +3,7 @@
 // endpoints. Each test walks the flow as a browser does: start at Plumb, sign in at the provider,
 // come back to the callback with the flow cookie. Mail goes to a real SMTP server on loopback.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createInvitation } from '../../lib/teams/invitations.ts';
 import { createUser } from '../../lib/users/users.ts';
 import { as, cookiesOf, type Person, person } from '../support/accounts.ts';
 import { returnTo, startAt, withParam } from '../support/federated.ts';
@@ -294,5 +295,44 @@ describe('linking and unlinking providers', () => {
     expect((await signInWith('google', `g-${who.id}`)).location).toBe('/');
     expect((await as(t, who, 'DELETE', '/api/user/security/providers/google')).status).toBe(204);
     expect((await linkedProviders(who)).find((p) => p.id === 'google')?.identity).toBeNull();
+  });
+});
+
+describe('accepting an invitation with a provider', () => {
+  async function invitation(email: string) {
+    const inviter = await person(t, 'admin');
+    return (await createInvitation(t.node.runtime.metadata(), inviter, t.team.id, email, 'member')).token;
+  }
+
+  it('creates the account of the invited address with the identity as its way in, without a confirmation', async () => {
+    const email = `${unique('uma')}@example.com`;
+    const token = await invitation(email);
+    entra.setAccount(`invited-${n}`, { email, email_verified: true, tid: 'tenant-3', oid: `object-${n}` });
+    const started = await startAt(t, '/api/auth/oauth/entra/start', { invite_token: token });
+    const back = await returnTo(t, await signInAt(started.authorizationUrl, `invited-${n}`), started.flowCookie);
+    expect(back.location).toBe('/');
+    expect(await whoIs(back.cookie)).toBe(email);
+    const { rows } = await t.node.runtime.metadata().query<{ role: string; has_password: boolean }>(
+      'SELECT tm.role, u.password_hash IS NOT NULL AS has_password FROM users u JOIN team_members tm ON tm.user_id = u.id WHERE u.email = $1 AND tm.team_id = $2',
+      [email, t.team.id],
+    );
+    expect(rows).toEqual([{ role: 'member', has_password: false }]);
+  });
+
+  it('refuses a provider account whose address is not the invited one', async () => {
+    const token = await invitation(`${unique('vic')}@example.com`);
+    const account = unique('other');
+    google.setAccount(account, { email: `${unique('someone-else')}@example.com`, email_verified: true });
+    const started = await startAt(t, '/api/auth/oauth/google/start', { invite_token: token });
+    const back = await returnTo(t, await signInAt(started.authorizationUrl, account), started.flowCookie);
+    expect([back.location, back.cookie]).toEqual(['/login?signin_error=invitation_mismatch', '']);
+  });
+
+  it('refuses an invitation link that is not valid', async () => {
+    const email = `${unique('wes')}@example.com`;
+    google.setAccount(`wes-${n}`, { email, email_verified: true });
+    const started = await startAt(t, '/api/auth/oauth/google/start', { invite_token: 'not-a-real-invitation-token' });
+    const back = await returnTo(t, await signInAt(started.authorizationUrl, `wes-${n}`), started.flowCookie);
+    expect(back.location).toBe('/login?signin_error=invitation_invalid');
   });
 });

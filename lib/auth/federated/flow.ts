@@ -21,6 +21,8 @@ export interface FlowData {
   /** The account that started a link; the team of a single sign-on. */
   userId?: string;
   teamId?: string;
+  /** The invitation link's token, when the person accepts an invitation with the provider. */
+  invite?: string;
 }
 
 const cookiePath = '/api/auth/';

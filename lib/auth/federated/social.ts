@@ -59,7 +59,7 @@ export function createSocialClient(network: ProviderNetwork) {
     configurationOf,
 
     /** The provider's authorization URL for a new flow, and the flow to keep in the browser. */
-    async authorizationUrl(provider: Provider, redirectUri: string, flow: Pick<FlowData, 'intent' | 'remember' | 'userId'>): Promise<{ url: string; flow: FlowData }> {
+    async authorizationUrl(provider: Provider, redirectUri: string, flow: Pick<FlowData, 'intent' | 'remember' | 'userId' | 'invite'>): Promise<{ url: string; flow: FlowData }> {
       const config = await configFor(provider).catch((err: unknown) => {
         throw new PlumbError(502, 'unavailable', `${provider.name} cannot be reached right now: ${(err as Error).message}`);
       });

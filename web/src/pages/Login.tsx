@@ -36,6 +36,9 @@ const SIGN_IN_ERRORS: Record<string, string> = {
   sso_removed: 'That team no longer signs in with single sign-on.',
   identity_in_use: 'That account at the provider is linked to another Plumb account.',
   provider_already_linked: 'Another account at that provider is already linked.',
+  invitation_mismatch: "The provider's email address is not the one the invitation was sent to.",
+  invitation_invalid: 'That invitation link is not valid, used or expired.',
+  account_exists: 'An account with this email already exists: sign in with it, then open the invitation link again.',
 };
 
 interface SignInOptions {
