@@ -24,6 +24,7 @@ let entra: OidcTestProvider;
 let teamIdp: OidcTestProvider;
 let github: GitHubDouble;
 let teamId: string;
+let inviteUrl: string;
 const findings: AxeFinding[] = [];
 
 /** A new browser context: nobody signed in. */
@@ -78,6 +79,12 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   const teams = await fetch(`${instance.url}/api/user/teams`, { headers: { Cookie: await ownerCookie() } });
   teamId = ((await teams.json()) as { items: { id: string }[] }).items[0].id;
+  const invited = await fetch(`${instance.url}/api/user/teams/${teamId}/members`, {
+    method: 'POST',
+    headers: { Cookie: await ownerCookie(), 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: 'newcomer@example.com', role: 'member' }),
+  });
+  inviteUrl = ((await invited.json()) as { invite_url: string }).invite_url.replace('127.0.0.1', 'localhost');
   browser = await launchChromium();
 }, 90_000);
 
@@ -204,8 +211,23 @@ describe('team single sign-on', () => {
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByText('kim@colleagues.example').first().waitFor(WAIT);
   }, 90_000);
+});
 
-  it('finds no serious accessibility problems on the pages it showed', () => {
+describe('accepting an invitation with a provider', () => {
+  it('creates the invited account from the provider on the invitation page', async () => {
+    google.setAccount('newcomer-at-google', { email: 'newcomer@example.com', email_verified: true });
+    await freshPage();
+    await page.goto(inviteUrl);
+    await page.getByRole('button', { name: 'Join with Google' }).click();
+    await atProvider('newcomer-at-google');
+    await signedIn();
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByText('newcomer@example.com').first().waitFor(WAIT);
+  }, 60_000);
+});
+
+describe('the pages it showed', () => {
+  it('have no serious accessibility problems', () => {
     expect(findings).toEqual([]);
   });
 });
