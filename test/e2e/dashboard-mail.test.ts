@@ -110,6 +110,17 @@ describe('changing the email address in the dashboard', () => {
     await signIn(NEW_EMAIL, NEW_PASSWORD);
   }, 60_000);
 
+});
+
+describe('the system page, and every page seen', () => {
+  it('shows the mail queue on the system page', async () => {
+    await page.goto(`${base}/admin/system`);
+    const figure = page.getByTestId('system-mail');
+    await figure.waitFor(WAIT);
+    expect(await page.locator('.kpi', { has: figure }).locator('.kpi-label').textContent()).toBe('Mail queued');
+    expect(await figure.textContent()).toMatch(/^\d+$/);
+  }, 30_000);
+
   it('breaks no accessibility rule and asks nothing of another origin', () => {
     expect(findings).toEqual([]);
     expect(foreignRequests(requests, base)).toEqual([]);

@@ -33,7 +33,7 @@ describe('plumb serve on a fresh data dir', () => {
 
   it('reports its version at /api/status', async () => {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-    expect((await request(`${instance.url}/api/status`)).body).toEqual({ needs_setup: true, version: pkg.version, ready: true, tracker_script_path: '/plumb.js' });
+    expect((await request(`${instance.url}/api/status`)).body).toEqual({ needs_setup: true, version: pkg.version, ready: true, tracker_script_path: '/plumb.js', mail_configured: false });
   });
 
   it('generates a JWT secret of at least 32 bytes in the data dir', () => {
