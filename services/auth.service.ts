@@ -6,7 +6,7 @@ import { verifyPassword } from '../lib/auth/passwords.ts';
 import { principalsChanged } from '../lib/auth/principal-cache.ts';
 import * as A from '../lib/auth/responses.ts';
 import { sessionView, signedInView } from '../lib/auth/session-view.ts';
-import type { Authenticated } from '../lib/auth/sessions.ts';
+import { type Authenticated, MFA_CHALLENGE_SECONDS } from '../lib/auth/sessions.ts';
 import { writeAudit } from '../lib/audit/audit.ts';
 import { conflict, PlumbError } from '../lib/errors.ts';
 import { MAIL_QUEUED } from '../lib/mail/outbox.ts';
@@ -26,8 +26,6 @@ const credentials = { email: 'string|min:3|max:254|trim', password: 'string|min:
 /** "Keep me signed in": the same switch on every way of signing in (setup, login, passkey). */
 const rememberMe = { remember_me: { type: 'boolean', optional: true, default: false, convert: true } } as const;
 
-/** How long an MFA challenge token from /api/login stays usable. */
-export const MFA_CHALLENGE_SECONDS = 300;
 
 export default function createAuthService(runtime: Runtime): ServiceSchema {
   const { config } = runtime;

@@ -19,6 +19,8 @@ import createMailService from './mail.service.ts';
 import createNodeService from './node.service.ts';
 import createSecurityService from './security.service.ts';
 import createShareService from './share.service.ts';
+import createSocialService from './social.service.ts';
+import createSsoService from './sso.service.ts';
 import createSitesService from './sites.service.ts';
 import createTeamsService from './teams.service.ts';
 import createUsersService from './users.service.ts';
@@ -31,6 +33,8 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
   createIngestService,
   createAuthService,
   createSecurityService,
+  createSocialService,
+  createSsoService,
   createUsersService,
   createTeamsService,
   createSitesService,

@@ -13,6 +13,7 @@ import {
   renamePasskey,
   securityOverview,
 } from '../lib/auth/passkeys.ts';
+import { enabledProviders } from '../lib/auth/federated/providers.ts';
 import { consumeRecoveryCode, replaceRecoveryCodes } from '../lib/auth/recovery-codes.ts';
 import * as A from '../lib/auth/responses.ts';
 import { createSecretBox } from '../lib/auth/secret-box.ts';
@@ -26,7 +27,7 @@ import { NoContent } from '../lib/openapi/responses.ts';
 import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
-import { MFA_CHALLENGE_SECONDS } from './auth.service.ts';
+import { MFA_CHALLENGE_SECONDS } from '../lib/auth/sessions.ts';
 
 type Ctx<P = Record<string, never>> = Context<P, RequestMeta>;
 
@@ -274,7 +275,7 @@ export default function createSecurityService(runtime: Runtime): ServiceSchema {
         params: { id: 'uuid' },
         openapi: { summary: 'Remove a passkey; refused (409) when it is the last way to sign in', tags: ['security'], successStatus: 204, response: NoContent, errors: [409] },
         async handler(ctx: Ctx<{ id: string }>) {
-          await deletePasskey(db(), ctx.meta.user!.id, ctx.params.id);
+          await deletePasskey(db(), ctx.meta.user!.id, ctx.params.id, enabledProviders(config).map((p) => p.id));
           ctx.meta.$statusCode = 204;
           return null;
         },

@@ -17,6 +17,7 @@ import { BRAND } from '../brand.ts';
 import { conflict, notFound, PlumbError, validationFailed } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 import { pageOf } from '../pagination.ts';
+import { usableSignInMethods } from './federated/identities.ts';
 
 /** Enough for every device a person owns; keeps excludeCredentials lists short. */
 export const MAX_PASSKEYS_PER_USER = 20;
@@ -170,13 +171,13 @@ export async function renamePasskey(db: MetadataQueryable, userId: string, id: s
  * Removes a passkey unless it is the last way to sign in (no password, no other passkey). The user
  * row is locked so two deletions at once cannot each think the other passkey remains.
  */
-export async function deletePasskey(store: MetadataStore, userId: string, id: string): Promise<void> {
+export async function deletePasskey(store: MetadataStore, userId: string, id: string, enabledProviders: readonly string[] = []): Promise<void> {
   await store.transaction(async (tx) => {
-    const { rows: users } = await tx.query<{ has_password: boolean }>('SELECT password_hash IS NOT NULL AS has_password FROM users WHERE id = $1 FOR UPDATE', [userId]);
+    const methods = await usableSignInMethods(tx, userId, enabledProviders);
     const { rows: keys } = await tx.query<{ id: string }>('SELECT id FROM passkeys WHERE user_id = $1', [userId]);
     if (!keys.some((k) => k.id === id)) throw notFound('Passkey not found');
-    if (!users[0]?.has_password && keys.length === 1) {
-      throw conflict('This is your only way to sign in: add another passkey or set a password before removing it');
+    if (methods <= 1) {
+      throw conflict('This is your only way to sign in: add another passkey, set a password or link a provider before removing it');
     }
     await tx.query('DELETE FROM passkeys WHERE id = $1 AND user_id = $2', [id, userId]);
   });

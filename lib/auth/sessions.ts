@@ -10,6 +10,9 @@ import { unauthorized, unavailable } from '../errors.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
 import type { InstanceRole } from './roles.ts';
 
+/** How long an MFA challenge token from a first sign-in step (password, passkey, provider) stays usable. */
+export const MFA_CHALLENGE_SECONDS = 300;
+
 export const SESSION_COOKIE = 'plumb_session';
 export const REMEMBER_COOKIE = 'plumb_remember';
 

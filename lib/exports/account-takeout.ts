@@ -1,7 +1,8 @@
 // A person's own account data as one download: profile, teams and sites with their roles, API
 // clients, sign-in methods and the audit entries about them. Nothing that lets anyone sign in or
 // call the API is in it: no password hash, TOTP secret, recovery code, token or token hash, and
-// of a passkey only its name and dates (its key material stays with the account).
+// of a passkey only its name and dates (its key material stays with the account), of a linked
+// sign-in provider only which one, its address and dates.
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { listSites } from '../sites/sites-admin.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
@@ -100,6 +101,18 @@ async function accountTables(db: MetadataQueryable, user: UserPrincipal): Promis
         ['last_used_at', 'timestamp', isoSql('last_used_at')],
       ],
       'FROM passkeys WHERE user_id = $1 ORDER BY created_at, id',
+      params,
+    ),
+    await metadataTable(
+      db,
+      'sign_in_providers',
+      [
+        ['provider', 'string', 'provider'],
+        ['email', 'string', 'email'],
+        ['created_at', 'timestamp', isoSql('created_at')],
+        ['last_used_at', 'timestamp', isoSql('last_used_at')],
+      ],
+      'FROM user_identities WHERE user_id = $1 ORDER BY created_at, provider',
       params,
     ),
     // Team entries and instance entries in one list, newest first, each saying which log it is from.

@@ -26,6 +26,9 @@ export interface TemplateParams {
   email_changed: { old_email: string; new_email: string; changed_at: string };
   totp_disabled: { disabled_at: string; by_admin: boolean };
   passkey_added: { name: string; added_at: string };
+  /** A directory identity waits for the account's owner to confirm it (lib/auth/federated/identities.ts). */
+  sign_in_confirm: { provider_name: string; provider_email: string; token: string; expires_at: string };
+  sign_in_method_linked: { provider_name: string; provider_email: string; linked_at: string };
 }
 
 export type TemplateName = keyof TemplateParams;
@@ -134,6 +137,20 @@ export const TEMPLATES: { [N in TemplateName]: Template<TemplateParams[N]> } = {
     letter({
       subject: `A passkey was added to your ${BRAND} account`,
       paragraphs: [`A passkey named "${p.name}" was added to your ${BRAND} account at ${when(p.added_at)}.`, notYou],
+    }),
+
+  sign_in_confirm: (p, c) =>
+    letter({
+      subject: `Confirm signing in to ${BRAND} with ${p.provider_name}`,
+      paragraphs: [`Someone signed in with the ${p.provider_name} account ${p.provider_email} and asked to use it for your ${BRAND} account.`],
+      action: { label: `Use ${p.provider_name} to sign in`, url: `${c.publicUrl}/api/auth/oauth/confirm/${encodeURIComponent(p.token)}` },
+      after: [`The link works once, until ${when(p.expires_at)}. If this was not you, ignore this message: nothing changes.`],
+    }),
+
+  sign_in_method_linked: (p) =>
+    letter({
+      subject: `A new way to sign in was added to your ${BRAND} account`,
+      paragraphs: [`The ${p.provider_name} account ${p.provider_email} can now sign in to your ${BRAND} account; it was linked at ${when(p.linked_at)}.`, notYou],
     }),
 };
 

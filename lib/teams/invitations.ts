@@ -3,11 +3,14 @@
 // without saying yes. The link carries a random token shown once; only its SHA-256 is stored, so a
 // database leak opens no team. Someone with an account accepts while signed in as the invited
 // email (from the link, or from their pending invitations in the dashboard); someone without one
-// creates it from the link. The link is also mailed to the invited address (when the instance
+// creates it from the link, with a password or a sign-in provider. The link is also mailed to the invited address (when the instance
 // has mail). An invitation lives 7 days, can be resent (new token, new expiry, old
 // token dead), revoked or declined, and is used once.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { teamRoleOf } from '../auth/access.ts';
+import { linkIdentity } from '../auth/federated/identities.ts';
+import type { ProviderId } from '../auth/federated/providers.ts';
+import { refused } from '../auth/federated/social.ts';
 import type { TeamRole } from '../auth/roles.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
@@ -141,8 +144,12 @@ interface TokenRow {
   archived: boolean;
 }
 
-/** Someone signed in as the invited email accepts, or the invited person creates their account. */
-export type Acceptance = { signedIn: UserPrincipal } | { password: string | undefined };
+/**
+ * Someone signed in as the invited email accepts, or the invited person creates their account:
+ * with a password, or with the provider identity they just signed in with (its address must be
+ * the invited one).
+ */
+export type Acceptance = { signedIn: UserPrincipal } | { password: string | undefined } | { identity: { provider: ProviderId; subject: string; email: string } };
 
 interface Joined {
   user: UserPrincipal;
@@ -173,6 +180,14 @@ export async function acceptInvitation(store: MetadataStore, token: string, how:
     if (!invitation.live) throw notFound('This invitation has expired; ask for a new one');
     if (invitation.archived) throw conflict('This team is archived; it accepts no new members');
     if ('signedIn' in how) return join(tx, invitation, invitedPerson(how.signedIn, invitation.email));
+    if ('identity' in how) {
+      // The link proves the mailbox; the provider's account must be the one of that address.
+      if (how.identity.email !== invitation.email.toLowerCase()) throw refused('invitation_mismatch', "The provider's address is not the invited one");
+      if (await findUserByEmail(tx, invitation.email)) throw refused('account_exists', 'An account with this email already exists: sign in with it, then open the invitation link again');
+      const user = await createUser(tx, { email: invitation.email, role: 'user' });
+      await linkIdentity(tx, user.id, how.identity.provider, how.identity.subject, how.identity.email);
+      return join(tx, invitation, user);
+    }
     // The link's holder proves the email by holding it, but an existing account is proved only by
     // signing in to it: the password typed here must not become a second way in.
     if (await findUserByEmail(tx, invitation.email)) throw conflict('An account with this email already exists: sign in with it, then open this link again to join');

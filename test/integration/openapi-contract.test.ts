@@ -57,10 +57,11 @@ describe('GET /api/docs/v1/openapi.json', () => {
   it('types the success answer of every operation: a JSON schema, or a content type that is not JSON, or no body', () => {
     const untyped = operations()
       .filter(({ op }) => {
-        const [status, success] = Object.entries(op.responses).find(([code]) => code < '300')!;
+        // A browser sign-in callback succeeds with a redirect (303) and no body.
+        const [status, success] = Object.entries(op.responses).find(([code]) => code < '300' || code === '303')!;
         const json = success.content?.['application/json'];
         if (json) return Object.keys(json.schema ?? {}).length === 0;
-        return status !== '204' && status !== '202' && !success.content;
+        return status !== '204' && status !== '202' && status !== '303' && !success.content;
       })
       .map(({ route }) => route);
     expect(untyped).toEqual([]);

@@ -52,6 +52,12 @@ const steps = [
   { type: 'path' as const, path_pattern: '/a' },
   { type: 'path' as const, path_pattern: '/b' },
 ];
+/** A new team already connected to single sign-on, for the route that disconnects it. */
+const freshSsoTeam = async (fx: Fixture) => {
+  const id = await fx.freshTeam();
+  await fx.t.node.runtime.metadata().query("INSERT INTO team_sso (team_id, issuer, client_id, client_secret) VALUES ($1, 'https://idp.example', 'matrix', 'v1.sealed')", [id]);
+  return id;
+};
 const freshGoal = async (fx: Fixture) => ({
   goalId: (await createGoal(fx.t.node.runtime.metadata(), fx.people['site-owner']!, fx.siteId, { name: fresh('goal'), type: 'path', path_pattern: '/m' })).id,
 });
@@ -134,6 +140,17 @@ const MATRIX: Record<string, Entry> = {
   'POST /api/auth/reset-password': { allow: 'everyone', body: () => ({ token: 'not-a-real-reset-token', password: 'a long enough password' }) },
   'POST /api/user/email/confirm': { allow: 'everyone', body: () => ({ token: 'not-a-real-confirmation-token' }) },
   'POST /api/auth/accept-invite': { allow: 'everyone', body: () => ({ token: 'not-a-real-invitation-token', password: 'a long enough password' }) },
+  // Sign-in at other providers (GitHub is enabled on this node; its endpoints are never reached
+  // before the provider's page): public starts and callbacks answer everyone alike.
+  'GET /api/auth/providers': { allow: 'everyone' },
+  'POST /api/auth/oauth/{provider}/start': { allow: 'everyone', params: () => ({ provider: 'github' }) },
+  'GET /api/auth/oauth/{provider}/callback': { allow: 'everyone', params: () => ({ provider: 'github' }), query: 'code=x&state=y' },
+  'GET /api/auth/oauth/confirm/{token}': { allow: 'everyone', params: () => ({ token: 'not-a-real-confirmation-token-at-all' }) },
+  'POST /api/auth/sso/start': { allow: 'everyone', body: () => ({ email: 'someone@no-sso.example' }) },
+  'GET /api/auth/sso/callback': { allow: 'everyone', query: 'code=x&state=y' },
+  'GET /api/user/security/providers': { allow: SIGNED_IN },
+  'POST /api/user/security/providers/{provider}/link': { allow: SIGNED_IN, params: () => ({ provider: 'github' }) },
+  'DELETE /api/user/security/providers/{provider}': { allow: SIGNED_IN, ownResource: true, params: () => ({ provider: 'github' }) },
   // Own account and security.
   'GET /api/user/me': { allow: SIGNED_IN },
   'GET /api/user/takeout': { allow: SIGNED_IN },
@@ -187,6 +204,15 @@ const MATRIX: Record<string, Entry> = {
   },
   'DELETE /api/user/teams/{id}/invitations/{invitationId}': { allow: INSTANCE_ADMINS, params: async (fx) => ({ id: fx.teamId, invitationId: await fx.freshInvitation(fx.teamId) }) },
   'GET /api/user/teams/{id}/audit': { allow: INSTANCE_ADMINS, params: (fx) => ({ id: fx.teamId }) },
+  // Team single sign-on: team owners and admins (and instance owners and admins, who administer every team).
+  'GET /api/teams/{id}/sso': { allow: INSTANCE_ADMINS, params: (fx) => ({ id: fx.teamId }) },
+  'PUT /api/teams/{id}/sso': {
+    allow: INSTANCE_ADMINS,
+    params: async (fx) => ({ id: await fx.freshTeam() }),
+    body: () => ({ issuer: 'https://idp.example', client_id: 'matrix', client_secret: 'matrix secret', allowed_domains: [`${fresh('sso')}.example`] }),
+  },
+  'DELETE /api/teams/{id}/sso': { allow: INSTANCE_ADMINS, params: async (fx) => ({ id: await freshSsoTeam(fx) }) },
+  'POST /api/teams/{id}/sso/test': { allow: INSTANCE_ADMINS, params: (fx) => ({ id: fx.teamId }), body: () => ({ issuer: 'https://127.0.0.1:9' }) },
   // Sites.
   'GET /api/sites': { allow: [...SIGNED_IN, 'client-scoped'] },
   'POST /api/sites': { allow: INSTANCE_ADMINS, body: (fx) => ({ domain: `${fresh('matrix')}.example`, team_id: fx.teamId }) },
@@ -323,7 +349,7 @@ const archivesTarget = mkdtempSync(join(tmpdir(), 'plumb-matrix-archives-'));
 
 beforeAll(async () => {
   // The favicon upstream is a closed local port: the proxy answers its placeholder without leaving the machine.
-  t = await startTestNode({ PLUMB_PLUGINS: './plugins/examples/notes,archives', PLUMB_ARCHIVES_TARGET: archivesTarget, PLUMB_FAVICON_UPSTREAM: 'http://127.0.0.1:9/', PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM: 'true', PLUMB_LOGIN_RATE_PER_MINUTE: '100000', PLUMB_LOGIN_BURST: '100000', PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
+  t = await startTestNode({ PLUMB_PLUGINS: './plugins/examples/notes,archives', PLUMB_ARCHIVES_TARGET: archivesTarget, PLUMB_FAVICON_UPSTREAM: 'http://127.0.0.1:9/', PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM: 'true', PLUMB_GITHUB_CLIENT_ID: 'matrix', PLUMB_GITHUB_CLIENT_SECRET: 'matrix secret', PLUMB_LOGIN_RATE_PER_MINUTE: '100000', PLUMB_LOGIN_BURST: '100000', PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
   fx = await buildFixture(t);
   const doc = (await (await fetch(`${t.url}/api/docs/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
   documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));
@@ -363,6 +389,8 @@ describe('the permission matrix', () => {
         headers: { ...headers, ...(sendsBody ? { 'Content-Type': bytes ? 'application/octet-stream' : 'application/json' } : {}) },
         body: bytes ?? (sendsBody ? JSON.stringify(entry.body?.(fx) ?? {}) : undefined),
         signal: abort.signal,
+        // A sign-in callback answers with a redirect: its status is the outcome.
+        redirect: 'manual',
       });
       if (entry.stream && res.status === 200) abort.abort();
       else await res.arrayBuffer();

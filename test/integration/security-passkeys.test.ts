@@ -249,7 +249,7 @@ describe('DELETE /api/user/security/passkeys/:id', () => {
     const ana = await passwordless();
     const first = ((await addPasskey(ana, new SoftwareAuthenticator({ origin: ORIGIN }))).body.passkey as { id: string }).id;
     const lone = await as(t, ana, 'DELETE', `/api/user/security/passkeys/${first}`);
-    expect([lone.status, lone.body]).toEqual([409, { message: 'This is your only way to sign in: add another passkey or set a password before removing it', code: 'conflict' }]);
+    expect([lone.status, lone.body]).toEqual([409, { message: 'This is your only way to sign in: add another passkey, set a password or link a provider before removing it', code: 'conflict' }]);
     const second = ((await addPasskey(ana, new SoftwareAuthenticator({ origin: ORIGIN }))).body.passkey as { id: string }).id;
     expect((await as(t, ana, 'DELETE', `/api/user/security/passkeys/${first}`)).status).toBe(204);
     expect((await as(t, ana, 'DELETE', `/api/user/security/passkeys/${second}`)).status).toBe(409);

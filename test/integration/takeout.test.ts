@@ -249,7 +249,7 @@ describe('GET /api/user/takeout', () => {
     const entries = await readZip(bytes);
     const manifest = JSON.parse(entries.get('manifest.json')!.toString());
     expect(manifest).toMatchObject({ kind: 'plumb-account-takeout', version: 1, format: 'ndjson', user: { id: me.id, email: me.email } });
-    expect(manifest.tables.map((table: { name: string }) => table.name)).toEqual(['profile', 'teams', 'sites', 'api_clients', 'sign_in', 'passkeys', 'audit']);
+    expect(manifest.tables.map((table: { name: string }) => table.name)).toEqual(['profile', 'teams', 'sites', 'api_clients', 'sign_in', 'passkeys', 'sign_in_providers', 'audit']);
     const table = (name: string) => rowsOf('ndjson', entries.get(`${name}.ndjson`)!);
     expect(await table('profile')).toEqual([expect.objectContaining({ id: me.id, email: me.email, role: 'user' })]);
     expect(await table('sites')).toEqual([{ id: seeded.site.id, domain: 'takeout.example', team_id: seeded.site.team_id, timezone: 'Europe/Berlin', role: 'admin' }]);
@@ -278,7 +278,7 @@ describe('GET /api/user/takeout', () => {
     const { res, bytes } = await download(`${t.url}/api/user/takeout`, instanceOwner);
     expect(res.status).toBe(200);
     const sheets = await readWorkbook(bytes);
-    expect(sheets.map((s) => s.name)).toEqual(['manifest', 'profile', 'teams', 'sites', 'api_clients', 'sign_in', 'passkeys', 'audit']);
+    expect(sheets.map((s) => s.name)).toEqual(['manifest', 'profile', 'teams', 'sites', 'api_clients', 'sign_in', 'passkeys', 'sign_in_providers', 'audit']);
     expect(sheets[1].rows[1]).toEqual(expect.arrayContaining([instanceOwner.id, instanceOwner.email, 'owner']));
     expect((await fetch(`${t.url}/api/user/takeout`)).status).toBe(401);
   });

@@ -18,6 +18,8 @@ const hostileParams: { [N in TemplateName]: TemplateParams[N] } = {
   email_changed: { old_email: HOSTILE, new_email: HOSTILE, changed_at: '2026-11-25T06:00:00.000Z' },
   totp_disabled: { disabled_at: '2026-11-25T06:00:00.000Z', by_admin: false },
   passkey_added: { name: HOSTILE, added_at: '2026-11-25T06:00:00.000Z' },
+  sign_in_confirm: { provider_name: HOSTILE, provider_email: HOSTILE, token: 'tok"en', expires_at: '2026-11-26T06:00:00.000Z' },
+  sign_in_method_linked: { provider_name: HOSTILE, provider_email: HOSTILE, linked_at: '2026-11-25T06:00:00.000Z' },
 };
 
 describe('mail templates', () => {
@@ -37,6 +39,7 @@ describe('mail templates', () => {
       'https://analytics.example.org/reset-password?token=a%20b%2Fc',
     );
     expect(renderMail('invitation', hostileParams.invitation, context).html).toContain('href="https://analytics.example.org/invite/tok%22en"');
+    expect(renderMail('sign_in_confirm', hostileParams.sign_in_confirm, context).text).toContain('https://analytics.example.org/api/auth/oauth/confirm/tok%22en');
   });
 
   it('says when a link stops working, in UTC', () => {

@@ -1,8 +1,9 @@
 // Accepting a team invitation from its link. Signed in as the invited email, one click joins the
 // team; without an account, choosing a password creates it, joins and signs in. Someone who has an
-// account but is signed out signs in first and comes back here.
+// account but is signed out signs in first and comes back here. A new account can also come from a
+// sign-in provider the instance offers, when its address is the invited one.
 import { useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { Loading } from '../App.tsx';
 import { api, type SessionAnswer } from '../api.ts';
@@ -18,6 +19,10 @@ export default function AcceptInvite() {
   const queries = useQueryClient();
   const [password, setPassword] = useState('');
   const { error, busy, run } = useBusyAction();
+  const [providers, setProviders] = useState<{ id: string; name: string }[]>([]);
+  useEffect(() => {
+    api<{ providers: { id: string; name: string }[] }>('/api/auth/providers', { session: false }).then((o) => setProviders(o.providers), () => undefined);
+  }, []);
   if (session.status === 'loading') return <Loading />;
 
   if (session.status === 'signed_in' && session.user) {
@@ -67,6 +72,29 @@ export default function AcceptInvite() {
       >
         <NewPasswordField value={password} onChange={setPassword} />
       </AuthForm>
+      {providers.length > 0 && (
+        <div className="stack">
+          <div className="divider">
+            <span>or</span>
+          </div>
+          {providers.map((p) => (
+            <button
+              key={p.id}
+              type="button"
+              className="button"
+              disabled={busy}
+              onClick={() =>
+                void run(async () => {
+                  const { authorization_url } = await api<{ authorization_url: string }>(`/api/auth/oauth/${p.id}/start`, { method: 'POST', body: { invite_token: token }, session: false });
+                  window.location.assign(authorization_url);
+                })
+              }
+            >
+              Join with {p.name}
+            </button>
+          ))}
+        </div>
+      )}
     </AuthFrame>
   );
 }

@@ -1,5 +1,5 @@
-// The signed-in person's account: password, email address (when the instance sends mail), two-factor authentication (TOTP with recovery
-// codes), passkeys, and API clients.
+// The signed-in person's account: password, email address (when the instance sends mail), two-factor
+// authentication (TOTP with recovery codes), passkeys, linked sign-in providers, and API clients.
 import { startRegistration } from '@simplewebauthn/browser';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Download } from 'lucide-react';
@@ -7,6 +7,7 @@ import { type ReactNode, useState } from 'react';
 import { api, type ApiClientView, type Page, type PasskeyView, problem, type Site } from '../api.ts';
 import { CopyButton, downloadText } from '../components/CopyButton.tsx';
 import { ListTable } from '../components/ListTable.tsx';
+import { SignInProviders } from '../components/SignInProviders.tsx';
 import { TakeoutDownload } from '../components/Takeout.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
@@ -408,6 +409,9 @@ export default function Account() {
         </Section>
         <Section id="passkeys" title="Passkeys">
           <Passkeys />
+        </Section>
+        <Section id="sign-in-providers" title="Sign-in providers">
+          <SignInProviders />
         </Section>
         <Section id="api-clients" title="API clients">
           <ApiClients />

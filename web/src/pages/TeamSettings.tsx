@@ -1,5 +1,5 @@
 // A team: its members (invite by email: the person joins by accepting; change role; remove),
-// open invitations, and the audit log.
+// open invitations, single sign-on, and the audit log.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { NavLink, useNavigate, useParams } from 'react-router';
@@ -9,6 +9,7 @@ import { AuditLog } from '../components/AuditLog.tsx';
 import { CopyButton } from '../components/CopyButton.tsx';
 import { ListTable } from '../components/ListTable.tsx';
 import { RoleField, RoleSelect } from '../components/RoleSelect.tsx';
+import { TeamSso } from '../components/TeamSso.tsx';
 import { useSession } from '../session.tsx';
 import { useTitle } from '../title.ts';
 import { submitHandler } from '../forms.ts';
@@ -232,6 +233,12 @@ export default function TeamSettings() {
           <section className="card stack" aria-labelledby="team-settings">
             <h2 id="team-settings">Team</h2>
             <TeamActions team={team} />
+          </section>
+        )}
+        {admin && (
+          <section className="card stack" aria-labelledby="single-sign-on">
+            <h2 id="single-sign-on">Single sign-on</h2>
+            <TeamSso teamId={team.id} />
           </section>
         )}
         {admin && (
