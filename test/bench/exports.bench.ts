@@ -17,8 +17,8 @@ import type { BenchSuite } from './run.ts';
 
 const DAY = 86_400_000;
 const MiB = 1024 * 1024;
-const EMAIL = 'bench@example.com';
-const PASSWORD = 'benchmark password';
+export const EMAIL = 'bench@example.com';
+export const PASSWORD = 'benchmark password';
 const TARGET_GROWTH_MIB = 100;
 const TIMEOUT_MS = 60 * 60_000;
 /** The API's rate limits, raised so that the poller is never answered 429. */
@@ -32,7 +32,8 @@ const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice
 
 
 
-async function signIn(node: Instance): Promise<string> {
+/** Signs the bench's owner in; the session's Cookie header. */
+export async function signIn(node: Instance): Promise<string> {
   const login = await fetch(`${node.url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) });
   if (login.status !== 200) throw new Error(`login: ${login.status} ${await login.text()}`);
   return login.headers
@@ -42,7 +43,7 @@ async function signIn(node: Instance): Promise<string> {
 }
 
 /** Reads a download to its end without keeping it; its bytes, and its newlines (rows of the line formats). */
-async function download(url: string, cookie: string): Promise<{ bytes: number; newlines: number }> {
+export async function download(url: string, cookie: string): Promise<{ bytes: number; newlines: number }> {
   const res = await fetch(url, { headers: { Cookie: cookie } });
   if (res.status !== 200 || !res.body) throw new Error(`GET ${url}: ${res.status} ${await res.text()}`);
   let bytes = 0;
