@@ -2,6 +2,7 @@
 // and the core leader jobs, which the node registers once (lib/node.ts), never a service.
 import type { ServiceSchema } from 'moleculer';
 import type { LeaderJob } from '../cluster/leader-jobs.ts';
+import { emailReportsJob } from '../lib/email-reports/job.ts';
 import { importsRunnerJob } from '../lib/imports/runner.ts';
 import { saltPruneJob } from '../lib/ingest/salts.ts';
 import type { Runtime } from '../lib/runtime.ts';
@@ -9,6 +10,7 @@ import createAnalyticsService from './analytics.service.ts';
 import createApiService from './api.service.ts';
 import createAuthService from './auth.service.ts';
 import createClusterService from './cluster.service.ts';
+import createEmailReportsService from './email-reports.service.ts';
 import createEventsService from './events.service.ts';
 import createExportsService from './exports.service.ts';
 import createFaviconService from './favicon.service.ts';
@@ -47,6 +49,7 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
   createFaviconService,
   createWebhooksService,
   createMailService,
+  createEmailReportsService,
 ];
 
 /** Leader-only work of the core services. A service whose instance does the work plugs it into a slot the runtime holds. */
@@ -55,4 +58,5 @@ export const LEADER_JOB_FACTORIES: readonly { name: string; create(runtime: Runt
   { name: 'webhooks.dispatcher', create: (runtime) => runtime.webhookDispatch.job },
   { name: 'mail.dispatcher', create: (runtime) => runtime.mailDispatch.job },
   { name: 'imports.runner', create: importsRunnerJob },
+  { name: 'email-reports.scheduler', create: emailReportsJob },
 ];

@@ -20,6 +20,12 @@ declare module 'moleculer' {
      * as its `body` parameter, a Buffer; its other parameters come from the path and query.
      */
     rawBody?: boolean;
+    /**
+     * The body is a form that carries nothing the action needs (RFC 8058's one-click unsubscribe
+     * POSTs `List-Unsubscribe=One-Click`, form-encoded): it is read within the limit and dropped,
+     * whatever its Content-Type; the action's parameters come from the path and query.
+     */
+    formBody?: boolean;
     /** Also accept a JSON body sent as text/plain (navigator.sendBeacon cannot set application/json). */
     textBody?: boolean;
     /** Public cross-origin route (the tracker ingest): skips the cross-origin request protection. */

@@ -63,6 +63,10 @@ export async function admitRequest(runtime: Runtime, req: IncomingMessage, res: 
   }
   if (!BODY_METHODS.has(method)) return undefined;
   // The bytes reach the action as its `body` parameter (which it declares and checks is a Buffer).
+  if (action?.formBody) {
+    await readRawBody(req, { limitBytes: action.bodyLimit ?? runtime.config.apiBodyLimitBytes, anyType: true });
+    return undefined;
+  }
   if (action?.rawBody) return { body: await readRawBody(req, { limitBytes: action.bodyLimit ?? runtime.config.apiBodyLimitBytes }) };
   return readJsonBody(req, { limitBytes: action?.bodyLimit ?? runtime.config.apiBodyLimitBytes, acceptTextPlain: action?.textBody === true });
 }

@@ -59,10 +59,10 @@ export async function readJsonBody(req: IncomingMessage, options: BodyOptions): 
  * The bytes of an application/octet-stream body (an upload chunk), decoded and limited like a
  * JSON body; empty when there is none. Any other Content-Type is refused before anything is read.
  */
-export async function readRawBody(req: IncomingMessage, options: { limitBytes: number }): Promise<Buffer> {
+export async function readRawBody(req: IncomingMessage, options: { limitBytes: number; /** Any Content-Type (a form whose bytes are dropped). */ anyType?: boolean }): Promise<Buffer> {
   const encoding = contentEncoding(req);
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  if (encoding === undefined || type !== 'application/octet-stream') {
+  if (encoding === undefined || (type !== 'application/octet-stream' && !options.anyType)) {
     req.resume();
     throw new PlumbError(415, 'unsupported_media_type', encoding === undefined ? 'Content-Encoding must be gzip, deflate or identity' : 'Content-Type must be application/octet-stream');
   }

@@ -3,11 +3,17 @@
 // no tracking pixels and no scripts; every value in it is HTML-escaped. Links point at the
 // instance's public URL, built when the message is sent.
 import { BRAND } from '../brand.ts';
+import { type EmailReportParams, renderEmailReport } from '../email-reports/template.ts';
+import { escapeHtml, oneLine } from './html.ts';
+
+export { escapeHtml } from './html.ts';
 
 export interface RenderedMail {
   subject: string;
   text: string;
   html: string;
+  /** Extra headers the message carries (List-Unsubscribe); names and values free of line breaks. */
+  headers?: Record<string, string>;
 }
 
 /** What every template may use besides its params. */
@@ -29,15 +35,12 @@ export interface TemplateParams {
   /** A directory identity waits for the account's owner to confirm it (lib/auth/federated/identities.ts). */
   sign_in_confirm: { provider_name: string; provider_email: string; token: string; expires_at: string };
   sign_in_method_linked: { provider_name: string; provider_email: string; linked_at: string };
+  /** A scheduled summary of a site (lib/email-reports/). */
+  email_report: EmailReportParams;
 }
 
 export type TemplateName = keyof TemplateParams;
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => ESCAPES[c]);
-
-/** Subjects carry user text (team names): no line breaks, so no header can be smuggled in. */
-const oneLine = (value: string) => value.replace(/[\r\n\t]+/g, ' ').trim();
 
 /** A UTC time a person reads: "2026-11-25 06:31 UTC". */
 const when = (iso: string) => {
@@ -146,6 +149,8 @@ export const TEMPLATES: { [N in TemplateName]: Template<TemplateParams[N]> } = {
       action: { label: `Use ${p.provider_name} to sign in`, url: `${c.publicUrl}/api/auth/oauth/confirm/${encodeURIComponent(p.token)}` },
       after: [`The link works once, until ${when(p.expires_at)}. If this was not you, ignore this message: nothing changes.`],
     }),
+
+  email_report: renderEmailReport,
 
   sign_in_method_linked: (p) =>
     letter({

@@ -71,6 +71,11 @@ export function sendFailureReason(err: unknown): string {
   }
 }
 
+/** A template's extra headers, any with a line break in its name or value left out (no header can be smuggled in). */
+export function safeHeaders(headers: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers ?? {}).filter(([name, value]) => /^[A-Za-z0-9-]+$/.test(name) && !/[\r\n]/.test(value)));
+}
+
 export function createMailTransport(config: MailSettings): MailTransport {
   const transporter = nodemailer.createTransport(transportOptions(config));
   const host = new URL(config.publicUrl).hostname || 'localhost';
@@ -84,7 +89,7 @@ export function createMailTransport(config: MailSettings): MailTransport {
           text: message.text,
           html: message.html,
           messageId: `<${message.id}@${host}>`,
-          headers: { 'Auto-Submitted': 'auto-generated' },
+          headers: { ...safeHeaders(message.headers), 'Auto-Submitted': 'auto-generated' },
         });
       } catch (err) {
         throw new MailSendError(sendFailureReason(err));

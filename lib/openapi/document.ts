@@ -56,6 +56,10 @@ function operationOf(route: RouteEntry): Record<string, unknown> {
     // Bytes in the body; every other parameter is in the query.
     operation.requestBody = { required: true, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } };
     for (const field of rest.filter((f) => f.name !== 'body')) parameters.push({ name: field.name, in: 'query', required: !field.optional, schema: field.schema });
+  } else if (action?.formBody) {
+    // A form whose fields are not read (RFC 8058's one-click POST); every parameter is in the query.
+    operation.requestBody = { required: false, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } } };
+    for (const field of rest) parameters.push({ name: field.name, in: 'query', required: !field.optional, schema: field.schema });
   } else if (BODY_METHODS.has(method)) {
     if (rest.length > 0) {
       const bodyParams = Object.fromEntries(Object.entries(params).filter(([name]) => !pathFields.has(name)));

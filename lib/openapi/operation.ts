@@ -8,7 +8,7 @@ import type { ActionDoc } from './action.ts';
 import type { JsonSchema } from './schema.ts';
 import { CONTENT_TYPE, DOWNLOAD } from './responses.ts';
 
-export type DocumentedAction = Pick<ActionSchema, 'name' | 'params' | 'openapi' | 'auth' | 'access' | 'rest' | 'rateLimit' | 'crossOrigin' | 'location' | 'rawBody'>;
+export type DocumentedAction = Pick<ActionSchema, 'name' | 'params' | 'openapi' | 'auth' | 'access' | 'rest' | 'rateLimit' | 'crossOrigin' | 'location' | 'rawBody' | 'formBody'>;
 
 export const SECURITY_SCHEMES = {
   session: {

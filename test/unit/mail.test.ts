@@ -20,6 +20,24 @@ const hostileParams: { [N in TemplateName]: TemplateParams[N] } = {
   passkey_added: { name: HOSTILE, added_at: '2026-11-25T06:00:00.000Z' },
   sign_in_confirm: { provider_name: HOSTILE, provider_email: HOSTILE, token: 'tok"en', expires_at: '2026-11-26T06:00:00.000Z' },
   sign_in_method_linked: { provider_name: HOSTILE, provider_email: HOSTILE, linked_at: '2026-11-25T06:00:00.000Z' },
+  email_report: {
+    site_id: '00000000-0000-4000-8000-000000000001',
+    site_domain: HOSTILE,
+    frequency: 'weekly',
+    from: '2026-11-16',
+    to: '2026-11-22',
+    timezone: HOSTILE,
+    figures: {
+      visitors: { current: 1, previous: 0 },
+      pageviews: { current: 1, previous: 0 },
+      visits: { current: 1, previous: 0 },
+      bounce_rate: { current: 100, previous: 0 },
+      pages: [{ value: HOSTILE, current: 1, previous: 0 }],
+      sources: [{ value: HOSTILE, current: 1, previous: 0 }],
+      goals: [{ value: HOSTILE, current: 1, previous: 0 }],
+    },
+    unsubscribe_token: 'tok"en',
+  },
 };
 
 describe('mail templates', () => {
