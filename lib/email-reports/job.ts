@@ -99,7 +99,7 @@ async function queueOne(runtime: Pick<Runtime, 'metadata' | 'analytics' | 'fence
 }
 
 /** Runs a pass as leadership starts and then hourly; the mail dispatcher's sweep sends what it queued. */
-export function emailReportsJob(runtime: Runtime): LeaderJob {
+export function emailReportsJob(runtime: Runtime, clock: () => Date = () => new Date()): LeaderJob {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   return {
@@ -108,7 +108,7 @@ export function emailReportsJob(runtime: Runtime): LeaderJob {
       if (!mailConfigured(runtime.config)) return;
       const pass = () => {
         if (running) return;
-        running = queueDueReports(runtime, epoch)
+        running = queueDueReports(runtime, epoch, clock())
           .catch((err: unknown) => runtime.log.warn({ err }, 'email reports pass failed; trying again in an hour'))
           .finally(() => (running = undefined));
       };

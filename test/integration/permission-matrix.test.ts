@@ -139,6 +139,9 @@ const MATRIX: Record<string, Entry> = {
   'POST /api/auth/forgot-password': { allow: 'everyone', body: () => ({ email: 'nobody@example.com' }) },
   'POST /api/auth/reset-password': { allow: 'everyone', body: () => ({ token: 'not-a-real-reset-token', password: 'a long enough password' }) },
   'POST /api/user/email/confirm': { allow: 'everyone', body: () => ({ token: 'not-a-real-confirmation-token' }) },
+  // A report's unsubscribe link: the token is the proof, a session changes nothing.
+  'GET /api/email-reports/unsubscribe': { allow: 'everyone', query: 'token=not-a-real-unsubscribe-token' },
+  'POST /api/email-reports/unsubscribe': { allow: 'everyone', query: 'token=not-a-real-unsubscribe-token' },
   'POST /api/auth/accept-invite': { allow: 'everyone', body: () => ({ token: 'not-a-real-invitation-token', password: 'a long enough password' }) },
   // Sign-in at other providers (GitHub is enabled on this node; its endpoints are never reached
   // before the provider's page): public starts and callbacks answer everyone alike.
@@ -196,6 +199,9 @@ const MATRIX: Record<string, Entry> = {
   'DELETE /api/user/teams/{id}/members/{userId}': { allow: INSTANCE_ADMINS, params: async (fx) => ({ id: fx.teamId, userId: await fx.freshTeamMember(fx.teamId) }) },
   'GET /api/user/teams/{id}/invitations': { allow: INSTANCE_ADMINS, params: (fx) => ({ id: fx.teamId }) },
   'GET /api/user/invitations': { allow: SIGNED_IN },
+  'GET /api/user/email-reports': { allow: SIGNED_IN },
+  // Without an SMTP server subscribing answers 409: past the access check, so allowed.
+  'PUT /api/sites/{id}/email-report': { allow: SITE_READERS, body: () => ({ frequency: 'weekly' }) },
   'POST /api/user/invitations/{invitationId}/accept': { allow: SIGNED_IN, ownResource: true, params: async (fx) => ({ invitationId: await fx.freshInvitation(fx.teamId) }) },
   'POST /api/user/invitations/{invitationId}/decline': { allow: SIGNED_IN, ownResource: true, params: async (fx) => ({ invitationId: await fx.freshInvitation(fx.teamId) }) },
   'POST /api/user/teams/{id}/invitations/{invitationId}/resend': {
