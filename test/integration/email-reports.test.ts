@@ -9,7 +9,7 @@ import { emailReportsJob, queueDueReports } from '../../lib/email-reports/job.ts
 import { createGoal } from '../../lib/goals/goals.ts';
 import { createSite, type Site } from '../../lib/sites/sites.ts';
 import { as, type Person, person, withToken } from '../support/accounts.ts';
-import { request, waitFor } from '../support/instance.ts';
+import { request } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 import { type CapturedMail, type SmtpCapture, startSmtpCapture } from '../support/smtp-capture.ts';
 
