@@ -6,6 +6,7 @@ import { Download } from 'lucide-react';
 import { type ReactNode, useState } from 'react';
 import { api, type ApiClientView, type Page, type PasskeyView, problem, type Site } from '../api.ts';
 import { CopyButton, downloadText } from '../components/CopyButton.tsx';
+import { EmailReports } from '../components/EmailReports.tsx';
 import { ListTable } from '../components/ListTable.tsx';
 import { SignInProviders } from '../components/SignInProviders.tsx';
 import { TakeoutDownload } from '../components/Takeout.tsx';
@@ -402,6 +403,11 @@ export default function Account() {
         {mailConfigured && (
           <Section id="email" title="Email address">
             <EmailAddress />
+          </Section>
+        )}
+        {mailConfigured && (
+          <Section id="email-reports" title="Email reports">
+            <EmailReports />
           </Section>
         )}
         <Section id="two-factor" title="Two-factor authentication">
