@@ -51,11 +51,15 @@ export async function setSubscription(db: MetadataQueryable, userId: string, sit
   if (frequency === 'off') {
     await db.query('DELETE FROM email_report_subscriptions WHERE user_id = $1 AND site_id = $2', [userId, siteId]);
   } else {
-    // A changed frequency starts afresh: its first report is the first period that ends from now on.
+    // A changed frequency starts afresh: its first report is the first period that ends from now on,
+    // and the periods of the other frequency are forgotten (a month can begin on a week's Monday).
     await db.query(
-      `INSERT INTO email_report_subscriptions (id, user_id, site_id, frequency) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (user_id, site_id) DO UPDATE SET frequency = EXCLUDED.frequency, created_at = now(), updated_at = now()
-        WHERE email_report_subscriptions.frequency <> EXCLUDED.frequency`,
+      `WITH chosen AS (
+         INSERT INTO email_report_subscriptions (id, user_id, site_id, frequency) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (user_id, site_id) DO UPDATE SET frequency = EXCLUDED.frequency, created_at = now(), updated_at = now()
+          WHERE email_report_subscriptions.frequency <> EXCLUDED.frequency
+         RETURNING id)
+       DELETE FROM email_report_sends WHERE subscription_id IN (SELECT id FROM chosen)`,
       [randomUUID(), userId, siteId, frequency],
     );
   }

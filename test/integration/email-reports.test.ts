@@ -247,6 +247,20 @@ describe('exactly one report per period', () => {
     await smtp.waitFor(viewer.email, 2, 15_000);
   }, 60_000);
 
+  it('sends the month once the person changes to monthly, whatever weeks were sent', async () => {
+    const viewer = await weeklyViewer();
+    const [{ id }] = await subscriptionsOf(viewer.id);
+    // Monday 1 June 2026 begins both a week and a month.
+    expect((await queueDueReports(t.node.runtime, 5, new Date('2026-06-10T12:00:00Z'))).get(id)).toBe('queued');
+    expect((await choose(viewer, site.id, { frequency: 'monthly' })).status).toBe(200);
+    await db().query("UPDATE email_report_subscriptions SET created_at = '2026-06-15T00:00:00Z' WHERE id = $1", [id]);
+    expect((await queueDueReports(t.node.runtime, 5, new Date('2026-07-02T12:00:00Z'))).get(id)).toBe('queued');
+    const mails = await smtp.waitFor(viewer.email, 2, 15_000);
+    expect(mails.map((m) => m.subject).sort()).toEqual(['Monthly report for reports.example: 2026-06-01 to 2026-06-30', 'Weekly report for reports.example: 2026-06-01 to 2026-06-07']);
+    const monthly = mails.find((m) => m.subject.startsWith('Monthly'))!;
+    expect(monthly.text).toContain('compared with the month before');
+  }, 60_000);
+
   it('does not send a period that ended before the person subscribed', async () => {
     const viewer = await person(t, 'user');
     await db().query("INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, 'viewer')", [site.id, viewer.id]);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { describeConfig, loadConfig } from '../../lib/config.ts';
 import { renderMail, TEMPLATES, type TemplateName, type TemplateParams } from '../../lib/mail/templates.ts';
-import { mailConfigured, sendFailureReason, transportOptions } from '../../lib/mail/transport.ts';
+import { mailConfigured, safeHeaders, sendFailureReason, transportOptions } from '../../lib/mail/transport.ts';
 
 const HOSTILE = '<img src="https://tracker.example/p.gif">&"\'\r\nBcc: victim@example.net';
 const context = { publicUrl: 'https://analytics.example.org' };
@@ -58,6 +58,18 @@ describe('mail templates', () => {
     );
     expect(renderMail('invitation', hostileParams.invitation, context).html).toContain('href="https://analytics.example.org/invite/tok%22en"');
     expect(renderMail('sign_in_confirm', hostileParams.sign_in_confirm, context).text).toContain('https://analytics.example.org/api/auth/oauth/confirm/tok%22en');
+  });
+
+  it('gives a report the one-click unsubscribe headers, its token URL-encoded, and no other template any header', () => {
+    expect(renderMail('email_report', hostileParams.email_report, context).headers).toEqual({
+      'List-Unsubscribe': '<https://analytics.example.org/api/email-reports/unsubscribe?token=tok%22en>',
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    });
+    expect(renderMail('test', hostileParams.test, context).headers).toBeUndefined();
+  });
+
+  it('drops an extra header whose name or value could smuggle in another', () => {
+    expect(safeHeaders({ 'List-Unsubscribe': '<https://a.example/u>', 'X-Bad': 'a\r\nBcc: victim@example.net', 'Bad: Name': 'x' })).toEqual({ 'List-Unsubscribe': '<https://a.example/u>' });
   });
 
   it('says when a link stops working, in UTC', () => {
