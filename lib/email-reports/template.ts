@@ -68,7 +68,10 @@ function textSection(title: string, lines: readonly Line[]): string {
 }
 
 export function renderEmailReport(p: EmailReportParams, c: MailContext): RenderedMail {
-  const unsubscribe = `${c.publicUrl}/api/email-reports/unsubscribe?token=${encodeURIComponent(p.unsubscribe_token)}`;
+  const token = encodeURIComponent(p.unsubscribe_token);
+  // The header's link is the API's (mail apps POST to it); the body's opens a page with a button.
+  const oneClick = `${c.publicUrl}/api/email-reports/unsubscribe?token=${token}`;
+  const unsubscribe = `${c.publicUrl}/email-reports/unsubscribe?token=${token}`;
   const dashboard = `${c.publicUrl}/sites/${encodeURIComponent(p.site_id)}`;
   const kind = p.frequency === 'weekly' ? 'Weekly' : 'Monthly';
   const subject = oneLine(`${kind} report for ${p.site_domain}: ${p.from} to ${p.to}`);
@@ -102,6 +105,6 @@ export function renderEmailReport(p: EmailReportParams, c: MailContext): Rendere
     subject,
     text,
     html,
-    headers: { 'List-Unsubscribe': `<${unsubscribe}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+    headers: { 'List-Unsubscribe': `<${oneClick}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
   };
 }

@@ -1,7 +1,9 @@
 // Email reports in the dashboard, in real Chromium against a node with an SMTP server: the Account
 // page lists the person's sites with an off / weekly / monthly choice, and a choice is saved.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
+import { unsubscribeToken } from '../../lib/email-reports/subscriptions.ts';
 import { launchChromium } from '../support/browser.ts';
 import { type AxeFinding, BROWSER_DRIVEN_ENV, foreignRequests, logRequests, reviewPage } from '../support/dashboard.ts';
 import { type Instance, request, startInstance } from '../support/instance.ts';
@@ -9,6 +11,7 @@ import { type SmtpCapture, startSmtpCapture } from '../support/smtp-capture.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
 const WAIT = { timeout: 15_000 };
+const JWT_SECRET = 'a test secret of the email reports page, 32+ bytes';
 
 let smtp: SmtpCapture;
 let instance: Instance;
@@ -28,7 +31,7 @@ const call = (method: string, path: string, body?: unknown) =>
 
 beforeAll(async () => {
   smtp = await startSmtpCapture();
-  instance = await startInstance({ env: { ...BROWSER_DRIVEN_ENV, PLUMB_SMTP_URL: smtp.url, PLUMB_MAIL_FROM: 'plumb@example.org' } });
+  instance = await startInstance({ env: { ...BROWSER_DRIVEN_ENV, PLUMB_SMTP_URL: smtp.url, PLUMB_MAIL_FROM: 'plumb@example.org', PLUMB_JWT_SECRET: JWT_SECRET } });
   const created = await request(`${instance.url}/api/initial-user`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(OWNER) });
   expect(created.status).toBe(201);
   browser = await launchChromium();
@@ -70,6 +73,16 @@ describe('email reports on the Account page', () => {
     // The choices appear once the subscriptions have loaded, with their saved values.
     expect(await choice('reports.example').inputValue()).toBe('weekly');
     expect(await choice('quiet.example').inputValue()).toBe('off');
+  }, 60_000);
+
+  it('opens the link of a report whose subscription has ended on a page that says so, and a forged link on its error', async () => {
+    const ended = unsubscribeToken(new Uint8Array(Buffer.from(JWT_SECRET, 'utf8')), randomUUID());
+    await page.goto(`${instance.url}/email-reports/unsubscribe?token=${encodeURIComponent(ended)}`);
+    await page.getByTestId('unsubscribed').filter({ hasText: 'This report is already off' }).waitFor(WAIT);
+    await reviewPage(page, 'email-report-unsubscribe', findings);
+    await page.goto(`${instance.url}/email-reports/unsubscribe?token=${encodeURIComponent(`${randomUUID()}.forged`)}`);
+    await page.getByText('This unsubscribe link is not valid').waitFor(WAIT);
+    expect(await page.getByRole('button', { name: 'Unsubscribe' }).isDisabled()).toBe(true);
   }, 60_000);
 
   it('breaks no accessibility rule and asks nothing of another origin', () => {

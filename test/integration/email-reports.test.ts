@@ -194,7 +194,12 @@ describe('the weekly report', () => {
     const link = /^<(https:\/\/analytics\.example\.org\/api\/email-reports\/unsubscribe\?token=[^>]+)>$/.exec(mail.headers['list-unsubscribe']);
     expect(link).not.toBeNull();
     expect(mail.headers['list-unsubscribe-post']).toBe('List-Unsubscribe=One-Click');
-    expect(mail.text).toContain(link![1]);
+    // The bodies link to the dashboard's page for it (a button, no change on opening); the header to the API.
+    const page = link![1].replace('/api/email-reports/', '/email-reports/');
+    expect(mail.text).toContain(page);
+    expect(mail.html).toContain(page.replaceAll('&', '&amp;'));
+    const served = await fetch(page.replace(PUBLIC_URL, t.url), { headers: { Accept: 'text/html' } });
+    expect([served.status, served.headers.get('content-type')]).toEqual([200, expect.stringContaining('text/html')]);
     const local = link![1].replace(PUBLIC_URL, t.url);
 
     const before = await request(local);

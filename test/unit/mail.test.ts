@@ -66,6 +66,7 @@ describe('mail templates', () => {
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
     });
     expect(renderMail('test', hostileParams.test, context).headers).toBeUndefined();
+    expect(renderMail('email_report', hostileParams.email_report, context).text).toContain('https://analytics.example.org/email-reports/unsubscribe?token=tok%22en');
   });
 
   it('drops an extra header whose name or value could smuggle in another', () => {

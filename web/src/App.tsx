@@ -22,6 +22,7 @@ const AcceptInvite = lazy(() => import('./pages/AcceptInvite.tsx'));
 const ForgotPassword = lazy(() => import('./pages/ForgotPassword.tsx'));
 const ResetPassword = lazy(() => import('./pages/ResetPassword.tsx'));
 const ConfirmEmail = lazy(() => import('./pages/ConfirmEmail.tsx'));
+const Unsubscribe = lazy(() => import('./pages/Unsubscribe.tsx'));
 
 export function Loading() {
   return (
@@ -55,6 +56,7 @@ export function App() {
         <Route path="/forgot-password" element={<ForgotPassword />} />
         <Route path="/reset-password" element={<ResetPassword />} />
         <Route path="/confirm-email" element={<ConfirmEmail />} />
+        <Route path="/email-reports/unsubscribe" element={<Unsubscribe />} />
         <Route
           element={
             <RequireSignIn>
