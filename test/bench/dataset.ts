@@ -4,7 +4,14 @@
 // custom events with properties, and engagement events. The visits table is then rebuilt from them,
 // as after a bulk import (rows inserted here bypass the ingest pipeline that writes visits).
 import { rebuildVisits } from '../../lib/analytics/visits.ts';
-import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
+import { silentLog } from '../../lib/log.ts';
+import { createSite, createTeam, type Site } from '../../lib/sites/sites.ts';
+import { type AnalyticsStore, openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
+import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
+import { createUser } from '../../lib/users/users.ts';
+
+/** The instance owner every bench data dir has. */
+export const BENCH_OWNER = { email: 'bench@example.com', password: 'benchmark password' } as const;
 
 export interface DatasetSpec {
   /** Total rows (hits + events), e.g. 10_000_000. */
@@ -86,4 +93,20 @@ export async function generateDataset(store: AnalyticsStore, spec: DatasetSpec):
   );
   await rebuildVisits(store, db);
   return { hits, events, ms: performance.now() - started };
+}
+
+/**
+ * A data dir for a bench (no node may hold it): a team, its site bench.example, the owner
+ * (BENCH_OWNER), and `rows` generated analytics rows over 90 days to now.
+ */
+export async function seedBenchDataDir(dataDir: string, rows: number): Promise<{ site: Site; teamId: string; hits: number; events: number; ms: number }> {
+  const metadata = await openMetadataStore({ dataDir, log: silentLog });
+  const team = await createTeam(metadata, { name: 'bench' });
+  const site = await createSite(metadata, { teamId: team.id, domain: 'bench.example' });
+  await createUser(metadata, { ...BENCH_OWNER, role: 'owner' });
+  await metadata.close();
+  const analytics = await openAnalyticsStore({ dataDir, log: silentLog });
+  const generated = await generateDataset(analytics, { rows, days: 90, siteId: site.id, teamId: team.id, end: new Date() });
+  await analytics.close();
+  return { site, teamId: team.id, ...generated };
 }

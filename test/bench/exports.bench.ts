@@ -5,20 +5,13 @@
 // every 100 ms against the one before it started, and VmHWM; the target is at most 100 MiB of
 // growth) and the event loop's responsiveness meanwhile (p99 of GET /api/status, polled every 50 ms).
 import { readFileSync, rmSync } from 'node:fs';
-import { silentLog } from '../../lib/log.ts';
-import { createSite, createTeam } from '../../lib/sites/sites.ts';
-import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
-import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
-import { createUser } from '../../lib/users/users.ts';
 import { type Instance, startInstance, tempDataDir } from '../support/instance.ts';
-import { datasetSize, generateDataset } from './dataset.ts';
+import { BENCH_OWNER, datasetSize, seedBenchDataDir } from './dataset.ts';
 import { latencyFigure, memoryOf, pollLatency, sampleMemory } from './measure.ts';
 import type { BenchSuite } from './run.ts';
 
 const DAY = 86_400_000;
 const MiB = 1024 * 1024;
-export const EMAIL = 'bench@example.com';
-export const PASSWORD = 'benchmark password';
 const TARGET_GROWTH_MIB = 100;
 const TIMEOUT_MS = 60 * 60_000;
 /** The API's rate limits, raised so that the poller is never answered 429. */
@@ -34,7 +27,7 @@ const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice
 
 /** Signs the bench's owner in; the session's Cookie header. */
 export async function signIn(node: Instance): Promise<string> {
-  const login = await fetch(`${node.url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) });
+  const login = await fetch(`${node.url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(BENCH_OWNER) });
   if (login.status !== 200) throw new Error(`login: ${login.status} ${await login.text()}`);
   return login.headers
     .getSetCookie()
@@ -64,14 +57,8 @@ const suite: BenchSuite = {
     const dataDir = tempDataDir('plumb-bench-exports-');
     let node: Instance | undefined;
     try {
-      const metadata = await openMetadataStore({ dataDir, log: silentLog });
-      const team = await createTeam(metadata, { name: 'bench' });
-      const site = await createSite(metadata, { teamId: team.id, domain: 'bench.example' });
-      await createUser(metadata, { email: EMAIL, password: PASSWORD, role: 'owner' });
-      await metadata.close();
-      const analytics = await openAnalyticsStore({ dataDir, log: silentLog });
-      const generated = await generateDataset(analytics, { rows, days: 90, siteId: site.id, teamId: team.id, end: new Date() });
-      await analytics.close();
+      const generated = await seedBenchDataDir(dataDir, rows);
+      const site = generated.site;
       figures['rows generated (pageviews + events)'] = `${thousands(generated.hits)} + ${thousands(generated.events)} in ${(generated.ms / 1000).toFixed(1)} s`;
 
       node = await startInstance({ dataDir, env: NODE_ENV, timeoutMs: TIMEOUT_MS });

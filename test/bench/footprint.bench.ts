@@ -7,15 +7,10 @@
 // the node's maximum rate; the 30-day dashboard load; an export of every pageview as CSV.
 import { rmSync, writeFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { silentLog } from '../../lib/log.ts';
-import { createSite, createTeam } from '../../lib/sites/sites.ts';
-import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
-import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
-import { createUser } from '../../lib/users/users.ts';
 import { type Instance, startInstance, tempDataDir } from '../support/instance.ts';
 import { dashboardLoad } from './dashboard.bench.ts';
-import { datasetSize, generateDataset } from './dataset.ts';
-import { download, EMAIL, PASSWORD, signIn } from './exports.bench.ts';
+import { datasetSize, seedBenchDataDir } from './dataset.ts';
+import { download, signIn } from './exports.bench.ts';
 import { memoryOf, sampleMemory } from './measure.ts';
 import type { BenchSuite } from './run.ts';
 
@@ -71,14 +66,8 @@ const suite: BenchSuite = {
       await node.stop('SIGTERM');
       node = undefined;
 
-      const metadata = await openMetadataStore({ dataDir, log: silentLog });
-      const team = await createTeam(metadata, { name: 'bench' });
-      const site = await createSite(metadata, { teamId: team.id, domain: 'bench.example' });
-      await createUser(metadata, { email: EMAIL, password: PASSWORD, role: 'owner' });
-      await metadata.close();
-      const analytics = await openAnalyticsStore({ dataDir, log: silentLog });
-      const generated = await generateDataset(analytics, { rows, days: 90, siteId: site.id, teamId: team.id, end: new Date() });
-      await analytics.close();
+      const generated = await seedBenchDataDir(dataDir, rows);
+      const site = generated.site;
       figures['data set (pageviews + events)'] = `${generated.hits.toLocaleString('en-US')} + ${generated.events.toLocaleString('en-US')}`;
 
       const existing = await startAndIdle(dataDir);
