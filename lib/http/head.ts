@@ -16,7 +16,12 @@ export function routeHeadAsGet(req: IncomingMessage, res: ServerResponse): void 
   req.method = 'GET';
   const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
   res.end = ((chunk?: unknown) => {
-    if ((typeof chunk === 'string' || Buffer.isBuffer(chunk)) && !res.headersSent && !res.hasHeader('Content-Length')) res.setHeader('Content-Length', Buffer.byteLength(chunk));
+    if (!res.headersSent && !res.hasHeader('Content-Length')) {
+      if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) res.setHeader('Content-Length', Buffer.byteLength(chunk));
+      // A bodiless answer (a redirect): Node gives GET's `Content-Length: 0`, never HEAD's. An event
+      // stream's HEAD, ended unread, has its type set and no length, as its GET.
+      else if (chunk == null && !res.hasHeader('Content-Type') && res.statusCode !== 204 && res.statusCode !== 304) res.setHeader('Content-Length', 0);
+    }
     return end(chunk);
   }) as ServerResponse['end'];
 }
