@@ -5,13 +5,14 @@ import { Type } from '@sinclair/typebox';
 import type { Context, ServiceSchema } from 'moleculer';
 import { envName } from '../lib/brand.ts';
 import { badGateway, conflict } from '../lib/errors.ts';
-import { createMailDispatcher, type MailDispatcher } from '../lib/mail/dispatcher.ts';
+import { createMailDispatcher } from '../lib/mail/dispatcher.ts';
 import { MAIL_QUEUED } from '../lib/mail/outbox.ts';
 import { createMailQueue } from '../lib/mail/queue.ts';
 import { renderMail } from '../lib/mail/templates.ts';
 import { createMailTransport, MailSendError, mailConfigured, type MailTransport } from '../lib/mail/transport.ts';
 import { action } from '../lib/openapi/action.ts';
 import { object } from '../lib/openapi/responses.ts';
+import type { SendLoop } from '../lib/outbox/send-loop.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import { writeInstanceAudit } from '../lib/users/admin.ts';
 import type { RequestMeta } from '../types/meta.ts';
@@ -22,7 +23,7 @@ export default function createMailService(runtime: Runtime): ServiceSchema {
   const { config, log } = runtime;
   const configured = mailConfigured(config);
   let transport: MailTransport | null = null;
-  let dispatcher: MailDispatcher | undefined;
+  let dispatcher: SendLoop | undefined;
   let unplug: (() => Promise<void>) | undefined;
 
   return {

@@ -8,11 +8,12 @@ import type { Context, ServiceSchema } from 'moleculer';
 import type { AccessRule } from '../lib/auth/access.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
+import type { SendLoop } from '../lib/outbox/send-loop.ts';
 import { type PageQuery, pageParams } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import * as K from '../lib/webhooks/responses.ts';
 import { catalogFor, isKnownType } from '../lib/webhooks/catalog.ts';
-import { createDispatcher, type Dispatcher } from '../lib/webhooks/dispatcher.ts';
+import { createDispatcher } from '../lib/webhooks/dispatcher.ts';
 import { type QueuedEvent, queueTestEvent } from '../lib/webhooks/events.ts';
 import { createDeliveryQueue } from '../lib/webhooks/queue.ts';
 import {
@@ -72,7 +73,7 @@ export default function createWebhooksService(runtime: Runtime, network: Webhook
   const secrets = webhookSecretBox(runtime.jwtSecret);
   const allowDevelopmentTargets = config.webhookAllowDevelopmentTargets;
   const deps = (): WebhookDeps => ({ store: runtime.metadata(), secrets, policy: { allowDevelopmentTargets, resolver: network.resolver }, addedEvents: runtime.addedWebhookEvents });
-  let dispatcher: Dispatcher | undefined;
+  let dispatcher: SendLoop | undefined;
   let unplug: (() => Promise<void>) | undefined;
 
   /** Wakes the leader's dispatcher, wherever it runs, when something was queued. */

@@ -2,7 +2,7 @@
 // outcome, re-queue stalled claims, discard messages when no SMTP server is set, drop old history.
 // Only the leader calls these, each through `write` (its fenced transaction), so a deposed leader
 // changes nothing. Times are the database's clock, so nodes with skewed clocks agree on what is due.
-import type { TransactionRunner } from '../webhooks/queue.ts';
+import type { OutboxQueue, SendOutcome, TransactionRunner } from '../outbox/send-loop.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 
 /** A message claimed for one attempt. */
@@ -17,28 +17,14 @@ export interface ClaimedMessage {
   claim_token: string;
 }
 
-export interface MailOutcome {
-  ok: boolean;
-  /** Safe category or the server's answer ('550 mailbox unavailable', 'timeout', …); null on success. */
-  error: string | null;
-  /** Seconds until the next attempt, when this one failed and attempts remain. */
-  retryInSeconds: number;
-  maxAttempts: number;
-}
-
-export interface MailQueue {
-  /** Marks up to `limit` due messages as processing and returns them, oldest due first; a claim expires after `leaseSeconds`. */
-  claim(limit: number, leaseSeconds: number): Promise<ClaimedMessage[]>;
-  /** Records the attempt: sent, retrying, or (out of attempts) failed. A finished message loses its params. */
-  complete(message: ClaimedMessage, outcome: MailOutcome): Promise<void>;
-  /** Puts expired claims (their node died mid-attempt) back in the queue, due now. Returns how many. */
-  requeueStalled(): Promise<number>;
+/**
+ * The outbox queue of mail: claims come oldest due first; a finished message (sent, failed,
+ * discarded) loses its params; an outcome's `error` is the server's answer ('550 mailbox
+ * unavailable') or a category ('timeout', …).
+ */
+export interface MailQueue extends OutboxQueue<ClaimedMessage, SendOutcome> {
   /** No SMTP server: every waiting message is discarded (and its params cleared). Returns how many. */
   discardWaiting(): Promise<number>;
-  /** Deletes finished messages older than the retention. */
-  purge(retentionDays: number): Promise<void>;
-  /** Seconds until the next message is due (0 when one is due now), or null when none waits. */
-  secondsUntilNextDue(): Promise<number | null>;
 }
 
 const CLAIM = `

@@ -3,10 +3,8 @@
 // these, and every write runs through `write`: the leader's fenced transaction (its epoch checked
 // against leader_epoch in the same transaction), so a deposed leader changes nothing. Times are the
 // database's clock (now()), so nodes with skewed clocks agree on what is due.
+import type { OutboxQueue, SendOutcome, TransactionRunner } from '../outbox/send-loop.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
-
-/** Runs fn in one metadata transaction (fenced by the leader's epoch on a leader). */
-export type TransactionRunner = <T>(fn: (tx: MetadataQueryable) => Promise<T>) => Promise<T>;
 
 /** A delivery claimed for one attempt, with what sending it needs. */
 export interface ClaimedDelivery {
@@ -21,33 +19,27 @@ export interface ClaimedDelivery {
   secret_sealed: string;
 }
 
-export interface AttemptOutcome {
-  ok: boolean;
+/** `error` is a safe category ('http_status', 'redirect', 'timeout', 'blocked_address', …). */
+export interface AttemptOutcome extends SendOutcome {
   responseStatus: number | null;
-  /** Safe category ('http_status', 'redirect', 'timeout', 'blocked_address', …); null on success. */
-  error: string | null;
   startedAt: Date;
   durationMs: number;
-  /** Seconds until the next attempt, when this one failed and attempts remain. */
-  retryInSeconds: number;
-  maxAttempts: number;
 }
 
-export interface DeliveryQueue {
+/**
+ * The outbox queue of webhook deliveries: an attempt makes a delivery succeeded, retrying or (out
+ * of attempts) failed, and every attempt is kept in webhook_delivery_attempts. Its claim also keeps
+ * to a limit per webhook.
+ */
+export interface DeliveryQueue extends Omit<OutboxQueue<ClaimedDelivery, AttemptOutcome>, 'claim'> {
   /**
    * Marks up to `limit` due deliveries as processing and returns them, oldest due first, never
    * letting one webhook have more than `perEndpoint` in processing (counting claims already out).
    * A claim expires after `leaseSeconds`; the sweep then puts it back.
    */
   claim(limit: number, perEndpoint: number, leaseSeconds: number): Promise<ClaimedDelivery[]>;
-  /** Records the attempt; the delivery becomes succeeded, retrying or (out of attempts) failed. */
-  complete(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<void>;
-  /** Puts expired claims (their node died mid-attempt) back in the queue, due now. Returns how many. */
-  requeueStalled(): Promise<number>;
   /** Deletes deliveries, events and deleted webhooks older than the retention. */
   purge(retentionDays: number): Promise<void>;
-  /** Seconds until the next delivery is due (0 when one is due now), or null when none waits. */
-  secondsUntilNextDue(): Promise<number | null>;
 }
 
 /**

@@ -1,6 +1,7 @@
-// What a delivery looks like on the wire (README: What a receiver gets): the
-// envelope's exact bytes, the signature over `timestamp.body`, the headers, the backoff between
-// attempts. Pure functions, so the dispatcher and the tests share nothing but the documented format.
+// What a delivery looks like on the wire (README: What a receiver gets): the envelope's exact
+// bytes, the signature over `timestamp.body`, the headers (the backoff between attempts is the
+// outbox's, lib/outbox/send-loop.ts, shared with mail). Pure functions, so the dispatcher and the
+// tests share nothing but the documented format.
 import { createHmac, randomBytes } from 'node:crypto';
 import { BRAND_HEADER_PREFIX, WEBHOOK_API_VERSION, WEBHOOK_USER_AGENT } from '../brand.ts';
 
@@ -47,14 +48,4 @@ export function deliveryHeaders(secret: string, body: string, ids: { eventId: st
     [HEADERS.eventId]: ids.eventId,
     [HEADERS.deliveryId]: ids.deliveryId,
   };
-}
-
-/**
- * Seconds to wait after the n-th failed attempt (n ≥ 1): base · 2^(n−1), capped at max, then up to
- * 20% less at random, so receivers recovering from an outage are not hit by every retry at once.
- * Never more than the cap. `random` is in [0, 1).
- */
-export function retryDelaySeconds(failedAttempts: number, baseSeconds: number, maxSeconds: number, random: number = Math.random()): number {
-  const exponential = Math.min(maxSeconds, baseSeconds * 2 ** Math.max(0, failedAttempts - 1));
-  return exponential * (1 - 0.2 * random);
 }

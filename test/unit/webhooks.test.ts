@@ -3,7 +3,8 @@
 // payload into the documented `data` of its type.
 import { describe, expect, it } from '@jest/globals';
 import { catalogFor, subscriptionProblem, toOperationalEvent } from '../../lib/webhooks/catalog.ts';
-import { deliveryHeaders, envelopeBody, newSigningSecret, retryDelaySeconds, signature } from '../../lib/webhooks/signing.ts';
+import { retryDelaySeconds } from '../../lib/outbox/send-loop.ts';
+import { deliveryHeaders, envelopeBody, newSigningSecret, signature } from '../../lib/webhooks/signing.ts';
 
 describe('signature', () => {
   // printf '1700000000.{"a":1}' | openssl dgst -sha256 -hmac 'whsec_test'
