@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { appendFile, mkdtemp, open, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { crc32 } from 'node:zlib';
 import { type Journal, JournalFullError, type JournalOptions, openJournal } from '../../lib/ingest/journal.ts';
 import type { Log } from '../../lib/log.ts';
@@ -400,6 +402,31 @@ describe('capacity', () => {
     await journal.append(recs(3));
     expect(journal.pendingBytes()).toBe(15);
     expect(await drain(journal)).toEqual([3]);
+  });
+});
+
+describe('memory', () => {
+  it('lets go of a batch once it is acknowledged and the next one is taken', async () => {
+    // Exposed for this test alone: it proves a batch's records become garbage.
+    setFlagsFromString('--expose-gc');
+    const collectGarbage = runInNewContext('gc') as () => void;
+    const journal = await openAt(await tempDir());
+    await journal.append(recs(1, 2, 3));
+    const takeFirst = async () => {
+      const batch = await journal.next(10);
+      await batch!.ack();
+      return new WeakRef(batch!.records);
+    };
+    const taken = await takeFirst();
+    for (let n = 0; n < 3; n++) {
+      await journal.append(recs(n));
+      const batch = await journal.next(10);
+      await batch!.ack();
+    }
+    // A WeakRef keeps its target until the job that created or read it has ended.
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    expect(taken.deref()).toBeUndefined();
   });
 });
 
