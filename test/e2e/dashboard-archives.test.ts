@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
-import { BROWSER_DRIVEN_ENV, REVIEW_VIEWPORTS, reviewLayouts, SCREENSHOTS } from '../support/dashboard.ts';
+import { BROWSER_DRIVEN_ENV, REVIEW_VIEWPORTS, reviewLayouts, SCREENSHOTS, signInAs } from '../support/dashboard.ts';
 import { type Instance, request, startInstance, waitFor } from '../support/instance.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
@@ -84,16 +84,6 @@ const sameMinute = (iso: string | null | undefined) => `${iso?.slice(0, 16)}:00.
 
 const backupFolders = () => (existsSync(join(target, 'backups')) ? readdirSync(join(target, 'backups')).sort() : []);
 
-async function signIn(context: BrowserContext, who: { email: string; password: string }): Promise<Page> {
-  const signedIn = await context.newPage();
-  await signedIn.goto(`${instance.url}/login`);
-  await signedIn.getByLabel('Email').fill(who.email);
-  await signedIn.getByLabel('Password').fill(who.password);
-  await signedIn.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await signedIn.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
-  return signedIn;
-}
-
 beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
   target = mkdtempSync(join(tmpdir(), 'plumb-archives-target-'));
@@ -102,7 +92,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   browser = await launchChromium();
   owner = await browser.newContext({ ...READER, viewport: REVIEW_VIEWPORTS[0] });
-  page = await signIn(owner, OWNER);
+  page = await signInAs(await owner.newPage(), OWNER, instance.url);
   const teams = (await call(page, 'GET', '/api/user/teams')).body?.items as { id: string }[];
   const site = await call(page, 'POST', '/api/sites', { domain: 'archives.example', team_id: teams[0].id, timezone: 'UTC' });
   expect(site.status).toBe(201);
@@ -323,7 +313,7 @@ describe('a site viewer', () => {
     const user = account.body?.user as { id: string };
     expect((await call(page, 'PUT', `/api/sites/${siteId}/members/${user.id}`, { role: 'viewer' })).status).toBe(200);
     viewer = await browser.newContext({ ...READER, viewport: REVIEW_VIEWPORTS[0] });
-    seen = await signIn(viewer, VIEWER);
+    seen = await signInAs(await viewer.newPage(), VIEWER, instance.url);
   }, 30_000);
 
   afterAll(() => viewer?.close());

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
 import { type CustomerSite, DESKTOP_USER_AGENTS, serveCustomerSite, trackingSnippet } from '../support/customer-site.ts';
-import { BROWSER_DRIVEN_ENV } from '../support/dashboard.ts';
+import { BROWSER_DRIVEN_ENV, signInAs } from '../support/dashboard.ts';
 import { type Instance, request, startInstance } from '../support/instance.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
@@ -84,11 +84,7 @@ afterAll(async () => {
 
 describe('the dashboard under its Content Security Policy', () => {
   it('signs in and shows every main screen without a violation or a console error', async () => {
-    await page.goto(`${instance.url}/login`);
-    await page.getByLabel('Email').fill(OWNER.email);
-    await page.getByLabel('Password').fill(OWNER.password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
+    await signInAs(page, OWNER, instance.url);
 
     const teams = await apiInPage<{ items: { id: string }[] }>(page, 'GET', '/api/user/teams');
     const site = await apiInPage<{ site: { id: string } }>(page, 'POST', '/api/sites', { domain: shop.hostname, team_id: teams.body.items[0].id });

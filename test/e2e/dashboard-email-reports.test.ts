@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { unsubscribeToken } from '../../lib/email-reports/subscriptions.ts';
 import { launchChromium } from '../support/browser.ts';
-import { type AxeFinding, BROWSER_DRIVEN_ENV, foreignRequests, logRequests, reviewPage } from '../support/dashboard.ts';
+import { type AxeFinding, BROWSER_DRIVEN_ENV, foreignRequests, logRequests, reviewPage, signInAs } from '../support/dashboard.ts';
 import { type Instance, request, startInstance } from '../support/instance.ts';
 import { type SmtpCapture, startSmtpCapture } from '../support/smtp-capture.ts';
 
@@ -38,11 +38,7 @@ beforeAll(async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   logRequests(context, requests);
   page = await context.newPage();
-  await page.goto(`${instance.url}/login`);
-  await page.getByLabel('Email').fill(OWNER.email);
-  await page.getByLabel('Password').fill(OWNER.password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
+  await signInAs(page, OWNER, instance.url);
   const teams = (await call('GET', '/api/user/teams')).body.items as { id: string }[];
   for (const domain of ['reports.example', 'quiet.example']) expect((await call('POST', '/api/sites', { domain, team_id: teams[0].id, timezone: 'Europe/Paris' })).status).toBe(201);
 }, 90_000);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
-import { BROWSER_DRIVEN_ENV, reviewLayouts } from '../support/dashboard.ts';
+import { BROWSER_DRIVEN_ENV, reviewLayouts, signInAs } from '../support/dashboard.ts';
 import { type GitHubDouble, startGitHubDouble } from '../support/github-double.ts';
 import { freePort, type Instance, request, startInstance } from '../support/instance.ts';
 import { type OidcTestProvider, startOidcTestProvider } from '../support/oidc-test-provider.ts';
@@ -137,11 +137,7 @@ describe('signing in with other providers', () => {
   it('links the directory on the account page, then signs in with it', async () => {
     entra.setAccount('owner-in-directory', { email: 'owner@corp.example', email_verified: true, tid: 'tenant', oid: 'object-1' });
     await freshPage();
-    await page.goto(`${base}/login`);
-    await page.getByLabel('Email').fill(OWNER.email);
-    await page.getByLabel('Password').fill(OWNER.password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await signedIn();
+    await signInAs(page, OWNER, base);
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByRole('button', { name: 'Link Microsoft' }).click();
     await atProvider('owner-in-directory');

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
-import { type AxeFinding, reviewPage } from '../support/dashboard.ts';
+import { type AxeFinding, reviewPage, signInAs } from '../support/dashboard.ts';
 import { type Instance, startInstance } from '../support/instance.ts';
 import { totpAt } from '../support/totp.ts';
 
@@ -99,11 +99,7 @@ describe('setup and the session in the header', () => {
   it('says "Signed out in 14:58" in the header of a session that is not remembered, with a label in words', async () => {
     const plain = await browser.newContext({ viewport: WIDE });
     const tab = await plain.newPage();
-    await tab.goto(`${instance.url}/login`);
-    await tab.getByLabel('Email').fill(OWNER.email);
-    await tab.getByLabel('Password').fill(OWNER.password);
-    await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await tab.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
+    await signInAs(tab, OWNER, instance.url);
     const countdown = tab.getByRole('timer');
     await expect(countdown.textContent()).resolves.toMatch(/^Signed out in 1[45]:\d\d$/);
     await expect(countdown.getAttribute('aria-label')).resolves.toMatch(/^Signed out in 1[45] minutes( \d\d? seconds?)?$/);

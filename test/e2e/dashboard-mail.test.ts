@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
-import { type AxeFinding, foreignRequests, logRequests, reviewPage } from '../support/dashboard.ts';
+import { type AxeFinding, foreignRequests, logRequests, reviewPage, signInAs } from '../support/dashboard.ts';
 import { type Instance, request, startInstance } from '../support/instance.ts';
 import { linkIn, type SmtpCapture, startSmtpCapture } from '../support/smtp-capture.ts';
 
@@ -21,14 +21,6 @@ let context: BrowserContext;
 let page: Page;
 const requests: string[] = [];
 const findings: AxeFinding[] = [];
-
-async function signIn(email: string, password: string) {
-  await page.goto(`${base}/login`);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
-}
 
 beforeAll(async () => {
   smtp = await startSmtpCapture();
@@ -73,7 +65,7 @@ describe('a forgotten password in the dashboard', () => {
     await page.getByRole('button', { name: 'Set password' }).click();
     await page.getByTestId('reset-done').waitFor(WAIT);
 
-    await signIn(OWNER.email, NEW_PASSWORD);
+    await signInAs(page, { email: OWNER.email, password: NEW_PASSWORD }, base);
     const notice = await smtp.waitFor(OWNER.email, 2);
     expect(notice.map((m) => m.subject)).toContain('Your Plumb password was changed');
   }, 90_000);
@@ -107,7 +99,7 @@ describe('changing the email address in the dashboard', () => {
     await page.getByText(`${NEW_EMAIL} · instance owner`).waitFor(WAIT);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByTestId('login-reason').waitFor(WAIT);
-    await signIn(NEW_EMAIL, NEW_PASSWORD);
+    await signInAs(page, { email: NEW_EMAIL, password: NEW_PASSWORD }, base);
   }, 60_000);
 
 });

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
-import { type AxeFinding, BROWSER_DRIVEN_ENV, reviewPage } from '../support/dashboard.ts';
+import { type AxeFinding, BROWSER_DRIVEN_ENV, reviewPage, signInAs } from '../support/dashboard.ts';
 import { type Instance, request, startInstance } from '../support/instance.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
@@ -33,11 +33,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   browser = await launchChromium();
   page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
-  await page.goto(`${instance.url}/login`);
-  await page.getByLabel('Email').fill(OWNER.email);
-  await page.getByLabel('Password').fill(OWNER.password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
+  await signInAs(page, OWNER, instance.url);
 }, 60_000);
 
 afterAll(async () => {

@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, Download, Page, Route } from 'playwright-
 import { formatDateRange } from '../../web/src/dashboard/dates.ts';
 import { formatNumber } from '../../web/src/dashboard/format.ts';
 import { launchChromium } from '../support/browser.ts';
-import { BROWSER_DRIVEN_ENV, REVIEW_VIEWPORTS, reviewLayouts } from '../support/dashboard.ts';
+import { BROWSER_DRIVEN_ENV, REVIEW_VIEWPORTS, reviewLayouts, signInAs } from '../support/dashboard.ts';
 import { type Instance, request, startInstance, waitFor } from '../support/instance.ts';
 import { EXPORT_DAYS, exportFiles, exportRows, total } from '../support/plausible-export.ts';
 import { zipOf } from '../support/zip.ts';
@@ -52,16 +52,6 @@ const written = (range: { from: string; to: string }) => words(formatDateRange(r
 /** Today's date (UTC, the site's zone) moved by `days`. */
 const day = (days = 0) => new Date(Date.now() + days * DAY_MS).toISOString().slice(0, 10);
 
-async function signIn(context: BrowserContext, who: { email: string; password: string }): Promise<Page> {
-  const signedIn = await context.newPage();
-  await signedIn.goto(`${instance.url}/login`);
-  await signedIn.getByLabel('Email').fill(who.email);
-  await signedIn.getByLabel('Password').fill(who.password);
-  await signedIn.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await signedIn.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
-  return signedIn;
-}
-
 /** Clicks what starts a download and answers the download once the file is whole. */
 async function download(on: Page, click: () => Promise<void>): Promise<{ file: Download; bytes: Buffer }> {
   const [file] = await Promise.all([on.waitForEvent('download', WAIT), click()]);
@@ -83,7 +73,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   browser = await launchChromium();
   owner = await browser.newContext({ ...READER, viewport: REVIEW_VIEWPORTS[0], acceptDownloads: true });
-  page = await signIn(owner, OWNER);
+  page = await signInAs(await owner.newPage(), OWNER, instance.url);
   const teams = (await call(page, 'GET', '/api/user/teams')).body?.items as { id: string }[];
   const site = await call(page, 'POST', '/api/sites', { domain: DOMAIN, team_id: teams[0].id, timezone: 'UTC' });
   expect(site.status).toBe(201);
@@ -272,7 +262,7 @@ describe('a site viewer', () => {
     const user = account.body?.user as { id: string };
     expect((await call(page, 'PUT', `/api/sites/${siteId}/members/${user.id}`, { role: 'viewer' })).status).toBe(200);
     viewer = await browser.newContext({ ...READER, viewport: REVIEW_VIEWPORTS[0], acceptDownloads: true });
-    seen = await signIn(viewer, VIEWER);
+    seen = await signInAs(await viewer.newPage(), VIEWER, instance.url);
   }, 30_000);
 
   afterAll(() => viewer?.close());

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
-import { BROWSER_DRIVEN_ENV, REVIEW_VIEWPORTS, reviewLayouts } from '../support/dashboard.ts';
+import { BROWSER_DRIVEN_ENV, type PasswordAccount, REVIEW_VIEWPORTS, reviewLayouts, signInAs } from '../support/dashboard.ts';
 import { type Instance, request, startInstance, waitFor } from '../support/instance.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
@@ -39,14 +39,10 @@ const call = (on: Page, method: string, path: string, body?: unknown) =>
     [method, path, body] as const,
   );
 
-async function signIn(context: BrowserContext, who: { email: string; password: string }): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(`${instance.url}/login`);
-  await page.getByLabel('Email').fill(who.email);
-  await page.getByLabel('Password').fill(who.password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.getByRole('heading', { name: 'Sites', level: 1 }).waitFor(WAIT);
-  return page;
+/** A new browser window (own cookies) with `who` signed in. */
+async function signIn(who: PasswordAccount): Promise<Page> {
+  const context = await browser.newContext({ ...READER, viewport: REVIEW_VIEWPORTS[0] });
+  return signInAs(await context.newPage(), who, instance.url);
 }
 
 beforeAll(async () => {
@@ -66,7 +62,7 @@ describe('the System page', () => {
   let owner: Page;
 
   it('is in the main menu of an owner and shows the figures the API gives', async () => {
-    owner = await signIn(await browser.newContext({ ...READER, viewport: REVIEW_VIEWPORTS[0] }), OWNER);
+    owner = await signIn(OWNER);
     const teams = (await call(owner, 'GET', '/api/user/teams')).body.items as { id: string; name: string }[];
     expect((await call(owner, 'POST', '/api/sites', { domain: 'system.example', team_id: teams[0].id, timezone: 'UTC' })).status).toBe(201);
     expect((await call(owner, 'POST', '/api/admin/users', { ...PLAIN, role: 'user' })).status).toBe(201);
@@ -106,7 +102,7 @@ describe('the System page', () => {
   }, 120_000);
 
   it('is not in the menu of a plain user, and tells one who opens it that it is for administrators', async () => {
-    const plain = await signIn(await browser.newContext({ ...READER, viewport: REVIEW_VIEWPORTS[0] }), PLAIN);
+    const plain = await signIn(PLAIN);
     await expect(plain.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'System' }).count()).resolves.toBe(0);
     await plain.goto(`${instance.url}/admin/system`);
     await plain.getByRole('heading', { name: 'System', level: 1 }).waitFor(WAIT);

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
+import { signInAs } from '../support/dashboard.ts';
 import { type Instance, request, startInstance } from '../support/instance.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
@@ -41,11 +42,7 @@ afterAll(async () => {
 
 describe('the session warning', () => {
   it('is announced before the session ends, and "Stay signed in" extends the session', async () => {
-    await page.goto(`${instance.url}/login`);
-    await page.getByLabel('Email').fill(OWNER.email);
-    await page.getByLabel('Password').fill(OWNER.password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.getByRole('heading', { name: 'Sites', level: 1 }).waitFor({ timeout: 15_000 });
+    await signInAs(page, OWNER, instance.url);
 
     const before = await sessionOf(page);
     expect(before).toMatchObject({ duration_seconds: 60, warning_seconds: 30 });

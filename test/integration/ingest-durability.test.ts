@@ -9,7 +9,7 @@ import { createSite, createTeam } from '../../lib/sites/sites.ts';
 import { silentLog } from '../../lib/log.ts';
 import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
-import { startInstance, tempDataDir } from '../support/instance.ts';
+import { startInstance, tempDataDirWithPglite } from '../support/instance.ts';
 
 const dataDirs: string[] = [];
 
@@ -27,7 +27,7 @@ async function seedSite(dataDir: string): Promise<string> {
 
 describe.each(['fsync', 'write'])('ingest durability with -ingest-sync %s', (mode) => {
   it('stores every acknowledged pageview exactly once across a SIGKILL', async () => {
-    const dataDir = tempDataDir(`plumb-durability-${mode}-`);
+    const dataDir = await tempDataDirWithPglite(`plumb-durability-${mode}-`);
     dataDirs.push(dataDir);
     const env = { PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000', PLUMB_INGEST_FLUSH_MS: '200', PLUMB_INGEST_SYNC: mode };
     const teamId = await seedSite(dataDir);

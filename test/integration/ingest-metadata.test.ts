@@ -7,18 +7,19 @@ import { createRejectionCounter } from '../../lib/ingest/rejections.ts';
 import { createSaltRing } from '../../lib/ingest/salts.ts';
 import { createSite, createTeam } from '../../lib/sites/sites.ts';
 import { type MetadataStore, openMetadataStore } from '../../lib/stores/metadata/index.ts';
-import { tempDataDir } from '../support/instance.ts';
+import { tempDataDirWithPglite } from '../support/instance.ts';
 
-const dataDir = tempDataDir('plumb-ingest-meta-');
+let dataDir: string;
 let store: MetadataStore;
 
 beforeAll(async () => {
+  dataDir = await tempDataDirWithPglite('plumb-ingest-meta-');
   store = await openMetadataStore({ dataDir, log: silentLog });
 });
 
 afterAll(async () => {
-  await store.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  await store?.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('createSaltRing', () => {

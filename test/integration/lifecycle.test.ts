@@ -4,14 +4,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Instance, request, runPlumb, startInstance, tempDataDir, waitFor } from '../support/instance.ts';
+import { type Instance, request, runPlumb, startInstance, tempDataDir, tempDataDirWithPglite, waitFor } from '../support/instance.ts';
 
 describe('plumb serve on a fresh data dir', () => {
   let instance: Instance;
 
   // How fast it gets ready is measured by `npm run bench -- startup`, not here.
   beforeAll(async () => {
-    instance = await startInstance({ env: { PLUMB_LOG_LEVEL: 'debug' } });
+    // Truly empty, as an operator's is: the other suites start on a copied PGlite database.
+    instance = await startInstance({ dataDir: tempDataDir(), env: { PLUMB_LOG_LEVEL: 'debug' } });
   });
 
   afterAll(() => instance.destroy());
@@ -152,9 +153,8 @@ describe('the start-up log at info', () => {
 });
 
 describe('restart on an existing data dir', () => {
-  const dataDir = tempDataDir();
-
   it('keeps the JWT secret and the stores, and applies no migration twice', async () => {
+    const dataDir = await tempDataDirWithPglite();
     const first = await startInstance({ dataDir });
     const secret = readFileSync(join(dataDir, 'jwt-secret'), 'utf8');
     expect((await first.stop()).code).toBe(0);

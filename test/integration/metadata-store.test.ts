@@ -10,19 +10,28 @@ import { loadMigrations, MIGRATIONS_DIR, runMigrations } from '../../lib/stores/
 import { openPglite } from '../../lib/stores/metadata/pglite.ts';
 import { metadataStoreContract, tempDataDir } from '../support/metadata-contract.ts';
 import { LATEST_METADATA_VERSION, METADATA_MIGRATIONS } from '../support/migration-files.ts';
+import { copyPgliteTemplate } from '../support/pglite-template.ts';
 
 const removals: Array<() => Promise<void>> = [];
 afterAll(async () => {
   await Promise.all(removals.splice(0).map((remove) => remove()));
 });
 
+/** An empty directory: a store opened on it makes its database, as a first start does. */
 async function freshDir(): Promise<string> {
   const { dir, remove } = await tempDataDir();
   removals.push(remove);
   return dir;
 }
 
-metadataStoreContract('PGlite', async () => openMetadataStore({ dataDir: await freshDir(), log: silentLog }));
+/** A data dir holding a new, unmigrated database already, for tests about anything but its making. */
+async function dirWithDatabase(): Promise<string> {
+  const dir = await freshDir();
+  await copyPgliteTemplate(dir);
+  return dir;
+}
+
+metadataStoreContract('PGlite', async () => openMetadataStore({ dataDir: await dirWithDatabase(), log: silentLog }));
 
 describe('openMetadataStore on PGlite', () => {
   it('keeps its files in <dataDir>/meta, creating the directories', async () => {
@@ -53,7 +62,7 @@ describe('openMetadataStore on PGlite', () => {
   });
 
   it('keeps rows across close and reopen, without applying migrations again', async () => {
-    const dataDir = await freshDir();
+    const dataDir = await dirWithDatabase();
     const first = await openMetadataStore({ dataDir, log: silentLog });
     await first.query('INSERT INTO instance_settings (key, value) VALUES ($1, $2)', ['site_limit', { max: 50 }]);
     await first.transaction((tx) => tx.query("INSERT INTO leader_epochs (name, epoch, node_id) VALUES ('jobs', 3, 'node-a')"));
@@ -72,7 +81,7 @@ describe('openMetadataStore on PGlite', () => {
   });
 
   it('refuses a database written by a newer Plumb and leaves it untouched', async () => {
-    const dataDir = await freshDir();
+    const dataDir = await dirWithDatabase();
     const store = await openMetadataStore({ dataDir, log: silentLog });
     await store.query("INSERT INTO schema_migrations (version, name) VALUES (9999, 'from_the_future')");
     await store.query("INSERT INTO instance_settings (key, value) VALUES ('kept', 'true')");
@@ -92,7 +101,7 @@ describe('openMetadataStore on PGlite', () => {
   });
 
   it('leaves an unmigrated database alone when migrate is false', async () => {
-    const store = await openMetadataStore({ dataDir: await freshDir(), log: silentLog, migrate: false });
+    const store = await openMetadataStore({ dataDir: await dirWithDatabase(), log: silentLog, migrate: false });
     try {
       const { rows } = await store.query("SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = 'public'");
       expect(rows).toEqual([{ n: 0 }]);
@@ -137,7 +146,7 @@ describe('metadata migrations', () => {
       '0002_broken.sql': 'CREATE TABLE half_done (id int);\nSELECT * FROM no_such_table;',
       '0003_never.sql': 'CREATE TABLE never (id int);',
     });
-    const transport = await openPglite({ dataDir: await freshDir(), log: silentLog });
+    const transport = await openPglite({ dataDir: await dirWithDatabase(), log: silentLog });
     try {
       await expect(transport.withConnection((s) => runMigrations(s, { dir, log: silentLog }))).rejects.toThrow('relation "no_such_table" does not exist');
       const tables = await transport.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");

@@ -11,6 +11,7 @@ import { createSite, createTeam } from '../../lib/sites/sites.ts';
 import { dumpMetadata, loadMetadata, metadataIsEmpty, metadataTables } from '../../lib/stores/archive.ts';
 import { type MetadataStore, openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { createUser } from '../../lib/users/users.ts';
+import { copyPgliteTemplate } from '../support/pglite-template.ts';
 
 const NOTES = { name: 'notes', dir: fileURLToPath(new URL('../../plugins/examples/notes/migrations/', import.meta.url)), schema: 'plugin_notes' };
 
@@ -32,6 +33,7 @@ describe('a metadata dump', () => {
   let dump: Awaited<ReturnType<typeof dumpMetadata>>;
 
   beforeAll(async () => {
+    for (const dataDir of ['a', 'b', 'c']) await copyPgliteTemplate(join(root, dataDir));
     source = await openMetadataStore({ dataDir: join(root, 'a'), log: silentLog });
     await source.migrate(NOTES);
     const team = await createTeam(source, { name: 'Dumped team' });

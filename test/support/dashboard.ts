@@ -1,5 +1,5 @@
-// Helpers for dashboard browser tests: a log of every request the dashboard makes, an axe-core
-// accessibility scan, and screenshots in light and dark mode for review.
+// Helpers for dashboard browser tests: signing in, a log of every request the dashboard makes, an
+// axe-core accessibility scan, and screenshots in light and dark mode for review.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -20,6 +20,25 @@ export const BROWSER_DRIVEN_ENV: Readonly<Record<string, string>> = {
   PLUMB_API_RATE_PER_SECOND: '1000',
   PLUMB_API_BURST: '1000',
 };
+
+/** Someone who signs in with a password alone (no second factor). */
+export interface PasswordAccount {
+  email: string;
+  password: string;
+}
+
+/**
+ * Signs `who` in on the login page of the instance at `url`, as a person does, and waits for the
+ * sites list a signed-in user lands on. Answers the page, signed in.
+ */
+export async function signInAs(page: Page, who: PasswordAccount, url: string): Promise<Page> {
+  await page.goto(`${url}/login`);
+  await page.getByLabel('Email').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('heading', { name: 'Sites', level: 1 }).waitFor({ timeout: 15_000 });
+  return page;
+}
 
 /** Records the URL of every request any page of the context makes (documents, assets, API calls). */
 export function logRequests(context: BrowserContext, log: string[]) {

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { contractFetch, contractOf, nativeFetch } from './contract.ts';
+import { copyPgliteTemplate } from './pglite-template.ts';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 export const NODE_BIN = process.execPath;
@@ -21,8 +22,19 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** An empty data dir: a node started on it makes its stores as a real first start does. */
 export function tempDataDir(prefix = 'plumb-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * A data dir whose `meta` holds a new PGlite database already (copied from a template), so the
+ * node or store opening it skips initdb and its seconds of CPU; everything else is still empty.
+ */
+export async function tempDataDirWithPglite(prefix = 'plumb-test-'): Promise<string> {
+  const dataDir = tempDataDir(prefix);
+  await copyPgliteTemplate(dataDir);
+  return dataDir;
 }
 
 export interface Instance {
@@ -38,6 +50,7 @@ export interface Instance {
 }
 
 export interface StartOptions {
+  /** Default: a new one, with a PGlite database in it unless the env names a PostgreSQL. */
   dataDir?: string;
   env?: Record<string, string>;
   args?: string[];
@@ -47,7 +60,7 @@ export interface StartOptions {
 
 export async function startInstance(options: StartOptions = {}): Promise<Instance> {
   const port = await freePort();
-  const dataDir = options.dataDir ?? tempDataDir();
+  const dataDir = options.dataDir ?? (options.env?.PLUMB_DATABASE_URL ? tempDataDir() : await tempDataDirWithPglite());
   const child = spawn(NODE_BIN, [join(ROOT, 'bin/plumb.ts'), 'serve', '-port', String(port), '-host', '127.0.0.1', ...(options.args ?? [])], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PLUMB_DATA_DIR: dataDir, PLUMB_LOG_LEVEL: 'info', ...options.env },

@@ -6,7 +6,7 @@ import type { ApiScope, SiteRole } from '../../lib/auth/roles.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { type PlumbNode, type StartOptions, startNode } from '../../lib/node.ts';
 import { createSite, createTeam, type Site } from '../../lib/sites/sites.ts';
-import { tempDataDir, waitFor } from './instance.ts';
+import { tempDataDirWithPglite, waitFor } from './instance.ts';
 
 export interface TestNode {
   node: PlumbNode;
@@ -48,7 +48,7 @@ async function startWithin(starting: Promise<PlumbNode>, ms: number): Promise<Pl
 }
 
 export async function startTestNode(env: Record<string, string> = {}, options: Pick<StartOptions, 'firstPartyPlugins' | 'cwd'> = {}): Promise<TestNode> {
-  const dataDir = tempDataDir('plumb-node-');
+  const dataDir = await tempDataDirWithPglite('plumb-node-');
   const nodeEnv = { PLUMB_DATA_DIR: dataDir, PLUMB_PORT: '0', PLUMB_HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'silent', PLUMB_INGEST_FLUSH_MS: '50', ...env };
   const config = loadConfig({ env: nodeEnv });
   // Plugins read their settings from the same env as the node's own.
