@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { as, type Person, person } from '../support/accounts.ts';
-import { request } from '../support/instance.ts';
+import { request, waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
@@ -52,17 +52,34 @@ describe('GET /api/admin/system', () => {
       expect(res.status).toBe(202);
     }
     await t.rows('hits', 5);
+    const analytics = t.node.runtime.analytics();
+    const database = analytics.tenantDatabase(t.team.id);
+    const countRows = async () => {
+      let counted = 0;
+      for (const { name } of await analytics.query<{ name: string }>("SELECT name FROM system.tables WHERE database = {db:String} AND engine LIKE '%MergeTree'", { db: database })) {
+        const [{ n }] = await analytics.query<{ n: string }>('SELECT count() AS n FROM {db:Identifier}.{table:Identifier}', { db: database, table: name });
+        counted += Number(n);
+      }
+      return counted;
+    };
+    // The pageviews' visit rows may be inserted after their hits: the figures are compared once
+    // the store holds still.
+    let counted = await countRows();
+    await waitFor(
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const again = await countRows();
+        const settled = again === counted;
+        counted = again;
+        return settled;
+      },
+      10_000,
+      () => `the team's row count kept changing (last ${counted})`,
+    );
     const view = (await as(t, owner, 'GET', '/api/admin/system')).body as {
       stores: { analytics: { rows: number; bytes: number; teams: { team_id: string; name: string; database: string; rows: number; bytes: number }[] } };
       ingest: { accepted_per_second: number };
     };
-    const analytics = t.node.runtime.analytics();
-    const database = analytics.tenantDatabase(t.team.id);
-    let counted = 0;
-    for (const { name } of await analytics.query<{ name: string }>("SELECT name FROM system.tables WHERE database = {db:String} AND engine LIKE '%MergeTree'", { db: database })) {
-      const [{ n }] = await analytics.query<{ n: string }>('SELECT count() AS n FROM {db:Identifier}.{table:Identifier}', { db: database, table: name });
-      counted += Number(n);
-    }
     const team = view.stores.analytics.teams.find((entry) => entry.database === database);
     expect(team).toMatchObject({ team_id: t.team.id, name: 'Test team', rows: counted });
     expect(team!.bytes).toBeGreaterThan(0);
