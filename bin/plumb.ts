@@ -2,8 +2,7 @@
 // The `plumb` command: `plumb serve` runs a node; `plumb --help` lists every setting.
 import { helpText, loadConfig, parseArgs } from '../lib/config.ts';
 import { ConfigError } from '../lib/errors.ts';
-import { startNode } from '../lib/node.ts';
-import { pluginHelpText } from '../lib/plugins/help.ts';
+import { applyHeapLimit } from '../lib/heap.ts';
 
 const HARD_EXIT_MS = 10_000;
 
@@ -25,6 +24,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(helpText());
     // The settings of the plugins Plumb ships, and of those -plugins names (by package or path).
     try {
+      const { pluginHelpText } = await import('../lib/plugins/help.ts');
       process.stdout.write(await pluginHelpText(argv, process.env));
     } catch (err) {
       return fail(err);
@@ -36,9 +36,18 @@ async function main(argv: string[]): Promise<number> {
   // Everything the node writes (the embedded stores' files, the journal, the JWT secret, the
   // favicon cache) is for its own user alone, whatever the shell's umask says.
   process.umask(0o077);
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig({ argv });
+  } catch (err) {
+    return fail(err);
+  }
+  // Before the node's modules load: the process may be replaced here (see lib/heap.ts).
+  applyHeapLimit(config.heapMb);
+  const { startNode } = await import('../lib/node.ts');
   let node: Awaited<ReturnType<typeof startNode>>;
   try {
-    node = await startNode(loadConfig({ argv }));
+    node = await startNode(config);
   } catch (err) {
     return fail(err);
   }

@@ -10,7 +10,7 @@ export const SystemView = object({
   node_id: Type.String(),
   started_at: DateTime,
   uptime_seconds: count,
-  memory: object({ rss_bytes: count, heap_used_bytes: count }, { description: 'This node process' }),
+  memory: object({ rss_bytes: count, heap_used_bytes: count, heap_limit_bytes: { ...count, description: 'The JavaScript heap\'s ceiling (-heap-mb, and the young generation beside it)' } }, { description: 'This node process' }),
   cluster: ClusterView,
   stores: object({
     metadata: object({ kind: stringEnum(['pglite', 'postgres']), bytes: nullable(count) }),

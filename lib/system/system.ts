@@ -3,6 +3,7 @@
 // refusals, the webhook and mail backlogs, what the running plugins report (the last backup), and the
 // active settings with secrets masked. Gathered on each request from the stores and the node.
 import type { Static } from '@sinclair/typebox';
+import { getHeapStatistics } from 'node:v8';
 import type { ServiceBroker } from 'moleculer';
 import { VERSION } from '../brand.ts';
 import { activeSettings } from '../config.ts';
@@ -43,7 +44,7 @@ export async function systemStatus(runtime: Runtime, broker: ServiceBroker, plug
     node_id: runtime.config.nodeId,
     started_at: new Date(Date.now() - process.uptime() * 1000).toISOString(),
     uptime_seconds: Math.floor(process.uptime()),
-    memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed },
+    memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed, heap_limit_bytes: getHeapStatistics().heap_size_limit },
     cluster,
     stores: {
       metadata: { kind: metadata.kind, bytes: metadataBytes },

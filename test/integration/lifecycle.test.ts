@@ -32,6 +32,12 @@ describe('plumb serve on a fresh data dir', () => {
     expect(JSON.parse(lines[0])).toMatchObject({ msg: 'request', method: 'GET', url: '/api/status', status: 200 });
   });
 
+  it('runs under the -heap-mb ceiling, in the very process it was started as', () => {
+    // The process re-executes itself with the heap flags: same PID, new command line.
+    const commandLine = readFileSync(`/proc/${instance.child.pid}/cmdline`, 'utf8').split('\0');
+    expect(commandLine).toEqual(expect.arrayContaining(['--max-old-space-size=256', '--max-semi-space-size=8', 'serve']));
+  });
+
   it('reports its version at /api/status', async () => {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
     expect((await request(`${instance.url}/api/status`)).body).toEqual({ needs_setup: true, version: pkg.version, ready: true, tracker_script_path: '/plumb.js', mail_configured: false });

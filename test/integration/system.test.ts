@@ -79,12 +79,14 @@ describe('GET /api/admin/system', () => {
     const view = (await as(t, owner, 'GET', '/api/admin/system')).body as {
       stores: { analytics: { rows: number; bytes: number; teams: { team_id: string; name: string; database: string; rows: number; bytes: number }[] } };
       ingest: { accepted_per_second: number };
+      memory: { heap_used_bytes: number; heap_limit_bytes: number };
     };
     const team = view.stores.analytics.teams.find((entry) => entry.database === database);
     expect(team).toMatchObject({ team_id: t.team.id, name: 'Test team', rows: counted });
     expect(team!.bytes).toBeGreaterThan(0);
     expect(view.stores.analytics.rows).toBe(view.stores.analytics.teams.reduce((sum, entry) => sum + entry.rows, 0));
     expect(view.ingest.accepted_per_second).toBeGreaterThan(0);
+    expect(view.memory.heap_limit_bytes).toBeGreaterThan(view.memory.heap_used_bytes);
   });
 
   it('counts the webhook backlog as the deliveries table holds it', async () => {

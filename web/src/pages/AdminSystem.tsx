@@ -51,6 +51,7 @@ export default function AdminSystem() {
           <section aria-label="This node" className="kpis">
             <Figure label="Up for" value={formatDuration(view.uptime_seconds)} testId="system-uptime" />
             <Figure label="Memory (RSS)" value={formatBytes(view.memory.rss_bytes)} testId="system-rss" />
+            <Figure label="JavaScript heap" value={`${formatBytes(view.memory.heap_used_bytes)} of ${formatBytes(view.memory.heap_limit_bytes)}`} testId="system-heap" />
             <Figure label="Events per second" value={formatNumber(view.ingest.accepted_per_second)} testId="system-ingest-rate" />
             <Figure label="Waiting to be stored" value={view.cluster.buffer ? formatNumber(view.cluster.buffer.pending) : '—'} testId="system-journal" />
             <Figure label="Analytics data" value={formatBytes(view.stores.analytics.bytes)} testId="system-analytics-bytes" />
