@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'cross_origin_rejected'
   | 'not_found'
   | 'method_not_allowed'
+  | 'not_acceptable'
   | 'conflict'
   | 'payload_too_large'
   | 'unprocessable'

@@ -21,6 +21,7 @@ import { shareEmbedders } from '../lib/share/embedding.ts';
 import { buildOpenApiDocument, type RouteEntry } from '../lib/openapi/document.ts';
 import { gatewayRouteDocs } from '../lib/openapi/gateway-routes.ts';
 import { bearerMatches, METRICS_PATH, sendMetrics } from '../lib/metrics/endpoint.ts';
+import { answerMcp, MCP_ENDPOINT, MCP_PATH } from '../lib/mcp/endpoint.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import type { RequestMeta } from '../types/meta.ts';
 
@@ -39,7 +40,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
   const logRequests = config.logLevel === 'debug' || config.logLevel === 'trace';
   const trackerPath = config.trackerScriptPath.startsWith('/') ? config.trackerScriptPath : `/${config.trackerScriptPath}`;
   const vitalsPath = trackerPath.replace(/(\.js)?$/, '-vitals.js'); // /plumb.js → /plumb-vitals.js
-  const gatewayDocs = gatewayRouteDocs({ openapi: OPENAPI_PATH, tracker: trackerPath, vitals: vitalsPath, metrics: METRICS_PATH });
+  const gatewayDocs = gatewayRouteDocs({ openapi: OPENAPI_PATH, tracker: trackerPath, vitals: vitalsPath, metrics: METRICS_PATH, mcp: MCP_PATH });
   const onError = (req: IncomingMessage, res: ServerResponse, err: Error) => sendError(log, req, res, err);
   /** GET /metrics on this port: only with -metrics-token, and only to a request that carries it. */
   const answerMetrics = (req: IncomingMessage, res: ServerResponse) => {
@@ -131,6 +132,11 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
           answerMetrics(req, res);
           return;
         }
+        // Answered before routing: a JSON-RPC body for the MCP server, which only an API-client token reaches.
+        if (path === MCP_PATH) {
+          answerMcp(runtime, this.broker, req, res);
+          return;
+        }
         if (req.method === 'OPTIONS' && this.crossOriginPaths.has(path)) {
           res.writeHead(204, CORS_HEADERS);
           res.end();
@@ -165,7 +171,11 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
           action: alias.action ? (actions.get(alias.action) ?? { name: alias.action }) : undefined,
           doc: gatewayDocs.get(alias.fullPath),
         }));
-        return [...routed, { method: 'GET', path: METRICS_PATH, action: undefined, doc: gatewayDocs.get(METRICS_PATH) }];
+        return [
+          ...routed,
+          { method: 'GET', path: METRICS_PATH, action: undefined, doc: gatewayDocs.get(METRICS_PATH) },
+          { method: 'POST', path: MCP_PATH, action: MCP_ENDPOINT, doc: gatewayDocs.get(MCP_PATH) },
+        ];
       },
 
       openApiDocument(this: GatewayThis) {
@@ -220,7 +230,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
  * make a series per site); what no route matched is `dashboard` when the dashboard answered it.
  */
 function routeLabel(req: IncomingMessage, path: string, hot: boolean, status: number): string {
-  if (hot || path === METRICS_PATH) return path;
+  if (hot || path === METRICS_PATH || path === MCP_PATH) return path;
   // The alias moleculer-web matched (its typings leave fullPath out).
   const pattern = (req as { $alias?: { fullPath?: string } }).$alias?.fullPath;
   if (pattern) return pattern;

@@ -18,6 +18,7 @@ import createGoalsService from './goals.service.ts';
 import createImportsService from './imports.service.ts';
 import createIngestService from './ingest.service.ts';
 import createMailService from './mail.service.ts';
+import createMcpService from './mcp.service.ts';
 import createNodeService from './node.service.ts';
 import createSecurityService from './security.service.ts';
 import createShareService from './share.service.ts';
@@ -42,6 +43,7 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
   createSitesService,
   createAnalyticsService,
   createEventsService,
+  createMcpService,
   createExportsService,
   createGoalsService,
   createImportsService,

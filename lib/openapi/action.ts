@@ -21,7 +21,8 @@ export interface ActionDoc<R extends TSchema = TSchema> {
   /**
    * Error statuses the handler itself can answer beyond those the declarations imply (404 for an
    * id in the path, 400 for params, 401/403 for `auth`/`access`, 413/415 for a body, 429 for a
-   * rate limit: see lib/openapi/operation.ts), e.g. 409 for a conflict.
+   * rate limit: see lib/openapi/operation.ts), e.g. 409 for a conflict; and, below 400, the
+   * bodiless answers it gives beside its success (202 accepted, 304 not modified).
    */
   errors?: number[];
 }

@@ -38,6 +38,7 @@ const REASONS: Record<string, string> = {
   401: 'No valid credentials, or an invalid token was presented',
   403: 'Credentials lack the role or scope, or the cross-origin check refused the request',
   404: 'Not found, or not visible to the caller',
+  406: 'The Accept header does not name a type this route answers with',
   409: 'Conflicts with the current state',
   413: 'Body larger than the limit',
   415: 'Body is not JSON (or not application/octet-stream where bytes are expected), or its Content-Encoding is neither gzip nor deflate',
@@ -47,9 +48,12 @@ const REASONS: Record<string, string> = {
   '5XX': 'Server error or not ready (503 with Retry-After)',
 };
 
-/** The error statuses a route can answer, from its declarations (see ActionDoc.errors for the rest). */
-export function errorStatuses(method: string, pathParams: readonly string[], action: DocumentedAction | undefined, url: string): string[] {
-  const statuses = new Set<number>(action?.openapi?.errors?.filter((status) => status >= 400) ?? []);
+/**
+ * The error statuses a route can answer, from its declarations (see ActionDoc.errors for the rest);
+ * `doc` documents a route the gateway answers itself, whose declarations are not an action's own.
+ */
+export function errorStatuses(method: string, pathParams: readonly string[], action: DocumentedAction | undefined, url: string, doc?: ActionDoc): string[] {
+  const statuses = new Set<number>((action?.openapi ?? doc)?.errors?.filter((status) => status >= 400) ?? []);
   if (action) {
     const verb = method.toUpperCase();
     const mode = authModeOf(action);
@@ -70,6 +74,9 @@ export function errorStatuses(method: string, pathParams: readonly string[], act
   return [...[...statuses].sort((a, b) => a - b).map(String), '5XX'];
 }
 
+/** Answers without a body that a route declares beside its success (ActionDoc.errors below 400). */
+const BODILESS: Record<number, string> = { 202: 'Accepted, no body', 304: 'No body (Not Modified)' };
+
 const ERROR_RESPONSE = { $ref: '#/components/responses/Error' };
 
 /**
@@ -82,8 +89,8 @@ export function responsesOf(method: string, pathParams: readonly string[], actio
   // The gateway sends the created resource's address from the same declaration (lib/http/location.ts).
   if (status === '201' && action?.location) success.headers = { Location: { description: 'Where the created resource is read', schema: { type: 'string' } } };
   const responses: Record<string, unknown> = { [status]: success };
-  for (const empty of doc?.errors?.filter((code) => code < 400) ?? []) responses[String(empty)] = { description: 'No body (Not Modified)' };
-  const errors = action ? errorStatuses(method, pathParams, action, url) : [...(doc?.errors?.filter((code) => code >= 400).map(String) ?? []), '5XX'];
+  for (const empty of doc?.errors?.filter((code) => code < 400) ?? []) responses[String(empty)] = { description: BODILESS[empty] ?? 'No body' };
+  const errors = action ? errorStatuses(method, pathParams, action, url, doc) : [...(doc?.errors?.filter((code) => code >= 400).map(String) ?? []), '5XX'];
   for (const code of errors) responses[code] = { ...ERROR_RESPONSE, description: REASONS[code] ?? 'Error' };
   return responses;
 }

@@ -2,7 +2,7 @@
 // create in a team, change domain/timezone/hostnames, soft-delete. Each step that changes metadata
 // runs in one transaction with its audit entry, so an entry exists exactly when the change does.
 import type { ApiClientPrincipal } from '../auth/api-clients.ts';
-import { SITE_RANK, type SiteRole, type TeamRole } from '../auth/roles.ts';
+import { type ApiScope, SITE_RANK, type SiteRole, type TeamRole } from '../auth/roles.ts';
 import type { UserPrincipal } from '../auth/sessions.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { conflict, type FieldError, forbidden, notFound, validationFailed } from '../errors.ts';
@@ -140,8 +140,9 @@ async function actingUser(db: MetadataQueryable, caller: Caller): Promise<UserPr
 const seesEverySite = (user: UserPrincipal) => user.role === 'owner' || user.role === 'admin';
 const clientSites = (caller: Caller) => (caller.apiClient ? Object.keys(caller.apiClient.sites) : null);
 
-export async function listSites(db: MetadataQueryable, caller: Caller, page: { limit: number; offset: number }): Promise<Page<SiteView>> {
-  if (caller.apiClient && !caller.apiClient.scopes.includes('stats:read')) throw forbidden('This token lacks the stats:read scope');
+/** The sites the caller reaches; a token must carry `scope` (stats:read for the REST API, mcp for the MCP server). */
+export async function listSites(db: MetadataQueryable, caller: Caller, page: { limit: number; offset: number }, scope: ApiScope = 'stats:read'): Promise<Page<SiteView>> {
+  if (caller.apiClient && !caller.apiClient.scopes.includes(scope)) throw forbidden(`This token lacks the ${scope} scope`);
   const user = await actingUser(db, caller);
   if (!user) return pageOf([], 0, page);
   const params = [user.id, seesEverySite(user), clientSites(caller)];

@@ -37,6 +37,8 @@ interface Entry {
   freshSession?: boolean;
   /** The body is these bytes, sent as application/octet-stream, instead of JSON. */
   bytes?: () => Uint8Array<ArrayBuffer>;
+  /** Further request headers the route needs (never credentials: those come from the role). */
+  headers?: Record<string, string>;
 }
 
 const SIGNED_IN: Role[] = ['instance-owner', 'instance-admin', 'instance-user', 'site-owner', 'site-admin', 'site-editor', 'site-viewer'];
@@ -339,6 +341,13 @@ const MATRIX: Record<string, Entry> = {
   'DELETE /api/sites/{id}/imports/{importId}': { allow: SITE_ADMINS, params: freshImport },
   'GET /api/favicon/{domain}': { allow: 'everyone', params: () => ({ domain: 'example.com' }) },
   'GET /api/favicon/source/{name}': { allow: 'everyone', params: () => ({ name: 'Google' }) },
+  // The MCP server: an API-client token with the mcp scope, nothing else (a session cookie is no
+  // credential there). Which sites its tools read is answered per tool call (test/integration/mcp.test.ts).
+  'POST /mcp': {
+    allow: SCOPED_CLIENT,
+    headers: { Accept: 'application/json, text/event-stream' },
+    body: (fx) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_kpis', arguments: { site_id: fx.siteId } } }),
+  },
   'POST /api/sites/{id}/ingest/ai-fetch': {
     allow: SCOPED_CLIENT,
     body: () => ({ path: '/', status_code: 200, user_agent: 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)' }),
@@ -392,7 +401,7 @@ describe('the permission matrix', () => {
       const abort = new AbortController();
       const res = await fetch(`${t.url}${path}${entry.query ? `?${entry.query}` : ''}`, {
         method,
-        headers: { ...headers, ...(sendsBody ? { 'Content-Type': bytes ? 'application/octet-stream' : 'application/json' } : {}) },
+        headers: { ...entry.headers, ...headers, ...(sendsBody ? { 'Content-Type': bytes ? 'application/octet-stream' : 'application/json' } : {}) },
         body: bytes ?? (sendsBody ? JSON.stringify(entry.body?.(fx) ?? {}) : undefined),
         signal: abort.signal,
         // A sign-in callback answers with a redirect: its status is the outcome.

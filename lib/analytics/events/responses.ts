@@ -22,3 +22,13 @@ export const EventAudience = keyed(DIMENSION_KEYS, Type.Array(object({ value: Ty
 });
 /** `snapshot` events carry lib/analytics/realtime.ts RealtimeSnapshot as JSON. */
 export const RealtimeStream = eventStream();
+/** One snapshot of the realtime feed (lib/analytics/realtime.ts RealtimeSnapshot), as the MCP server answers it. */
+export const RealtimeSnapshot = object({
+  live_visitors: Type.Integer({ minimum: 0, description: 'Visitors seen in the last five minutes' }),
+  current_pages: Type.Array(object({ path: Type.String(), visitors: Type.Integer({ minimum: 0 }) }), { description: 'The last page each live visitor viewed, top 10' }),
+  current_sources: Type.Array(object({ source: Type.String(), visitors: Type.Integer({ minimum: 0 }) }), {
+    description: 'Live visitors by the source of their visit, top 10 (an empty string for direct visits)',
+  }),
+  recent_events: Type.Array(object({ name: Type.String(), path: Type.String(), source: Type.String(), ts: DateTime }), { description: 'The latest custom events of the last day, newest first' }),
+  at: { ...DateTime, description: 'When the snapshot was taken; the windows end here' },
+});
