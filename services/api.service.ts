@@ -1,5 +1,6 @@
 // The HTTP gateway: one node:http server of Plumb's own. Ingest requests (the `hotPath` actions)
-// are answered by a plain handler (lib/http/hot-path.ts); every other request goes to a stock
+// are answered by a plain handler (lib/http/hot-path.ts), /metrics and the MCP server's /mcp by
+// theirs (lib/metrics/endpoint.ts, lib/mcp/endpoint.ts); every other request goes to a stock
 // moleculer-web gateway through its documented middleware entry (`express()`), where every route
 // is an action's explicit `rest` alias (mappingPolicy "restrict"), bodies are read with
 // per-action limits in `onBeforeCall`, and errors leave as JSON { message, code } from `onError`.

@@ -30,23 +30,23 @@ import { listSites } from '../lib/sites/sites-admin.ts';
 type Ctx<P> = Context<P, { apiClient?: ApiClientPrincipal }>;
 
 /** A filter as a tool takes it; the REST API's `filter=dimension:operator:value` spelled out. */
-export interface ToolFilter {
+interface ToolFilter {
   dimension: string;
   operator: string;
   value: string;
 }
-export interface SiteInput {
+interface SiteInput {
   site_id: string;
 }
-export interface RangeInput extends SiteInput {
+interface RangeInput extends SiteInput {
   from?: string;
   to?: string;
 }
-export interface StatsInput extends RangeInput {
+interface StatsInput extends RangeInput {
   filters?: ToolFilter[];
   compare?: 'previous_period' | 'year';
 }
-export type EventInput = RangeInput & Omit<EventQueryInput, 'from' | 'to'>;
+type EventInput = RangeInput & Omit<EventQueryInput, 'from' | 'to'>;
 
 /** Only the local node's endpoint calls these; they are never published as routes. */
 const internal = { visibility: 'protected' } as const;

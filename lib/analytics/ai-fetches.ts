@@ -7,7 +7,7 @@ import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import type { TimeRange } from './range.ts';
 
 /** At most this many assistants and paths are listed, most fetches first. */
-export const AI_FETCH_TOP = 20;
+const AI_FETCH_TOP = 20;
 
 const count = (description: string) => Type.Integer({ minimum: 0, description });
 const fetches = count('Fetches in the range');

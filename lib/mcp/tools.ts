@@ -16,7 +16,7 @@ import * as F from '../funnels/responses.ts';
 import * as G from '../goals/responses.ts';
 import { object } from '../openapi/responses.ts';
 import { plain } from '../openapi/operation.ts';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination.ts';
+import { DEFAULT_PAGE_SIZE, MAX_OFFSET, MAX_PAGE_SIZE } from '../pagination.ts';
 import * as Sites from '../sites/responses.ts';
 import { MCP_MAX_RANGE_DAYS } from './site-access.ts';
 
@@ -58,7 +58,7 @@ const compare = {
 const interval = { interval: z.enum(INTERVALS).optional().describe('Bucket size; default: hour up to 2 days, day up to 62 days, week up to 26 weeks, else month') };
 const paging = {
   limit: z.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE).describe(`Rows per page (default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE})`),
-  offset: z.number().int().min(0).default(0).describe('Rows to skip (for the next page)'),
+  offset: z.number().int().min(0).max(MAX_OFFSET).default(0).describe('Rows to skip (for the next page)'),
 };
 const eventName = { event_name: z.string().min(1).max(500).describe('The custom event, as list_event_names gives it') };
 const eventFilters = {
