@@ -1,6 +1,17 @@
-// The analytics API of a site: dashboard stats (KPIs, timeseries, breakdowns) now; event analytics
-// and realtime join this service in their own blocks. Thin actions over lib/analytics/.
+// The analytics API of a site: dashboard stats (KPIs, timeseries, breakdowns) and the AI crawler
+// reports, each in its own block. Thin actions over lib/analytics/.
 import type { Context, ServiceSchema } from 'moleculer';
+import {
+  AI_REPORT_INTERVALS,
+  AiFetchPages,
+  AiFetchReport,
+  AiFetchTimeseries,
+  type AiReportInterval,
+  aiFetchPages,
+  aiFetchReport,
+  aiFetchTimeseries,
+  parseReportRange,
+} from '../lib/analytics/ai-fetches.ts';
 import { BREAKDOWN_DIMENSIONS, type BreakdownDimension } from '../lib/analytics/query/plan.ts';
 import { INTERVALS, type Interval } from '../lib/analytics/query/interval.ts';
 import * as S from '../lib/analytics/query/responses.ts';
@@ -100,12 +111,67 @@ function statsActions(runtime: Runtime): ServiceSchema['actions'] {
 
 // ---- end of Stats ----
 
+// ---- AI crawlers: what AI agents fetched, and the visits AI assistants referred ----
+
+const aiTags = ['ai crawlers'];
+/** Dates (YYYY-MM-DD, whole local days) or RFC 3339 instants, at most 366 days apart. */
+const aiRange = { id: 'uuid', from: text(64), to: text(64) };
+type AiParams = { id: string; from?: string; to?: string };
+
+function aiFetchActions(runtime: Runtime): ServiceSchema['actions'] {
+  const siteAndRange = async (params: AiParams) => {
+    const site = await liveSite(runtime.sites, params.id);
+    return { site, range: parseReportRange(params, site.timezone) };
+  };
+
+  return {
+    aiFetchSummary: action({
+      rest: 'GET /api/sites/:id/ai-fetches/summary',
+      auth: 'any',
+      access: readStats,
+      params: aiRange,
+      openapi: { summary: 'AI crawler and assistant fetches of a range: totals, assistants, top paths, and breakdowns by family, category, resource type and status class', tags: aiTags, response: AiFetchReport },
+      async handler(ctx: Ctx<AiParams>) {
+        const { site, range } = await siteAndRange(ctx.params);
+        return aiFetchReport(runtime.analytics(), site, range);
+      },
+    }),
+
+    aiFetchTimeseries: action({
+      rest: 'GET /api/sites/:id/ai-fetches/timeseries',
+      auth: 'any',
+      access: readStats,
+      params: { ...aiRange, interval: { type: 'enum', values: [...AI_REPORT_INTERVALS], optional: true } },
+      openapi: { summary: 'AI fetches per hour or day (default) of the site’s time zone, by assistant family, every bucket present', tags: aiTags, response: AiFetchTimeseries },
+      async handler(ctx: Ctx<AiParams & { interval?: AiReportInterval }>) {
+        const { site, range } = await siteAndRange(ctx.params);
+        return aiFetchTimeseries(runtime.analytics(), site, range, ctx.params.interval);
+      },
+    }),
+
+    aiFetchPages: action({
+      rest: 'GET /api/sites/:id/ai-fetches/pages',
+      auth: 'any',
+      access: readStats,
+      params: aiRange,
+      openapi: { summary: 'The paths AI agents fetch most with the AI-referred visits that landed on each, and the AI-referred landing pages no agent fetched', tags: aiTags, response: AiFetchPages },
+      async handler(ctx: Ctx<AiParams>) {
+        const { site, range } = await siteAndRange(ctx.params);
+        return aiFetchPages(runtime.analytics(), site, range);
+      },
+    }),
+  };
+}
+
+// ---- end of AI crawlers ----
+
 export default function createAnalyticsService(runtime: Runtime): ServiceSchema {
   return {
     name: 'analytics',
     settings: { rest: '/' },
     actions: {
       ...statsActions(runtime),
+      ...aiFetchActions(runtime),
     },
   };
 }

@@ -270,6 +270,10 @@ const MATRIX: Record<string, Entry> = {
   'GET /api/sites/{id}/stats/breakdown': { allow: [...SITE_READERS, 'client-scoped'], query: 'dimension=pages' },
   'GET /api/sites/{id}/stats/kpis': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/stats/timeseries': { allow: [...SITE_READERS, 'client-scoped'] },
+  // AI crawler reports: read like stats.
+  'GET /api/sites/{id}/ai-fetches/summary': { allow: [...SITE_READERS, 'client-scoped'] },
+  'GET /api/sites/{id}/ai-fetches/timeseries': { allow: [...SITE_READERS, 'client-scoped'] },
+  'GET /api/sites/{id}/ai-fetches/pages': { allow: [...SITE_READERS, 'client-scoped'] },
   // Event analytics and realtime: site viewers and tokens with stats:read.
   'GET /api/sites/{id}/events/names': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/events/properties': { allow: [...SITE_READERS, 'client-scoped'], query: 'event_name=Signup' },
