@@ -11,6 +11,7 @@ const SiteDashboard = lazy(() => import('./pages/SiteDashboard.tsx'));
 const Events = lazy(() => import('./pages/Events.tsx'));
 const Goals = lazy(() => import('./pages/Goals.tsx'));
 const Funnels = lazy(() => import('./pages/Funnels.tsx'));
+const AiCrawlers = lazy(() => import('./pages/AiCrawlers.tsx'));
 const SiteSettings = lazy(() => import('./pages/SiteSettings.tsx'));
 const TeamSettings = lazy(() => import('./pages/TeamSettings.tsx'));
 const Account = lazy(() => import('./pages/Account.tsx'));
@@ -69,6 +70,7 @@ export function App() {
           <Route path="sites/:siteId/events" element={<Events />} />
           <Route path="sites/:siteId/goals" element={<Goals />} />
           <Route path="sites/:siteId/funnels" element={<Funnels />} />
+          <Route path="sites/:siteId/ai-crawlers" element={<AiCrawlers />} />
           <Route path="sites/:siteId/settings" element={<SiteSettings />} />
           <Route path="teams/:teamId" element={<TeamSettings />} />
           <Route path="account" element={<Account />} />

@@ -10,6 +10,7 @@ import type { PropertyKeyRow } from '../../lib/analytics/events/properties.ts';
 import type { Timeseries as EventTimeseries } from '../../lib/analytics/events/timeseries.ts';
 import type { BreakdownResponse, BreakdownRow, Kpis, KpisResponse, RangeView, StatsResponse, TimeseriesPoint } from '../../lib/analytics/query/stats.ts';
 import type { RealtimeSnapshot } from '../../lib/analytics/realtime.ts';
+import type { AiFetchPages, AiFetchReport, AiFetchTimeseries } from '../../lib/analytics/ai-fetches.ts';
 import type { ApiClientView } from '../../lib/auth/api-clients.ts';
 import type { PasskeyView } from '../../lib/auth/passkeys.ts';
 import type { UserPrincipal } from '../../lib/auth/sessions.ts';
@@ -128,6 +129,9 @@ export function problem(err: unknown): string {
 }
 
 export type {
+  AiFetchPages,
+  AiFetchReport,
+  AiFetchTimeseries,
   ApiClientView,
   Audience,
   AudienceRow,

@@ -50,6 +50,7 @@ export function SiteFrame({ title, children }: { title: string; children: (site:
           <NavLink to={`/sites/${s.id}/events${search}`}>Events</NavLink>
           <NavLink to={`/sites/${s.id}/goals${search}`}>Goals</NavLink>
           <NavLink to={`/sites/${s.id}/funnels${search}`}>Funnels</NavLink>
+          <NavLink to={`/sites/${s.id}/ai-crawlers${search}`}>AI crawlers</NavLink>
           {manage && <NavLink to={`/sites/${s.id}/settings`}>Settings</NavLink>}
         </nav>
       </header>
