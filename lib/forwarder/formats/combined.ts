@@ -33,7 +33,7 @@ export function timeLocal(text: string): string | null {
   const utc = Date.UTC(year, month, day, hour, minute, second) - offsetMinutes * 60_000;
   const date = new Date(utc);
   // Date.UTC rolls 31/Feb over into March; a real log never writes it.
-  if (Number.isNaN(utc) || new Date(Date.UTC(year, month, day)).getUTCDate() !== day || hour > 23 || minute > 59 || second > 60) return null;
+  if (Number.isNaN(utc) || new Date(Date.UTC(year, month, day)).getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return null;
   return date.toISOString();
 }
 
