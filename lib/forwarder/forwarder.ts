@@ -6,7 +6,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { matchAiAgent } from '../ingest/enrich/ai-agents.ts';
-import type { AiFetch } from '../ingest/schemas.ts';
+import { type AiFetch, MAX_BATCH_ITEMS } from '../ingest/schemas.ts';
 import { createLineParser, type LineParser, type LogFormat } from './formats/index.ts';
 import { findRotated, headerLines, inodeOf, type OpenLogFile, openLogFile, type RawLine } from './log-file.ts';
 import { createSender, type Sender, type SenderOptions } from './sender.ts';
@@ -169,7 +169,8 @@ function createLogForwarder(log: string, ctx: { options: ForwarderOptions; state
         if (resendTo !== undefined && line.end >= resendTo) {
           resendTo = undefined;
           await flush();
-        } else if (resendTo === undefined && pending.items.length >= batchSize) {
+        } else if (pending.items.length >= (resendTo === undefined ? batchSize : MAX_BATCH_ITEMS)) {
+          // While the batch of before a restart is read again, --batch may have changed: only the route's limit ends it early.
           await flush();
         }
       }

@@ -1,6 +1,6 @@
 // The log formats the forwarder reads, each a parser of one line into a fetch in the ingest
 // route's field names. A parser judges shape only: whether the agent is an AI one is decided after
-// (lib/forwarder/batcher.ts), and the values are checked by the server, item by item.
+// (lib/forwarder/forwarder.ts), and the values are checked by the server, item by item.
 import { caddyParser } from './caddy.ts';
 import { cloudFrontParser } from './cloudfront.ts';
 import { combinedParser } from './combined.ts';
