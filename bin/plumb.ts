@@ -13,6 +13,11 @@ async function main(argv: string[]): Promise<number> {
     const { restoreCommand } = await import('../plugins/archives/restore.ts');
     return restoreCommand(argv.slice(1), process.env);
   }
+  // A client of a Plumb instance, with flags of its own and none of the node's settings.
+  if (argv[0] === 'forward-ai-fetches') {
+    const { forwardAiFetchesCommand } = await import('../lib/forwarder/cli.ts');
+    return forwardAiFetchesCommand(argv.slice(1), process.env);
+  }
   let parsed: ReturnType<typeof parseArgs>;
   try {
     // Flags that are not Plumb's own may be plugins' settings: loadConfig and the plugins judge them.

@@ -342,6 +342,7 @@ export function helpText(): string {
     '',
     'Commands:',
     '  serve     run the Plumb node (HTTP gateway, ingest, dashboard)',
+    '  forward-ai-fetches  send AI crawlers\' requests from web-server logs to a Plumb instance (its own --help)',
     '  restore   --from <dir | s3://bucket/prefix> [--backup <id>]: bring an archives backup back into empty stores',
     '            (the data dir\'s, or the PostgreSQL and ClickHouse the settings name); the newest backup unless --backup',
     '',

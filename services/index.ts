@@ -4,7 +4,7 @@ import type { ServiceSchema } from 'moleculer';
 import type { LeaderJob } from '../cluster/leader-jobs.ts';
 import { emailReportsJob } from '../lib/email-reports/job.ts';
 import { importsRunnerJob } from '../lib/imports/runner.ts';
-import { saltPruneJob } from '../lib/ingest/salts.ts';
+import { ingestPruneJob } from '../lib/ingest/prune-job.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import createAnalyticsService from './analytics.service.ts';
 import createApiService from './api.service.ts';
@@ -56,7 +56,7 @@ export const SERVICE_FACTORIES: readonly ((runtime: Runtime) => ServiceSchema)[]
 
 /** Leader-only work of the core services. A service whose instance does the work plugs it into a slot the runtime holds. */
 export const LEADER_JOB_FACTORIES: readonly { name: string; create(runtime: Runtime): LeaderJob }[] = [
-  { name: 'ingest.salt-prune', create: saltPruneJob },
+  { name: 'ingest.prune', create: ingestPruneJob },
   { name: 'webhooks.dispatcher', create: (runtime) => runtime.webhookDispatch.job },
   { name: 'mail.dispatcher', create: (runtime) => runtime.mailDispatch.job },
   { name: 'imports.runner', create: importsRunnerJob },

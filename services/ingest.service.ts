@@ -4,6 +4,8 @@
 // Server ingest takes the sink's `leader` path, which in a cluster is the leader node.
 import type { Context, ServiceSchema } from 'moleculer';
 import { type GeoLookup, openGeoDatabase } from '../lib/ingest/enrich/geo.ts';
+import * as aiFetches from '../lib/ingest/ai-fetches.ts';
+import { fingerprintOf, idempotencyKeyOf, once } from '../lib/ingest/idempotency.ts';
 import * as ingest from '../lib/ingest/pipeline.ts';
 import { createRejectionCounter, type RejectionCounter } from '../lib/ingest/rejections.ts';
 import { createSaltRing } from '../lib/ingest/salts.ts';
@@ -142,13 +144,24 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
           response: I.AiFetchesAccepted,
           summary: 'AI crawler fetches forwarded from server logs: one fetch as the body, or {items: [...]}',
           description:
-            'Fields of a fetch: path (starting with /) or url (absolute, on the site’s domain or hostnames), status_code, content_type, response_time_ms, bytes, user_agent (a known AI agent), timestamp (RFC 3339). A 400 names every bad field, as items[i].field in a batch; nothing of a batch with a bad fetch is stored.',
+            'Fields of a fetch: path (starting with /) or url (absolute, on the site’s domain or hostnames), status_code, content_type, response_time_ms, bytes, user_agent (a known AI agent), timestamp (RFC 3339). ' +
+            'A single fetch is stored ({accepted: 1}) or refused with a 400 naming every bad field. A batch is judged item by item: its good fetches are stored, and `results` names each bad one with its fields. ' +
+            'An Idempotency-Key header (1–200 visible ASCII characters) makes a resend safe: the same key for the site within 24 hours gets the first answer again (with Idempotent-Replayed: true) and stores nothing; ' +
+            'a 409 answers a key used for other content, or one whose first request is still in progress (with Retry-After).',
           tags: ['ingest'],
           successStatus: 202,
+          errors: [409],
         },
         async handler(ctx: Ctx<{ id: string; items?: AiFetch[] } & AiFetch>) {
           const { id, items, ...single } = ctx.params;
-          return accepted(ctx, { accepted: await ingest.aiFetches(deps(), id, items ?? [single as AiFetch], items !== undefined, ctx.meta.apiClient) });
+          const client = ctx.meta.apiClient;
+          const store = () => (items ? aiFetches.aiFetchBatch(deps(), id, items, client) : aiFetches.aiFetch(deps(), id, single as AiFetch, client));
+          const key = idempotencyKeyOf(ctx.meta.request.headers);
+          if (key === undefined) return accepted(ctx, await store());
+          const fingerprint = fingerprintOf(items ?? single);
+          const { answer, replayed } = await once({ db: runtime.metadata(), log }, { siteId: id, key, fingerprint }, store);
+          if (replayed) ctx.meta.$responseHeaders = { ...ctx.meta.$responseHeaders, 'Idempotent-Replayed': 'true' };
+          return accepted(ctx, answer);
         },
       }),
     },

@@ -1,6 +1,5 @@
 // The ingest use cases: validate → resolve site → bot filter → enrich → append to the durable
 // journal. Every function resolves only once its rows are on disk, so a 202 is a promise kept.
-import { randomUUID } from 'node:crypto';
 import type { ApiClientPrincipal } from '../auth/api-clients.ts';
 import { requireClientAccess } from '../auth/api-clients.ts';
 import { type FieldError, PlumbError, unavailable, validationFailed } from '../errors.ts';
@@ -8,15 +7,13 @@ import { hostnameOfUrl } from '../sites/hostname.ts';
 import type { Site, SiteDirectory } from '../sites/sites.ts';
 import { compileChecker } from '../validation.ts';
 import { eventRow, hitRow, type IdentityDeps, type Visit, visitColumns } from './context.ts';
-import { type AiAgent, matchAiAgent } from './enrich/ai-agents.ts';
 import { BoundedCache } from './enrich/cache.ts';
 import { isBotRequest } from './enrich/bots.ts';
-import { resourceType } from './enrich/resource-type.ts';
 import { type PageUrl, parsePageUrl } from './enrich/url.ts';
 import { type Journal, JournalFullError } from './journal.ts';
 import { visitStateKey, withoutPassingStates } from './visits.ts';
 import type { RejectionCounter } from './rejections.ts';
-import { AI_FETCH, type AiFetch, SERVER_BATCH_ITEM, type ServerBatchItem, type ServerEvent, type ServerPageview, type TrackerEvent, type TrackerPageview, type TrackerWebVital } from './schemas.ts';
+import { SERVER_BATCH_ITEM, type ServerBatchItem, type ServerEvent, type ServerPageview, type TrackerEvent, type TrackerPageview, type TrackerWebVital } from './schemas.ts';
 
 export type AnalyticsTable = 'hits' | 'events' | 'web_vitals' | 'ai_fetches' | 'visits';
 
@@ -53,7 +50,7 @@ export type ItemStatus = 'accepted' | 'filtered';
  * Appends records to the durable path. `visits` are the visits whose rows are among them: if the
  * append fails those visits end, so no later row cancels a state that was never stored.
  */
-async function append(deps: IngestDeps, records: JournalRecord[], visits: readonly Visit['visit'][] = []): Promise<void> {
+export async function append(deps: IngestDeps, records: JournalRecord[], visits: readonly Visit['visit'][] = []): Promise<void> {
   try {
     await deps.journal.append(withoutPassingStates(records, (r) => visitStateKey(r.row)));
   } catch (err) {
@@ -102,14 +99,14 @@ function botFiltered(deps: IngestDeps, site: Site, userAgent: string, headers?: 
   return true;
 }
 
-const NOT_HTTP_URL = 'must be an absolute http(s) URL';
-const NOT_THE_SITES = "must be a page of the site's domain or one of its hostnames";
+export const NOT_HTTP_URL = 'must be an absolute http(s) URL';
+export const NOT_THE_SITES = "must be a page of the site's domain or one of its hostnames";
 const urlRefused = (field: string, problem: string) => validationFailed([{ field, message: `${field} ${problem}` }]);
 /** One answer for "no such site" and "not yours", so a token cannot probe which sites exist. */
 export const noAccess = () => new PlumbError(403, 'forbidden', 'This token has no access to that site');
 
 /** Whether a page's hostname is the site's domain or one of its extra hostnames (subdomains are sites of their own). */
-async function isSitesHost(deps: IngestDeps, site: Site, hostname: string): Promise<boolean> {
+export async function isSitesHost(deps: IngestDeps, site: Site, hostname: string): Promise<boolean> {
   if (hostname === site.domain) return true;
   return (await deps.sites.byHostname(hostname))?.id === site.id;
 }
@@ -213,7 +210,7 @@ export interface BatchItemResult {
 
 const checkBatchItem = compileChecker(SERVER_BATCH_ITEM);
 
-function rejected(index: number, err: PlumbError): BatchItemResult {
+export function rejected(index: number, err: PlumbError): BatchItemResult {
   const fields = (err.data as { fields?: FieldError[] } | undefined)?.fields;
   return { index, status: 'rejected', code: String(err.type), message: err.message, ...(fields ? { fields } : {}) };
 }
@@ -255,80 +252,4 @@ export async function serverBatch(
   return { results, accepted: count('accepted'), filtered: count('filtered'), rejected: count('rejected') };
 }
 
-const checkAiFetch = compileChecker(AI_FETCH);
-
-/** A fetch whose fields have been checked, with the AI agent its user agent names. */
-interface CheckedFetch {
-  item: AiFetch;
-  agent: AiAgent;
-  /** `url`, else `path`: the resource fetched. */
-  target: string;
-}
-
-/**
- * Every problem of every fetch at once, named as the request names them (`status_code`, or
- * `items[2].status_code` in a batch): the schema's, a missing path and url, an unknown agent, and
- * a url on another host than the site's (its path would be filed under the site).
- */
-async function checkedFetches(deps: IngestDeps, site: Site, items: readonly AiFetch[], batch: boolean): Promise<CheckedFetch[]> {
-  const fields: FieldError[] = [];
-  const checked: CheckedFetch[] = [];
-  for (const [index, item] of items.entries()) {
-    const name = (field: string) => (batch ? `items[${index}].${field}` : field);
-    const problem = (field: string, message: string) => fields.push({ field: name(field), message });
-    const issues = checkAiFetch(item);
-    for (const issue of issues) problem(issue.field, issue.message);
-    const bad = new Set(issues.map((issue) => issue.field));
-    const agent = bad.has('user_agent') ? null : matchAiAgent(item.user_agent);
-    if (!bad.has('user_agent') && !agent) problem('user_agent', 'user_agent is not a known AI agent');
-    const target = item.url ?? item.path;
-    if (target === undefined) problem('path', 'path or url is required');
-    if (item.url !== undefined && !bad.has('url')) {
-      const page = parsePageUrl(item.url);
-      if (!page || !(await isSitesHost(deps, site, page.hostname))) problem('url', `url ${page ? NOT_THE_SITES : NOT_HTTP_URL}`);
-    }
-    if (agent && target !== undefined) checked.push({ item, agent, target });
-  }
-  if (fields.length > 0) throw validationFailed(fields);
-  return checked;
-}
-
-/** Crawler-log forwarding: the row of one AI assistant's fetch of a site resource. */
-function aiFetchRecord(site: Site, { item, agent, target }: CheckedFetch, at: Date): JournalRecord {
-  return {
-    table: 'ai_fetches',
-    team: site.team_id,
-    row: {
-      ts: (item.timestamp ? new Date(item.timestamp) : at).toISOString(),
-      site_id: site.id,
-      fetch_id: randomUUID(),
-      path: new URL(target, `https://${site.domain}`).pathname,
-      url: item.url ?? '',
-      status_code: item.status_code,
-      content_type: item.content_type ?? '',
-      response_time_ms: item.response_time_ms ?? 0,
-      bytes: item.bytes ?? 0,
-      user_agent: item.user_agent,
-      assistant_name: agent.name,
-      assistant_family: agent.family,
-      assistant_category: agent.category,
-      resource_type: resourceType(target, item.content_type),
-    },
-  };
-}
-
-/**
- * Stores AI fetches of a site: all of them, or none when any is bad. Access is judged before the
- * fields, so a token learns nothing about sites it may not write to.
- */
-export async function aiFetches(deps: IngestDeps, siteId: string, items: readonly AiFetch[], batch: boolean, client: ApiClientPrincipal | undefined): Promise<number> {
-  const site = await deps.sites.byId(siteId);
-  if (!site) throw noAccess();
-  requireClientAccess(client, 'ai-fetch:write', site.id, 'editor');
-  const fetches = await checkedFetches(deps, site, items, batch);
-  const at = now(deps);
-  await append(deps, fetches.map((fetch) => aiFetchRecord(site, fetch, at)));
-  return fetches.length;
-}
-
-const now = (deps: IngestDeps) => deps.now?.() ?? new Date();
+export const now = (deps: IngestDeps) => deps.now?.() ?? new Date();

@@ -2,8 +2,6 @@
 // the metadata store (first writer wins), kept two days and then deleted, so yesterday's visitors
 // cannot be re-identified once their day has passed.
 import { randomBytes } from 'node:crypto';
-import type { LeaderJob } from '../../cluster/leader-jobs.ts';
-import type { Runtime } from '../runtime.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
 
 export interface SaltRing {
@@ -49,27 +47,6 @@ export function createSaltRing(db: () => MetadataQueryable): SaltRing {
       const { rowCount } = await db().query('DELETE FROM visitor_salts WHERE day < $1', [yesterday]);
       for (const known of cache.keys()) if (known < yesterday) cache.delete(known);
       return rowCount;
-    },
-  };
-}
-
-const SALT_PRUNE_MS = 3_600_000;
-
-/**
- * The leader job that deletes old salts: once at once (leadership starts after the stores are
- * ready) and then hourly. Fenced: a deposed leader's prune is refused by the metadata database.
- */
-export function saltPruneJob(runtime: Pick<Runtime, 'fence' | 'log'>): LeaderJob {
-  let timer: NodeJS.Timeout | undefined;
-  return {
-    start(epoch) {
-      const prune = () =>
-        runtime.fence.run(epoch, (tx) => createSaltRing(() => tx).prune()).catch((err: Error) => runtime.log.warn({ err: err.message }, 'salt pruning failed'));
-      timer = setInterval(prune, SALT_PRUNE_MS);
-      void prune();
-    },
-    stop() {
-      clearInterval(timer);
     },
   };
 }

@@ -257,7 +257,7 @@ describe('POST /api/sites/:id/ingest/ai-fetch', () => {
     expect(messageOf(res.body, 'user_agent')).toBe('user_agent is not a known AI agent');
   });
 
-  it('names the item of each bad field in a batch, and stores none of the batch', async () => {
+  it('names every bad field of each bad item in a batch, and stores the good ones', async () => {
     const res = await send({
       items: [
         fetchOf({ path: '/fields-batch-ok' }),
@@ -266,13 +266,24 @@ describe('POST /api/sites/:id/ingest/ai-fetch', () => {
         fetchOf({ path: '//elsewhere.example.org/fields-secret', status_code: 200.5 }),
       ],
     });
-    expect(res.status).toBe(400);
-    expect(res.body.fields).toEqual([
-      { field: 'items[1].path', message: 'path or url is required' },
-      { field: 'items[2].url', message: "url must be a page of the site's domain or one of its hostnames" },
-      { field: 'items[3].path', message: 'path must be a path starting with / (without spaces or control characters)' },
-      { field: 'items[3].status_code', message: expect.any(String) },
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ accepted: 1, rejected: 3 });
+    const results = res.body.results as { index: number; status: string; code?: string; fields?: FieldIssue[] }[];
+    expect(results.map(({ index, status, code }) => ({ index, status, code }))).toEqual([
+      { index: 0, status: 'accepted', code: undefined },
+      { index: 1, status: 'rejected', code: 'validation_failed' },
+      { index: 2, status: 'rejected', code: 'validation_failed' },
+      { index: 3, status: 'rejected', code: 'validation_failed' },
     ]);
+    expect(results.slice(1).map((r) => r.fields?.map(({ field, message }) => ({ field, message })))).toEqual([
+      [{ field: 'path', message: 'path or url is required' }],
+      [{ field: 'url', message: "url must be a page of the site's domain or one of its hostnames" }],
+      [
+        { field: 'path', message: 'path must be a path starting with / (without spaces or control characters)' },
+        { field: 'status_code', message: expect.any(String) },
+      ],
+    ]);
+    await t.rows('ai_fetches', 1, "path = '/fields-batch-ok'");
   });
 
   it('refuses a url on another site’s host, and accepts one on the site’s extra hostname', async () => {
@@ -286,6 +297,6 @@ describe('POST /api/sites/:id/ingest/ai-fetch', () => {
 
   it('stored none of the refused fetches', async () => {
     await storedThrough('ai_fetches', '/after-fields-fetches');
-    expect(await t.rowsNow('ai_fetches', "path IN ('/fields-docs', '/fields-batch-ok', '/fields-secret', '/docs/guide')")).toEqual([]);
+    expect(await t.rowsNow('ai_fetches', "path IN ('/fields-docs', '/fields-secret', '/docs/guide')")).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
 // The ingest pipeline's metadata: daily salts shared through the store and pruned after two days,
-// and refused-request counts written in bulk.
+// refused-request counts written in bulk, and AI-fetch idempotency keys expired after a day.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { rmSync } from 'node:fs';
 import { silentLog } from '../../lib/log.ts';
+import { pruneIdempotencyKeys } from '../../lib/ingest/idempotency.ts';
 import { createRejectionCounter } from '../../lib/ingest/rejections.ts';
 import { createSaltRing } from '../../lib/ingest/salts.ts';
 import { createSite, createTeam } from '../../lib/sites/sites.ts';
@@ -66,5 +67,22 @@ describe('createRejectionCounter', () => {
       { day: '2026-11-21', count: 3 },
       { day: '2026-11-22', count: 1 },
     ]);
+  });
+});
+
+describe('pruneIdempotencyKeys', () => {
+  it('deletes the AI-fetch idempotency keys older than 24 hours and keeps the others', async () => {
+    const team = await createTeam(store, { name: 'keys' });
+    const site = await createSite(store, { teamId: team.id, domain: 'keys.example' });
+    for (const [key, age] of [
+      ['fresh', '1 minute'],
+      ['almost-a-day', '23 hours 59 minutes'],
+      ['old', '24 hours 1 minute'],
+    ]) {
+      await store.query(`INSERT INTO idempotency_keys (site_id, key, fingerprint, answer, created_at) VALUES ($1, $2, 'f', '{"accepted":1}', now() - $3::interval)`, [site.id, key, age]);
+    }
+    expect(await pruneIdempotencyKeys(store)).toBe(1);
+    const { rows } = await store.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE site_id = $1 ORDER BY key', [site.id]);
+    expect(rows.map((r) => r.key)).toEqual(['almost-a-day', 'fresh']);
   });
 });

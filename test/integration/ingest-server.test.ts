@@ -2,6 +2,7 @@
 // timestamps, per-item batch results, and the AI agent catalog.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request } from '../support/instance.ts';
+import { fingerprintOf } from '../../lib/ingest/idempotency.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
 const FIREFOX_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
@@ -182,21 +183,49 @@ describe('POST /api/sites/:id/ingest/ai-fetch', () => {
 
   it('accepts a batch of fetches', async () => {
     const res = await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, { items: [fetchOf({ path: '/a.pdf', content_type: 'application/pdf' }), fetchOf({ path: '/b.png', content_type: 'image/png' })] }, aiToken);
-    expect(res.body).toEqual({ accepted: 2 });
+    expect(res.body).toMatchObject({ accepted: 2, rejected: 0 });
     const rows = await t.rows<{ resource_type: string }>('ai_fetches', 2, "path IN ('/a.pdf', '/b.png')");
     expect(rows.map((r) => r.resource_type).sort()).toEqual(['document', 'image']);
   });
 
-  it('refuses an unknown agent, and a batch containing one, storing nothing', async () => {
+  it('refuses a single fetch by an unknown agent with a 400, storing nothing', async () => {
     const single = await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, fetchOf({ path: '/unknown', user_agent: FIREFOX_LINUX }), aiToken);
     expect(single.status).toBe(400);
     expect(single.body.fields).toEqual([{ field: 'user_agent', message: 'user_agent is not a known AI agent' }]);
-    const batch = await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, { items: [fetchOf({ path: '/unknown' }), fetchOf({ path: '/unknown', user_agent: 'curl/8' })] }, aiToken);
-    expect(batch.status).toBe(400);
-    // A fetch accepted after the refused ones: once it is stored, they would be too.
+    // A fetch accepted after the refused one: once it is stored, the refused one would be too.
     expect((await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, fetchOf({ path: '/after-unknown' }), aiToken)).status).toBe(202);
     await t.rows('ai_fetches', 1, "path = '/after-unknown'");
     expect(await t.rowsNow('ai_fetches', "path = '/unknown'")).toEqual([]);
+  });
+
+  it('stores the good fetches of a batch and names each bad one', async () => {
+    const res = await post(
+      `/api/sites/${t.site.id}/ingest/ai-fetch`,
+      { items: [fetchOf({ path: '/batch-good-1' }), fetchOf({ path: '/batch-curl', user_agent: 'curl/8' }), fetchOf({ path: '/batch-good-2', status_code: 404 })] },
+      aiToken,
+    );
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({
+      accepted: 2,
+      rejected: 1,
+      results: [
+        { index: 0, status: 'accepted' },
+        {
+          index: 1,
+          status: 'rejected',
+          code: 'validation_failed',
+          message: 'user_agent is not a known AI agent',
+          fields: [{ field: 'user_agent', message: 'user_agent is not a known AI agent' }],
+        },
+        { index: 2, status: 'accepted' },
+      ],
+    });
+    const rows = await t.rows<{ path: string; status_code: number }>('ai_fetches', 2, "path IN ('/batch-good-1', '/batch-good-2')");
+    expect(rows.map((r) => [r.path, r.status_code]).sort()).toEqual([
+      ['/batch-good-1', 200],
+      ['/batch-good-2', 404],
+    ]);
+    expect(await t.rowsNow('ai_fetches', "path = '/batch-curl'")).toEqual([]);
   });
 
   it('needs the ai-fetch:write scope for that very site (another site is not found, as on every site route)', async () => {
@@ -210,5 +239,78 @@ describe('POST /api/sites/:id/ingest/ai-fetch', () => {
     const res = await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, fetchOf({ status_code: undefined }), aiToken);
     expect(res.status).toBe(400);
     expect((res.body.fields as { field: string }[]).map((f) => f.field)).toEqual(['status_code']);
+  });
+});
+
+describe('POST /api/sites/:id/ingest/ai-fetch with an Idempotency-Key', () => {
+  const fetchAt = (path: string) => ({ path, status_code: 200, user_agent: GPTBOT });
+  function send(body: unknown, key: string) {
+    return request(`${t.url}/api/sites/${t.site.id}/ingest/ai-fetch`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${aiToken}`, 'Idempotency-Key': key },
+      body: JSON.stringify(body),
+    });
+  }
+  /** Waits until a later fetch is stored: anything accepted before it is then stored too. */
+  async function storedThroughFetch(marker: string) {
+    expect((await post(`/api/sites/${t.site.id}/ingest/ai-fetch`, fetchAt(marker), aiToken)).status).toBe(202);
+    await t.rows('ai_fetches', 1, 'path = {marker:String}', { marker });
+  }
+
+  it('answers a resend with the first answer, marked as replayed, and stores the batch once', async () => {
+    const batch = { items: [fetchAt('/idem-1'), fetchAt('/idem-2'), { ...fetchAt('/idem-bad'), user_agent: 'curl/8' }] };
+    const first = await send(batch, 'batch-1:0-300');
+    const again = await send(batch, 'batch-1:0-300');
+    expect([first.status, again.status]).toEqual([202, 202]);
+    expect(again.body).toEqual(first.body);
+    expect(again.body).toMatchObject({ accepted: 2, rejected: 1 });
+    expect([first.headers.get('idempotent-replayed'), again.headers.get('idempotent-replayed')]).toEqual([null, 'true']);
+    await storedThroughFetch('/after-idem');
+    expect(await t.rowsNow('ai_fetches', "path IN ('/idem-1', '/idem-2')")).toHaveLength(2);
+  });
+
+  it('refuses a key reused for another batch with a 409, storing nothing', async () => {
+    const res = await send({ items: [fetchAt('/idem-other-content')] }, 'batch-1:0-300');
+    expect([res.status, res.body.code]).toEqual([409, 'conflict']);
+    expect(res.body.message).toBe('This Idempotency-Key was used for another request in the last 24 hours');
+    await storedThroughFetch('/after-idem-reused');
+    expect(await t.rowsNow('ai_fetches', "path = '/idem-other-content'")).toEqual([]);
+  });
+
+  it('answers 409 with Retry-After while the first request with the key is unanswered', async () => {
+    const body = { items: [fetchAt('/idem-in-progress')] };
+    const metadata = t.node.runtime.metadata();
+    // A claim as a node makes it before its append: no answer yet.
+    await metadata.query('INSERT INTO idempotency_keys (site_id, key, fingerprint) VALUES ($1, $2, $3)', [t.site.id, 'in-progress', fingerprintOf(body.items)]);
+    const res = await send(body, 'in-progress');
+    expect([res.status, res.body.code, res.headers.get('retry-after')]).toEqual([409, 'conflict', '2']);
+  });
+
+  it('takes over a claim its node abandoned more than a minute ago, and stores the batch', async () => {
+    const body = { items: [fetchAt('/idem-abandoned')] };
+    await t.node.runtime
+      .metadata()
+      .query("INSERT INTO idempotency_keys (site_id, key, fingerprint, created_at) VALUES ($1, $2, $3, now() - interval '2 minutes')", [t.site.id, 'abandoned', fingerprintOf(body.items)]);
+    const res = await send(body, 'abandoned');
+    expect([res.status, res.body]).toEqual([202, { accepted: 1, rejected: 0, results: [{ index: 0, status: 'accepted' }] }]);
+    await t.rows('ai_fetches', 1, "path = '/idem-abandoned'");
+  });
+
+  it('stores a batch again once its key is older than 24 hours', async () => {
+    const body = { items: [fetchAt('/idem-expired')] };
+    expect((await send(body, 'expired')).status).toBe(202);
+    await t.node.runtime.metadata().query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'expired'");
+    const again = await send(body, 'expired');
+    expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([202, null]);
+    await t.rows('ai_fetches', 2, "path = '/idem-expired'");
+  });
+
+  it.each([
+    ['an empty key', ''],
+    ['a key with a space', 'two words'],
+    ['a key of 201 characters', 'k'.repeat(201)],
+  ])('refuses %s with a 400 naming the header', async (_name, key) => {
+    const res = await send({ items: [fetchAt('/idem-bad-key')] }, key);
+    expect([res.status, res.body.fields]).toEqual([400, [{ field: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 200 visible ASCII characters, once' }]]);
   });
 });

@@ -7,6 +7,7 @@ import { pluginSettingsTable, settingsTable } from '../../scripts/settings-table
 import { FIRST_PARTY_PLUGINS } from '../../plugins/index.ts';
 import archivesPlugin from '../../plugins/archives/index.ts';
 import { CHROMIUM_PATH_ENV, LOCAL_SERVICES } from '../support/services.ts';
+import { FORWARD_TOKEN_ENV } from '../../lib/forwarder/cli.ts';
 import { pluginSettingRows } from '../../lib/plugins/settings.ts';
 import notesPlugin from '../../plugins/examples/notes/index.ts';
 
@@ -82,12 +83,13 @@ describe('README configuration, against the loader', () => {
     for (const flag of documented.keys()) expect(() => parseArgs([`-${flag}=1`])).not.toThrow();
   });
 
-  it('mentions only env names the loader or the test suites read', () => {
+  it('mentions only env names the loader, the forwarder or the test suites read', () => {
     const known = new Set<string>([
       ...SETTINGS.flatMap((spec) => spec.env),
       ...pluginSettings.map((row) => row.env),
       ...LOCAL_SERVICES.map((service) => service.env),
       CHROMIUM_PATH_ENV,
+      FORWARD_TOKEN_ENV,
     ]);
     const mentioned = new Set(readmeText.match(/\bPLUMB_[A-Z0-9_]+\b/g));
     expect([...mentioned].filter((name) => !known.has(name))).toEqual([]);
