@@ -44,6 +44,19 @@ export interface AiFetchSummary {
 const RANGE = `site_id = {site:UUID} AND ts >= {from:DateTime64(3)} AND ts < {to:DateTime64(3)}`;
 const isoFromClickHouse = (text: string) => new Date(`${text.replace(' ', 'T')}Z`).toISOString();
 
+/** The paths fetched most in the range (`params.top` of them), each with its distinct assistants. */
+function topFetchedPaths(store: AnalyticsStore, params: { db: string; site: string; from: Date; to: Date; top: number }) {
+  return store.query<{ path: string; fetches: string; assistants: string }>(
+    `SELECT path, count() AS fetches, uniqExact(assistant_name) AS assistants
+    FROM {db:Identifier}.ai_fetches
+    WHERE ${RANGE}
+    GROUP BY path
+    ORDER BY fetches DESC, path
+    LIMIT {top:UInt32}`,
+    params,
+  );
+}
+
 export async function aiFetchSummary(store: AnalyticsStore, site: { id: string; tenant: string }, range: TimeRange): Promise<AiFetchSummary> {
   const params = { db: site.tenant, site: site.id, from: range.from, to: range.to, top: AI_FETCH_TOP };
   type Counts = { fetches: string; errors: string; pages: string };
@@ -64,15 +77,7 @@ export async function aiFetchSummary(store: AnalyticsStore, site: { id: string; 
       LIMIT {top:UInt32}`,
       params,
     ),
-    store.query<{ path: string; fetches: string; assistants: string }>(
-      `SELECT path, count() AS fetches, uniqExact(assistant_name) AS assistants
-      FROM {db:Identifier}.ai_fetches
-      WHERE ${RANGE}
-      GROUP BY path
-      ORDER BY fetches DESC, path
-      LIMIT {top:UInt32}`,
-      params,
-    ),
+    topFetchedPaths(store, params),
   ]);
   const total = totals[0];
   return {
@@ -239,15 +244,7 @@ export interface AiFetchPages {
 /** Fetched paths against AI-referred landings, both ways (GET /api/sites/:id/ai-fetches/pages). */
 export async function aiFetchPages(store: AnalyticsStore, site: { id: string; tenant: string }, range: TimeRange): Promise<AiFetchPages> {
   const params = { db: site.tenant, site: site.id, from: range.from, to: range.to, top: AI_PAGES_TOP };
-  const fetched = await store.query<{ path: string; fetches: string; assistants: string }>(
-    `SELECT path, count() AS fetches, uniqExact(assistant_name) AS assistants
-    FROM {db:Identifier}.ai_fetches
-    WHERE ${RANGE}
-    GROUP BY path
-    ORDER BY fetches DESC, path
-    LIMIT {top:UInt32}`,
-    params,
-  );
+  const fetched = await topFetchedPaths(store, params);
   // A visit's rows sum their sign to 1 (migration 0003); its entry page and channel never change.
   // The landings on the listed paths, and the top landings on paths no agent fetched, in one read.
   const landings = await store.query<{ entry_page: string; visits: string; listed: number }>(

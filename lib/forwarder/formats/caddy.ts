@@ -3,7 +3,7 @@
 //    "duration":0.0012,"size":5120,"status":200,"resp_headers":{"Content-Type":["text/html"]}}
 // `ts` is Unix seconds by default (the encoder's time_format may make it milliseconds,
 // nanoseconds, or an ISO 8601 string); `duration` seconds by default, or a Go duration string.
-import { IGNORED, isHttpStatus, type LineParser, type LineResult, MALFORMED, targetFields } from './line.ts';
+import { IGNORED, isHttpStatus, jsonObject, type LineParser, type LineResult, MALFORMED, targetFields } from './line.ts';
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -48,13 +48,8 @@ export function caddyParser(): LineParser {
   return {
     parse(line: string): LineResult {
       if (line.trim() === '') return IGNORED;
-      let entry: unknown;
-      try {
-        entry = JSON.parse(line);
-      } catch {
-        return MALFORMED;
-      }
-      if (!isObject(entry)) return MALFORMED;
+      const entry = jsonObject(line) as Json | undefined;
+      if (!entry) return MALFORMED;
       // Caddy's other loggers (start-up, TLS) share the file when pointed at it: not requests.
       if (!isObject(entry.request)) return IGNORED;
       const { uri, headers } = entry.request;

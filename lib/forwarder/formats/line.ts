@@ -25,3 +25,14 @@ export function targetFields(target: string): Pick<AiFetch, 'path' | 'url'> | nu
 
 /** HTTP statuses the route takes; Caddy logs 0 for a connection closed before any answer. */
 export const isHttpStatus = (status: number) => Number.isInteger(status) && status >= 100 && status <= 599;
+
+/** A JSON-lines entry as an object; undefined for a line that is not one JSON object. */
+export function jsonObject(line: string): Record<string, unknown> | undefined {
+  let entry: unknown;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  return typeof entry === 'object' && entry !== null && !Array.isArray(entry) ? (entry as Record<string, unknown>) : undefined;
+}
