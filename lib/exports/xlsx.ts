@@ -118,35 +118,42 @@ const sheetNumber = (name: string) => Number(/^xl\/worksheets\/sheet(\d+)\.xml$/
  * than parking each in a temporary file, where it loses some) only once it has seen the workbook
  * and its shared strings, which writers (exceljs's among them) put last: the parts are therefore
  * fed to it again in that order, stored uncompressed, with an empty shared-strings part if the
- * workbook has none. A sheet's rows must be read before the next sheet is asked for.
+ * workbook has none, one sheet at a time. A sheet's rows must be read before the next sheet is asked for.
  */
 export async function* readSheets(parts: readonly XlsxPart[]): AsyncIterable<SheetRows> {
   const byName = new Map(parts.map((part) => [part.name, part]));
-  const zip = new ZipFile();
-  const add = (part: XlsxPart) =>
-    zip.addReadStreamLazy(part.name, { compress: false }, (done) =>
-      part.open().then(
-        (stream) => done(null, stream),
-        (error: Error) => done(error, undefined as unknown as Readable),
-      ),
-    );
-  for (const name of FIRST_PARTS) {
-    const part = byName.get(name);
-    if (part) add(part);
-    else if (name === 'xl/sharedStrings.xml') zip.addBuffer(EMPTY_SHARED_STRINGS, name, { compress: false });
-  }
-  const rest = parts.filter((part) => !FIRST_PARTS.includes(part.name));
-  rest.sort((a, b) => (sheetNumber(a.name) || 0) - (sheetNumber(b.name) || 0));
-  for (const part of rest) add(part);
-  zip.end();
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(zip.outputStream as Readable, { worksheets: 'emit', sharedStrings: 'cache', hyperlinks: 'ignore', styles: 'ignore', entries: 'ignore' });
-  for await (const worksheet of reader) {
-    const sheet = worksheet as unknown as AsyncIterable<{ values: unknown[] }> & { name: string };
-    yield {
-      name: sheet.name,
-      rows: (async function* () {
-        for await (const row of sheet) yield (row.values ?? []).slice(1);
-      })(),
-    };
+  const sheets = parts.filter((part) => Number.isFinite(sheetNumber(part.name))).sort((a, b) => sheetNumber(a.name) - sheetNumber(b.name));
+  // One reader per sheet: fed the whole workbook at once, exceljs's reader now and then skipped a
+  // small sheet while the one before it was read slowly (an import inserting its rows). With one
+  // sheet in its zip, a sheet it does not give back is an error, never a sheet quietly missing.
+  for (const sheet of sheets) {
+    const zip = new ZipFile();
+    const add = (part: XlsxPart) =>
+      zip.addReadStreamLazy(part.name, { compress: false }, (done) =>
+        part.open().then(
+          (stream) => done(null, stream),
+          (error: Error) => done(error, undefined as unknown as Readable),
+        ),
+      );
+    for (const name of FIRST_PARTS) {
+      const part = byName.get(name);
+      if (part) add(part);
+      else if (name === 'xl/sharedStrings.xml') zip.addBuffer(EMPTY_SHARED_STRINGS, name, { compress: false });
+    }
+    add(sheet);
+    zip.end();
+    const reader = new ExcelJS.stream.xlsx.WorkbookReader(zip.outputStream as Readable, { worksheets: 'emit', sharedStrings: 'cache', hyperlinks: 'ignore', styles: 'ignore', entries: 'ignore' });
+    let given = 0;
+    for await (const worksheet of reader) {
+      given++;
+      const read = worksheet as unknown as AsyncIterable<{ values: unknown[] }> & { name: string };
+      yield {
+        name: read.name,
+        rows: (async function* () {
+          for await (const row of read) yield (row.values ?? []).slice(1);
+        })(),
+      };
+    }
+    if (given === 0) throw new Error(`${sheet.name}: the spreadsheet reader found no sheet in it`);
   }
 }
