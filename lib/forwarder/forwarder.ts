@@ -177,6 +177,16 @@ function createLogForwarder(log: string, ctx: { options: ForwarderOptions; state
     }
   }
 
+  /** Sends what was read of `current`, closes it, and starts on the file now at the path from its start; false when there is none. */
+  async function restartAtPath(current: OpenLogFile): Promise<boolean> {
+    await flush();
+    await current.close();
+    file = null;
+    if (!(await start(log, 0))) return false;
+    await save();
+    return true;
+  }
+
   return {
     /** One poll: read on, follow a rotation or a truncation, and send what is due (everything when `final`). */
     async step(final: boolean): Promise<void> {
@@ -193,21 +203,13 @@ function createLogForwarder(log: string, ctx: { options: ForwarderOptions; state
           }
           rotationSeenAt = undefined;
           await readToEnd();
-          await flush();
-          await current.close();
-          file = null;
-          if (!(await start(log, 0))) return;
-          await save();
+          if (!(await restartAtPath(current))) return;
           continue;
         }
         if (atPath && atPath.size < current.position && current.path === log) {
           // Truncated in place (copytruncate): what was read is sent, and the file is read again from its start.
           options.report(`${log}: truncated; reading it again from its start`);
-          await flush();
-          await current.close();
-          file = null;
-          if (!(await start(log, 0))) return;
-          await save();
+          if (!(await restartAtPath(current))) return;
           continue;
         }
         break;
