@@ -42,6 +42,102 @@ const CASES: [string, string, string, string][] = [
   ['omgili/0.5 +http://omgili.com', 'omgili', 'Webz.io', 'other'],
   ['Mozilla/5.0 (compatible; PanguBot;+https://www.huaweicloud.com/pangubot)', 'PanguBot', 'Huawei', 'training crawler'],
   ['Webzio-Extended', 'Webzio-Extended', 'Webz.io', 'training crawler'],
+  // Further agents of ai-robots-txt and crawler-user-agents: the lists' own instances where they give
+  // one, otherwise the agent's token in the usual "compatible" form
+  ['Mozilla/5.0 (compatible; AddSearchBot/0.9; +http://www.addsearch.com/bot; info@addsearch.com)', 'AddSearchBot', 'AddSearch', 'search indexer'],
+  ['AwarioSmartBot/1.0 (+https://awario.com/bots.html; bots@awario.com)', 'Awario', 'Awario', 'other'],
+  ['VelenPublicWebCrawler (velen.io)', 'VelenPublicWebCrawler', 'Velen', 'training crawler'],
+  ['Mozilla/5.0 (compatible;PetalBot;+https://webmaster.petalsearch.com/site/petalbot)', 'PetalBot', 'Huawei', 'search indexer'],
+  ['Mozilla/5.0 (iPhone; CPU iPhone OS 11_0 like Mac OS X) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/43.0.7597.1164 Mobile Safari/537.36; Bytespider;bytespider@bytedance.com', 'Bytespider', 'ByteDance', 'training crawler'],
+  ['Mozilla/5.0 (compatible; Google-CloudVertexBot; +https://cloud.google.com/enterprise-search)', 'Google-CloudVertexBot', 'Google', 'search indexer'],
+  ['Mozilla/5.0 (compatible; CloudVertexBot/1.0)', 'Google-CloudVertexBot', 'Google', 'search indexer'],
+  ['GoogleOther-Image/1.0', 'GoogleOther', 'Google', 'other'],
+  ['Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Google-Agent; +https://developers.google.com/search/docs/crawling-indexing/google-common-crawlers) Chrome/136.0.0.0 Safari/537.36', 'Google-Agent', 'Google', 'agent'],
+  ['Mozilla/5.0 (compatible; GoogleAgent-URLContext/1.0)', 'GoogleAgent-URLContext', 'Google', 'assistant'],
+  ['Mozilla/5.0 (compatible; Google-Gemini-CLI/0.1.5)', 'Google-Gemini-CLI', 'Google', 'agent'],
+  ['Mozilla/5.0 (compatible; NotebookLM)', 'Google-NotebookLM', 'Google', 'assistant'],
+  ['Mozilla/5.0 (compatible; AzureAI-SearchBot/1.0)', 'AzureAI-SearchBot', 'Microsoft', 'search indexer'],
+  ['Mozilla/5.0 (compatible; amazon-kendra; +https://aws.amazon.com/kendra/)', 'amazon-kendra', 'Amazon', 'search indexer'],
+  ['bedrockbot/1.0 (+https://docs.aws.amazon.com/bedrock/)', 'bedrockbot', 'Amazon', 'search indexer'],
+  ['Mozilla/5.0 (compatible; Ai2Bot-DeepResearchEval/1.0; +https://www.allenai.org/crawler)', 'AI2Bot-DeepResearchEval', 'Allen AI', 'assistant'],
+  ['Mozilla/5.0 (compatible; Ai2Bot-Dolma (+https://www.allenai.org/crawler))', 'AI2Bot', 'Allen AI', 'training crawler'],
+  ['Mozilla/5.0 (compatible; Kimi-User/1.0)', 'Kimi-User', 'Moonshot AI', 'assistant'],
+  ['Mozilla/5.0 (compatible; TongyiBot/1.0)', 'TongyiBot', 'Alibaba', 'assistant'],
+  ['Mozilla/5.0 (compatible; YiyanBot/1.0)', 'YiyanBot', 'Baidu', 'assistant'],
+  ['Mozilla/5.0 (compatible; ChatGLM-Spider/1.0; +https://open.bigmodel.cn)', 'ChatGLM-Spider', 'Zhipu AI', 'training crawler'],
+  ['Mozilla/5.0 (compatible; Bravebot/1.0; +https://search.brave.com/help/brave-search-crawler)', 'Bravebot', 'Brave', 'search indexer'],
+  ['Mozilla/5.0 (compatible; Brightbot 1.0)', 'Brightbot', 'Bright Data', 'training crawler'],
+  ['Mozilla/5.0 (compatible; ExaSearchBot/1.0; +https://exa.ai)', 'ExaSearchBot', 'Exa', 'search indexer'],
+  ['Mozilla/5.0 (compatible; ShapBot/0.1.0; +https://docs.parallel.ai/features/crawler)', 'ShapBot', 'Parallel', 'search indexer'],
+  ['Mozilla/5.0 (compatible; Shap-User/1.0)', 'Shap-User', 'Parallel', 'assistant'],
+  ['Mozilla/5.0 (compatible; SemrushBot-OCOB/1; +https://www.semrush.com/bot/)', 'SemrushBot-OCOB', 'Semrush', 'other'],
+  ['Mozilla/5.0 (compatible; Linguee Bot (http://www.linguee.com/bot; bot@linguee.com))', 'Linguee Bot', 'Linguee', 'training crawler'],
+  ['Mozilla/5.0 (compatible; Terra Cotta https://github.com/CeramicTeam/CeramicTerracotta)', 'TerraCotta', 'Ceramic AI', 'search indexer'],
+  ['Mozilla/5.0 (compatible; Sidetrade indexer bot)', 'Sidetrade indexer bot', 'Sidetrade', 'training crawler'],
+  ['LCC (+http://corpora.informatik.uni-leipzig.de/crawler_faq.html)', 'LCC', 'Leipzig Corpora Collection', 'training crawler'],
+  ['Mozilla/5.0 (compatible; Kangaroo Bot/1.0; +https://kangaroollm.com.au/kangaroo-bot/)', 'Kangaroo Bot', 'Kangaroo LLM', 'training crawler'],
+  ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36 Cursor/1.0', 'Cursor', 'Cursor', 'agent'],
+  ['opencode/0.3.58', 'opencode', 'opencode', 'agent'],
+  ['Mozilla/5.0 (compatible; Devin/1.0; +devin.ai)', 'Devin', 'Cognition', 'agent'],
+  ['Mozilla/5.0 (compatible; Operator/1.0; +https://openai.com)', 'ChatGPT Agent', 'OpenAI', 'agent'],
+  ['Mozilla/5.0 (compatible; OpenAI/1.0; +https://openai.com/bot)', 'OpenAI', 'OpenAI', 'other'],
+  ['Mozilla/5.0 (compatible; Lightpanda/1.0)', 'Lightpanda', 'Lightpanda', 'agent'],
+  ['YaK/1.0 (Linux; +https://www.meltwater.com)', 'YaK', 'Meltwater', 'other'],
+];
+
+/**
+ * Every agent ai-robots-txt's robots.json names, as our own transcription of its keys; a UA
+ * carrying any of them must resolve. Left out, on purpose (see the catalog): facebookexternalhit,
+ * Scrapy and Spider.
+ */
+const AI_ROBOTS_TXT_AGENTS = [
+  'AddSearchBot', 'AgentTimes', 'AI2Bot', 'AI2Bot-DeepResearchEval', 'Ai2Bot-Dolma', 'aiHitBot', 'AIWebIndex', 'amazon-kendra',
+  'amazon-QBusiness', 'Amazonbot', 'AmazonBuyForMe', 'Amzn-SearchBot', 'Amzn-User', 'Andibot', 'Anomura', 'anthropic-ai', 'ApifyBot',
+  'ApifyWebsiteContentCrawler', 'Applebot', 'Applebot-Extended', 'Aranet-SearchBot', 'atlassian-bot', 'Awario', 'AzureAI-SearchBot',
+  'bedrockbot', 'bigsur.ai', 'Bravebot', 'Brightbot', 'Brightbot 1.0', 'BuddyBot', 'Bytespider', 'CCBot', 'Channel3Bot', 'ChatGLM-Spider',
+  'ChatGPT Agent', 'ChatGPT-User', 'Claude-Code', 'Claude-SearchBot', 'Claude-User', 'Claude-Web', 'ClaudeBot', 'Cloudflare-AutoRAG',
+  'CloudVertexBot', 'Code', 'cohere-ai', 'cohere-training-data-crawler', 'Cotoyogi', 'CragCrawler', 'Crawl4AI', 'Crawlspace', 'Cursor',
+  'Datenbank Crawler', 'DeepSeekBot', 'Devin', 'Diffbot', 'DuckAssistBot', 'Echobot Bot', 'EchoboxBot', 'ExaBot', 'ExaSearchBot',
+  'FacebookBot', 'Factset_spyderbot', 'FirecrawlAgent', 'FriendlyCrawler', 'GeistHaus-PageFetcher', 'Gemini-Deep-Research', 'Google-Agent',
+  'Google-CloudVertexBot', 'Google-Extended', 'Google-Firebase', 'Google-Gemini-CLI', 'Google-NotebookLM', 'GoogleAgent-Mariner',
+  'GoogleAgent-URLContext', 'GoogleOther', 'GoogleOther-Image', 'GoogleOther-Video', 'GPTBot', 'HenkBot', 'iAskBot', 'iaskspider',
+  'ICC-Crawler', 'ImagesiftBot', 'imageSpider', 'img2dataset', 'ISSCyberRiskCrawler', 'kagi-fetcher', 'Kangaroo Bot', 'Kimi-User',
+  'KlaviyoAIBot', 'KunatoCrawler', 'laion-huggingface-processor', 'LAIONDownloader', 'LCC', 'Lightpanda', 'LinerBot', 'Linguee Bot',
+  'LinkupBot', 'Manus-User', 'meta-externalagent', 'Meta-ExternalAgent', 'meta-externalfetcher', 'Meta-ExternalFetcher', 'meta-webindexer',
+  'MistralAI-User', 'Mozilla-Tabstack', 'MyCentralAIScraperBot', 'NagetBot', 'netEstate Imprint Crawler', 'newsai', 'NotebookLM', 'NovaAct',
+  'OAI-SearchBot', 'omgili', 'omgilibot', 'OpenAI', 'opencode', 'Operator', 'PanguBot', 'Panscient', 'panscient.com', 'Perplexity-User',
+  'PerplexityBot', 'PetalBot', 'PhindBot', 'Poggio-Citations', 'Poseidon Research Crawler', 'QualifiedBot', 'Querit-SearchBot', 'QueritBot',
+  'QuillBot', 'quillbot.com', 'Reflectionbot', 'SBIntuitionsBot', 'SemrushBot-OCOB', 'SemrushBot-SWA', 'Shap-User', 'ShapBot',
+  'Sidetrade indexer bot', 'TavilyBot', 'Terra Cotta', 'TerraCotta', 'Thinkbot', 'TikTokSpider', 'Timpibot', 'TongyiBot', 'Trae', 'TwinAgent',
+  'UseAI', 'VelenPublicWebCrawler', 'WARDBot', 'Webzio-Extended', 'wpbot', 'WRTNBot', 'YaK', 'YandexAdditional', 'YandexAdditionalBot',
+  'YiyanBot', 'YouBot', 'ZanistaBot',
+];
+
+/** [what it is, its UA]: browsers, search engines, SEO and link-preview bots, HTTP clients, editors. */
+const NOT_AI_AGENTS: [string, string][] = [
+  ['Chrome on Windows', 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36'],
+  ['Firefox on Linux', 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0'],
+  ['Safari on iPhone', 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'],
+  ['Edge', 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36 Edg/124.0.2478.51'],
+  ['Samsung Internet', 'Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/25.0 Chrome/121.0.0.0 Mobile Safari/537.36'],
+  ['Internet Explorer 11', 'Mozilla/5.0 (Windows NT 6.1; WOW64; Trident/7.0; SLCC2; .NET CLR 2.0.50727; rv:11.0) like Gecko'],
+  ['Googlebot', 'Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.6367.118 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'],
+  ['bingbot', 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) Chrome/116.0.1938.76 Safari/537.36'],
+  ['YandexBot', 'Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)'],
+  ['Baiduspider', 'Mozilla/5.0 (compatible; Baiduspider/2.0; +http://www.baidu.com/search/spider.html)'],
+  ['DuckDuckBot', 'DuckDuckBot/1.1; (+http://duckduckgo.com/duckduckbot.html)'],
+  ['Exalead’s Exabot', 'Mozilla/5.0 (compatible; Exabot/3.0; +http://www.exabot.com/go/robot)'],
+  ['Exalead’s Exabot-Images', 'Mozilla/5.0 (compatible; Exabot-Images/3.0; +http://www.exabot.com/go/robot)'],
+  ['SemrushBot', 'Mozilla/5.0 (compatible; SemrushBot/7~bl; +http://www.semrush.com/bot.html)'],
+  ['AhrefsBot', 'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)'],
+  ['facebookexternalhit', 'facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)'],
+  ['Scrapy', 'Scrapy/2.11.0 (+https://scrapy.org)'],
+  ['curl', 'curl/8.5.0'],
+  ['python-requests', 'python-requests/2.31.0'],
+  ['the OpenAI SDK', 'OpenAI/Python 1.51.0'],
+  ['VS Code’s own browser', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Code/1.95.0 Chrome/128.0.6613.186 Electron/32.2.1 Safari/537.36'],
+  ['Cursor’s own browser', 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Cursor/0.42.3 Chrome/124.0.6367.243 Electron/30.4.0 Safari/537.36'],
+  ['an empty UA', ''],
 ];
 
 describe('matchAiAgent', () => {
@@ -79,9 +175,27 @@ describe('matchAiAgent', () => {
     expect(matchAiAgent(ua)).toBe(matchAiAgent(ua));
   });
 
+  it.each(AI_ROBOTS_TXT_AGENTS)('knows %s from ai-robots-txt', (token) => {
+    expect(matchAiAgent(`Mozilla/5.0 (compatible; ${token}/1.0; +https://example.com/bot)`)).not.toBeNull();
+  });
+
+  it.each(NOT_AI_AGENTS)('answers null for %s', (_what, ua) => {
+    expect(matchAiAgent(ua)).toBeNull();
+  });
+
+  it('names the leftmost agent of a UA that carries two', () => {
+    expect(matchAiAgent('Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot) ClaudeBot/1.0')?.name).toBe('GPTBot');
+    expect(matchAiAgent('ChatGPT-User/1.0 (compatible; +https://openai.com/bot)')?.name).toBe('ChatGPT-User');
+  });
+
   it('exposes the catalog with one pattern per entry and no duplicate names', () => {
-    expect(AI_AGENTS.length).toBeGreaterThanOrEqual(40);
+    expect(AI_AGENTS.length).toBeGreaterThanOrEqual(140);
     expect(new Set(AI_AGENTS.map((agent) => agent.name)).size).toBe(AI_AGENTS.length);
-    for (const agent of AI_AGENTS) expect(agent.pattern.flags).toContain('i');
+    for (const agent of AI_AGENTS) {
+      expect(agent.pattern.flags).toContain('i');
+      // The matcher hoists the leading \b and numbers one group per entry.
+      expect(agent.pattern.source.startsWith('\\b')).toBe(true);
+      expect(new RegExp(`${agent.pattern.source}|`).exec('')).toHaveLength(1);
+    }
   });
 });
