@@ -1,15 +1,16 @@
 // The command line of `plumb forward-ai-fetches`: its flags, the token from a file or the
 // environment, and the exit codes (0 done or stopped by a signal, 1 refused by the server or a
-// state file it cannot read, 2 a usage error).
+// state file it cannot read, 2 a usage error, 3 the server did not take a batch within --retries).
 import { readFile } from 'node:fs/promises';
 import { envName } from '../brand.ts';
 import { MAX_BATCH_ITEMS } from '../ingest/schemas.ts';
 import { LOG_FORMATS, type LogFormat } from './formats/index.ts';
 import { type ForwarderOptions, forwardAiFetches } from './forwarder.ts';
-import { ForwarderStop } from './sender.ts';
+import { ForwarderStop, ServerUnavailable } from './sender.ts';
 import { StateFileError } from './state.ts';
 
 export const FORWARD_TOKEN_ENV = envName('FORWARD_TOKEN');
+const MAX_RETRIES = 1000;
 
 export const FORWARD_USAGE = `Usage: plumb forward-ai-fetches --url <plumb url> --site <site id> --format <format> [flags] <log>...
 
@@ -29,11 +30,16 @@ Plumb's catalog) to POST /api/sites/<site id>/ingest/ai-fetch. Other lines are s
   --batch <n>          fetches per request, 1 to ${MAX_BATCH_ITEMS} (default 500)
   --flush-ms <ms>      send a partial batch after this long (default 2000)
   --once               read the logs to their end, send, and exit (for cron)
+  --retries <n>        how often a failed send is retried (with backoff from 1 s) before giving
+                       up, 0 to ${MAX_RETRIES} (default: 5 with --once, for ever without)
   -h, --help           this help
 
 Rotation is followed (a new file at the path, or the file truncated); the position is saved only
 after the server accepted a batch, and each batch carries an Idempotency-Key, so a restart neither
-loses nor doubles a line. Exit status: 0 done, 1 refused by the server, 2 usage error.
+loses nor doubles a line. A batch too large for the server (413) is sent in halves; fetches it
+refuses as invalid are logged and skipped, those it cannot take for now are sent again.
+Exit status: 0 done, 1 refused by the server, 2 usage error, 3 gave up after --retries (the
+lines not stored are sent again by the next run).
 `;
 
 class UsageError extends Error {}
@@ -47,10 +53,11 @@ interface ParsedArgs {
   batchSize: number;
   flushMs: number;
   once: boolean;
+  maxRetries?: number;
   logs: string[];
 }
 
-const VALUE_FLAGS = new Set(['url', 'site', 'token-file', 'format', 'state', 'batch', 'flush-ms']);
+const VALUE_FLAGS = new Set(['url', 'site', 'token-file', 'format', 'state', 'batch', 'flush-ms', 'retries']);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function integer(flag: string, text: string, min: number, max: number): number {
@@ -97,6 +104,7 @@ export function parseForwardArgs(argv: readonly string[]): ParsedArgs | 'help' {
     batchSize: values.has('batch') ? integer('batch', values.get('batch') as string, 1, MAX_BATCH_ITEMS) : 500,
     flushMs: values.has('flush-ms') ? integer('flush-ms', values.get('flush-ms') as string, 0, 3_600_000) : 2000,
     once,
+    ...(values.has('retries') ? { maxRetries: integer('retries', values.get('retries') as string, 0, MAX_RETRIES) } : {}),
     logs,
   };
 }
@@ -146,6 +154,10 @@ export async function forwardAiFetchesCommand(argv: readonly string[], env: Node
     if (err instanceof ForwarderStop || err instanceof StateFileError) {
       say(err.message);
       return 1;
+    }
+    if (err instanceof ServerUnavailable) {
+      say(err.message);
+      return 3;
     }
     throw err;
   } finally {

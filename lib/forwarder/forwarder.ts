@@ -9,7 +9,8 @@ import { matchAiAgent } from '../ingest/enrich/ai-agents.ts';
 import { type AiFetch, MAX_BATCH_ITEMS } from '../ingest/schemas.ts';
 import { createLineParser, type LineParser, type LogFormat } from './formats/index.ts';
 import { findRotated, headerLines, inodeOf, type OpenLogFile, openLogFile, type RawLine } from './log-file.ts';
-import { createSender, type Sender, type SenderOptions } from './sender.ts';
+import { createDelivery, type Delivery } from './delivery.ts';
+import type { SenderOptions } from './sender.ts';
 import { openStateStore, type StateStore } from './state.ts';
 
 export interface ForwarderOptions extends Omit<SenderOptions, 'onRetry'> {
@@ -22,6 +23,11 @@ export interface ForwarderOptions extends Omit<SenderOptions, 'onRetry'> {
   pollMs?: number;
   /** Read every log to its end, send, and return (cron); otherwise follow them until `signal` aborts. */
   once?: boolean;
+  /**
+   * How often a failed send is retried before the forwarder gives up with a ServerUnavailable:
+   * 5 by default with `once` (about half a minute of backoff), for ever otherwise.
+   */
+  maxRetries?: number;
   /** Progress and problems, one line each. */
   report(line: string): void;
 }
@@ -33,7 +39,7 @@ export interface ForwarderStats {
   otherAgents: number;
   /** Lines no format could read (and headers none expected), not sent. */
   malformed: number;
-  /** Fetches the server stored, and those it refused item by item. */
+  /** Fetches the server stored, and those it refused (as invalid, or whole: too large, or a bad batch). */
   accepted: number;
   rejected: number;
   /** Batches the server had already stored under their key (a resend). */
@@ -57,8 +63,8 @@ interface Pending {
 }
 
 /** One log path: the file open at it (or the rotated one being finished), what is read but not yet accepted, and the saved position. */
-function createLogForwarder(log: string, ctx: { options: ForwarderOptions; state: StateStore; send: Sender; stats: ForwarderStats }) {
-  const { options, state, send, stats } = ctx;
+function createLogForwarder(log: string, ctx: { options: ForwarderOptions; state: StateStore; deliver: Delivery; stats: ForwarderStats }) {
+  const { options, state, deliver, stats } = ctx;
   const batchSize = options.batchSize ?? 500;
   const flushMs = options.flushMs ?? 2000;
   let file: OpenLogFile | null = null;
@@ -119,20 +125,26 @@ function createLogForwarder(log: string, ctx: { options: ForwarderOptions; state
     if (batch.items.length > 0) {
       const key = batchKey({ siteId: options.siteId, log, inode: current.inode, start: committed, end: batch.end, digest: batch.hash.digest('hex') });
       await save(batch.end);
-      const outcome = await send(batch.items, key);
-      if (outcome.kind === 'refused') {
-        options.report(`${log}: the server refused ${batch.items.length} fetches (bytes ${committed}–${batch.end}) whole (${outcome.status}: ${outcome.message}); skipped`);
-        stats.rejected += batch.items.length;
-      } else {
-        stats.accepted += outcome.answer.accepted;
-        stats.rejected += outcome.answer.rejected;
-        if (outcome.replayed) stats.replayedBatches++;
-        for (const result of outcome.answer.results.filter((r) => r.status === 'rejected').slice(0, 5)) {
-          options.report(`${log}: line at byte ${batch.lineStarts[result.index]} refused: ${result.message ?? result.code}`);
+      const delivered = await deliver(batch.items, key);
+      stats.accepted += delivered.accepted;
+      if (delivered.replayed) stats.replayedBatches++;
+      let refused = 0;
+      let named = 0;
+      for (const refusal of delivered.refusals) {
+        refused += refusal.indexes.length;
+        const first = refusal.indexes[0];
+        const last = refusal.indexes[refusal.indexes.length - 1];
+        if (refusal.whole) {
+          const end = batch.lineStarts[last + 1] ?? batch.end;
+          options.report(`${log}: the server refused ${refusal.indexes.length} fetches (bytes ${batch.lineStarts[first]}–${end}) whole (${refusal.message}); skipped`);
+        } else if (named++ < 5) {
+          options.report(`${log}: line at byte ${batch.lineStarts[first]} refused: ${refusal.message}`);
         }
-        const replayed = outcome.replayed ? ' (already stored: a resend)' : '';
-        options.report(`${log}: sent ${batch.items.length} fetches, ${outcome.answer.accepted} stored, ${outcome.answer.rejected} refused${replayed}`);
       }
+      stats.rejected += refused;
+      const replayed = delivered.replayed ? ' (already stored: a resend)' : '';
+      const requests = delivered.extraRequests > 0 ? ` in ${delivered.extraRequests + 1} requests` : '';
+      options.report(`${log}: sent ${batch.items.length} fetches${requests}, ${delivered.accepted} stored, ${refused} refused${replayed}`);
     }
     committed = batch.end;
     pending = fresh(committed);
@@ -236,11 +248,17 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 /**
  * Forwards the AI fetches of the logs; resolves with what was done once every log is read to its
  * end (`once`) or `signal` aborts. Rejects with a ForwarderStop when the server refuses the token
- * or the site, and with a StateFileError for a state file it cannot read.
+ * or the site, with a ServerUnavailable when it did not take a batch within `maxRetries` (the
+ * batch's lines are read and sent again next time), and with a StateFileError for a state file
+ * it cannot read.
  */
 export async function forwardAiFetches(options: ForwarderOptions): Promise<ForwarderStats> {
   const stats: ForwarderStats = { lines: 0, otherAgents: 0, malformed: 0, accepted: 0, rejected: 0, replayedBatches: 0 };
-  const send = createSender({ ...options, onRetry: (reason, delayMs) => options.report(`send failed (${reason}); retrying in ${Math.round(delayMs / 100) / 10} s`) });
+  const deliver = createDelivery({
+    ...options,
+    maxRetries: options.maxRetries ?? (options.once ? 5 : undefined),
+    onRetry: (reason, delayMs) => options.report(`send failed (${reason}); retrying in ${Math.round(delayMs / 100) / 10} s`),
+  });
   const stores = new Map<string, StateStore>();
   const followers = [];
   for (const log of options.logs) {
@@ -250,7 +268,7 @@ export async function forwardAiFetches(options: ForwarderOptions): Promise<Forwa
       state = await openStateStore(statePath);
       stores.set(statePath, state);
     }
-    followers.push(createLogForwarder(log, { options, state, send, stats }));
+    followers.push(createLogForwarder(log, { options, state, deliver, stats }));
   }
   const { signal } = options;
   try {

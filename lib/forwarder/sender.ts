@@ -1,8 +1,9 @@
 // Sends one batch of fetches to `POST /api/sites/{id}/ingest/ai-fetch` until the server has
 // answered it: 429, 503, other 5xx, a 409 for a key still in progress, timeouts and network
 // errors are retried with exponential backoff (doubling from 1 s, capped at 60 s; Retry-After
-// when the server gives one). A 400 refuses the batch as a whole and is skipped; 401, 403 and 404
-// mean the token or the site is wrong, and stop the forwarder.
+// when the server gives one), for ever or `maxRetries` times. A 400 or a 413 refuses the batch
+// as a whole (the delivery splits a 413's batch); 401, 403 and 404 mean the token or the site is
+// wrong, and stop the forwarder.
 import { VERSION } from '../brand.ts';
 import type { AiFetch } from '../ingest/schemas.ts';
 
@@ -25,6 +26,17 @@ export class ForwarderStop extends Error {
   }
 }
 
+/**
+ * The server did not take a batch within the retries allowed (`--once`): the batch's position
+ * stays unsaved, so the next run reads and sends its lines again, under the same keys.
+ */
+export class ServerUnavailable extends Error {
+  constructor(attempts: number, fetches: number, lastFailure: string) {
+    super(`gave up sending ${fetches} fetches after ${attempts} attempts (last: ${lastFailure}); their lines are sent again on the next run`);
+    this.name = 'ServerUnavailable';
+  }
+}
+
 export interface SenderOptions {
   url: string;
   siteId: string;
@@ -32,6 +44,8 @@ export interface SenderOptions {
   timeoutMs?: number;
   backoffBaseMs?: number;
   backoffCapMs?: number;
+  /** How often a failed attempt is retried before giving up with a ServerUnavailable; without it, until the server answers. */
+  maxRetries?: number;
   /** Ends the waiting between attempts (and an attempt in flight) when the forwarder stops. */
   signal?: AbortSignal;
   onRetry?(reason: string, delayMs: number): void;
@@ -47,7 +61,13 @@ function retryAfterMs(value: string | null): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** The wait before retry number `attempt` (from 0): doubling from the base, capped. */
+export function backoffMs(options: Pick<SenderOptions, 'backoffBaseMs' | 'backoffCapMs'>, attempt: number): number {
+  return Math.min(options.backoffCapMs ?? 60_000, (options.backoffBaseMs ?? 1000) * 2 ** attempt);
+}
+
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(() => {
@@ -75,12 +95,12 @@ async function messageOf(res: Response): Promise<string> {
 
 export function createSender(options: SenderOptions) {
   const endpoint = new URL(`api/sites/${encodeURIComponent(options.siteId)}/ingest/ai-fetch`, options.url.endsWith('/') ? options.url : `${options.url}/`);
-  const { timeoutMs = 30_000, backoffBaseMs = 1000, backoffCapMs = 60_000, signal } = options;
+  const { timeoutMs = 30_000, maxRetries, signal } = options;
 
   return async function send(items: readonly AiFetch[], idempotencyKey: string): Promise<SendOutcome> {
     const body = JSON.stringify({ items });
     for (let attempt = 0; ; attempt++) {
-      const backoff = Math.min(backoffCapMs, backoffBaseMs * 2 ** attempt);
+      const backoff = backoffMs(options, attempt);
       let retry: { reason: string; delayMs: number };
       try {
         const res = await fetch(endpoint, {
@@ -112,6 +132,7 @@ export function createSender(options: SenderOptions) {
         if (err instanceof ForwarderStop || signal?.aborted) throw err;
         retry = { reason: (err as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${(err as Error).message}${(err as { cause?: Error }).cause ? ` (${(err as { cause: Error }).cause.message})` : ''}`, delayMs: backoff };
       }
+      if (maxRetries !== undefined && attempt >= maxRetries) throw new ServerUnavailable(attempt + 1, items.length, retry.reason);
       options.onRetry?.(retry.reason, retry.delayMs);
       await sleep(retry.delayMs, signal);
     }
