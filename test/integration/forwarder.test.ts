@@ -1,13 +1,15 @@
 // `plumb forward-ai-fetches` against a real node: log files written here, the AI crawlers' lines
 // sent and stored, a restart and a rotation followed with nothing lost or doubled, a resend after a
-// crash answered from its Idempotency-Key, a failing server retried, and every log format read.
+// crash answered from its Idempotency-Key, a failing server retried (and given up on with --once),
+// a batch too large split, per-item refusals told apart, and every log format read.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ForwarderOptions, forwardAiFetches } from '../../lib/forwarder/forwarder.ts';
+import { ServerUnavailable } from '../../lib/forwarder/sender.ts';
 import { startHoldingProxy } from '../support/holding-proxy.ts';
 import { ROOT, request, waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
@@ -15,6 +17,7 @@ import { startTestNode, type TestNode } from '../support/node.ts';
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
 const CLAUDEBOT = 'Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+const KIMI = 'Mozilla/5.0 (compatible; Kimi-User/1.0)';
 
 let t: TestNode;
 let token: string;
@@ -59,6 +62,51 @@ async function storedPaths(prefix: string): Promise<string[]> {
   const rows = await t.rowsNow<{ path: string }>('ai_fetches', 'startsWith(path, {prefix:String})', { prefix });
   return rows.map((row) => row.path).sort();
 }
+
+interface DoubleRequest {
+  key: string;
+  paths: string[];
+}
+
+interface DoubleAnswer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A stand-in for Plumb's AI-fetch route: it records each batch (its key and its fetches' paths) and
+ * answers what `answer` says, or passes the request on to the real node when that returns null.
+ */
+async function startServerDouble(answer: (request: DoubleRequest) => DoubleAnswer | null) {
+  const requests: DoubleRequest[] = [];
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks);
+      const request = { key: String(req.headers['idempotency-key']), paths: (JSON.parse(body.toString()) as { items: { path: string }[] }).items.map((item) => item.path) };
+      requests.push(request);
+      const given = answer(request);
+      if (given) {
+        res.writeHead(given.status, { 'Content-Type': 'application/json', ...given.headers }).end(JSON.stringify(given.body ?? { message: 'from the double', code: 'double' }));
+        return;
+      }
+      const headers = Object.fromEntries(['authorization', 'content-type', 'idempotency-key'].map((name) => [name, String(req.headers[name])]));
+      const upstream = await fetch(`${t.url}${req.url}`, { method: req.method, headers, body });
+      const replayed = upstream.headers.get('idempotent-replayed');
+      res.writeHead(upstream.status, { 'Content-Type': 'application/json', ...(replayed ? { 'Idempotent-Replayed': replayed } : {}) }).end(await upstream.text());
+    });
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    requests,
+    close: () => new Promise((closed) => server.close(closed)),
+  };
+}
+
+const savedPosition = (log: string) => JSON.parse(readFileSync(`${log}.plumb-state`, 'utf8')).logs[log];
 
 beforeAll(async () => {
   t = await startTestNode();
@@ -216,6 +264,109 @@ describe('plumb forward-ai-fetches, nginx log', () => {
   });
 });
 
+describe('plumb forward-ai-fetches, a server that fails or refuses', () => {
+  it('gives up with --once after its retries, keeps the position, and the next run sends the lines once', async () => {
+    const down = await startServerDouble(() => ({ status: 503, body: { message: 'store unavailable', code: 'unavailable' } }));
+    const log = newLog(nginx('/gave-up/1') + nginx('/gave-up/2', CLAUDEBOT));
+    try {
+      const { run, reports } = forward([log], { url: down.url, maxRetries: 2 });
+      await expect(run).rejects.toThrow(ServerUnavailable);
+      await expect(run).rejects.toThrow('gave up sending 2 fetches after 3 attempts (last: 503: store unavailable); their lines are sent again on the next run');
+      expect(down.requests).toHaveLength(3);
+      expect(new Set(down.requests.map((request) => request.key)).size).toBe(1);
+      expect(reports.filter((line) => line.startsWith('send failed'))).toHaveLength(2);
+    } finally {
+      await down.close();
+    }
+    expect(savedPosition(log)).toEqual({ inode: String(statSync(log, { bigint: true }).ino), offset: 0, sendingTo: statSync(log).size });
+    expect(await forwardOnce([log])).toMatchObject({ accepted: 2, rejected: 0 });
+    expect(await storedPaths('/gave-up/')).toEqual(['/gave-up/1', '/gave-up/2']);
+  });
+
+  it('sends a batch the server finds too large (413) in halves until each fits, with nothing dropped or doubled', async () => {
+    const small = await startServerDouble(({ paths }) => (paths.length > 2 ? { status: 413, body: { message: 'Request body exceeds the limit of 100 bytes', code: 'payload_too_large' } } : null));
+    const log = newLog([1, 2, 3, 4, 5].map((n) => nginx(`/split/${n}`)).join('') + nginx('/split/visitor', FIREFOX));
+    try {
+      const { run, reports } = forward([log], { url: small.url });
+      expect(await run).toMatchObject({ lines: 6, accepted: 5, rejected: 0 });
+      // 5 → 3 + 2, 3 → 2 + 1: three parts stored, each under its own key.
+      expect(small.requests.map((request) => request.paths.length)).toEqual([5, 3, 2, 1, 2]);
+      expect(new Set(small.requests.map((request) => request.key)).size).toBe(5);
+      expect(reports).toContain(`${log}: sent 5 fetches in 5 requests, 5 stored, 0 refused`);
+      // The state write after the 202s lost: the same batch is split the same way, and every part answered from its key.
+      rmSync(`${log}.plumb-state`);
+      expect(await forwardOnce([log], { url: small.url })).toMatchObject({ accepted: 5, replayedBatches: 1 });
+      expect(small.requests.slice(5).map((request) => request.key)).toEqual(small.requests.slice(0, 5).map((request) => request.key));
+    } finally {
+      await small.close();
+    }
+    expect(await storedPaths('/split/')).toEqual(['/split/1', '/split/2', '/split/3', '/split/4', '/split/5']);
+  });
+
+  it('refuses and names a single fetch still too large, and stores the rest of its batch', async () => {
+    const limited = await startServerDouble(({ paths }) => (paths.includes('/huge/2') ? { status: 413, body: { message: 'Request body exceeds the limit of 100 bytes', code: 'payload_too_large' } } : null));
+    const log = newLog(nginx('/huge/1') + nginx('/huge/2') + nginx('/huge/3') + nginx('/huge/4'));
+    try {
+      const { run, reports } = forward([log], { url: limited.url });
+      expect(await run).toMatchObject({ accepted: 3, rejected: 1 });
+      const second = nginx('/huge/1').length;
+      expect(reports).toContain(`${log}: the server refused 1 fetches (bytes ${second}–${2 * second}) whole (413: Request body exceeds the limit of 100 bytes); skipped`);
+    } finally {
+      await limited.close();
+    }
+    expect(await storedPaths('/huge/')).toEqual(['/huge/1', '/huge/3', '/huge/4']);
+  });
+
+  it('skips the fetches refused as invalid and sends again, alone, those refused for now', async () => {
+    const results = (paths: string[]) =>
+      paths.map((path, index) => {
+        if (path === '/per-item/invalid') return { index, status: 'rejected', code: 'validation_failed', message: 'path is not one the site serves' };
+        if (path === '/per-item/later' && busy-- > 0) return { index, status: 'rejected', code: 'rate_limited', message: 'Too many requests; retry later' };
+        return { index, status: 'accepted' };
+      });
+    let busy = 2;
+    const double = await startServerDouble(({ paths }) => {
+      const answered = results(paths);
+      const accepted = answered.filter((result) => result.status === 'accepted').length;
+      return { status: 202, body: { accepted, rejected: paths.length - accepted, results: answered } };
+    });
+    const log = newLog(nginx('/per-item/ok') + nginx('/per-item/invalid') + nginx('/per-item/later', KIMI));
+    try {
+      const { run, reports } = forward([log], { url: double.url });
+      expect(await run).toMatchObject({ accepted: 2, rejected: 1 });
+      expect(double.requests.map((request) => request.paths)).toEqual([['/per-item/ok', '/per-item/invalid', '/per-item/later'], ['/per-item/later'], ['/per-item/later']]);
+      expect(new Set(double.requests.map((request) => request.key)).size).toBe(3);
+      expect(reports).toContain(`${log}: line at byte ${nginx('/per-item/ok').length} refused: path is not one the site serves`);
+      expect(reports.filter((line) => line.startsWith('send failed (1 of '))).toHaveLength(2);
+    } finally {
+      await double.close();
+    }
+  });
+
+  it('gives up with --once on fetches the server keeps refusing for now', async () => {
+    const double = await startServerDouble(({ paths }) => ({
+      status: 202,
+      body: { accepted: 0, rejected: paths.length, results: paths.map((_, index) => ({ index, status: 'rejected', code: 'unavailable', message: 'store unavailable' })) },
+    }));
+    const log = newLog(nginx('/per-item-down/1'));
+    try {
+      const { run } = forward([log], { url: double.url, maxRetries: 1 });
+      await expect(run).rejects.toThrow('gave up sending 1 fetches after 2 attempts (last: 1 of 1 fetches refused for now (unavailable))');
+      expect(double.requests).toHaveLength(2);
+    } finally {
+      await double.close();
+    }
+    expect(savedPosition(log)).toMatchObject({ offset: 0, sendingTo: statSync(log).size });
+  });
+
+  it('forwards the lines of any agent of the catalog the server knows, as the route judges them', async () => {
+    const log = newLog(nginx('/catalog/kimi', KIMI) + nginx('/catalog/firefox', FIREFOX));
+    expect(await forwardOnce([log])).toMatchObject({ accepted: 1, otherAgents: 1, rejected: 0 });
+    const [row] = await t.rows<Record<string, unknown>>('ai_fetches', 1, "path = '/catalog/kimi'");
+    expect(row).toMatchObject({ assistant_name: 'Kimi-User', assistant_family: 'Moonshot AI', assistant_category: 'assistant' });
+  });
+});
+
 describe('plumb forward-ai-fetches, other formats', () => {
   it('reads Apache’s combined format with %D and the content type', async () => {
     const log = newLog(`203.0.113.7 - - [10/Jan/2026:06:30:05 -0500] "GET /apache/report.pdf HTTP/1.1" 200 48213 "-" "${GPTBOT}" 35000 "application/pdf"\n`);
@@ -285,10 +436,23 @@ describe('the plumb forward-ai-fetches command', () => {
     expect(result.stderr).toContain('the server refused the token (401');
   });
 
+  it('exits 3 and says so when --once gives up on an unreachable server, its position kept', async () => {
+    const log = newLog(nginx('/cli/unreachable'));
+    // A port just given up: nothing listens on it.
+    const closed = createServer();
+    await new Promise<void>((listening) => closed.listen(0, '127.0.0.1', listening));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise((done) => closed.close(done));
+    const result = await plumb(['forward-ai-fetches', '--url', `http://127.0.0.1:${port}`, '--site', t.site.id, '--format', 'nginx', '--once', '--retries', '1', log], { PLUMB_FORWARD_TOKEN: token });
+    expect([result.code, result.stderr]).toEqual([3, expect.stringContaining(`gave up sending 1 fetches after 2 attempts (last: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})); their lines are sent again on the next run`)]);
+    expect(savedPosition(log)).toMatchObject({ offset: 0, sendingTo: statSync(log).size });
+  });
+
   it.each([
     ['no --site', ['--url', 'http://127.0.0.1:1', '--format', 'nginx', 'x.log'], '--site must be the site’s id (a UUID)'],
     ['an unknown format', ['--url', 'http://127.0.0.1:1', '--site', '00000000-0000-4000-8000-000000000000', '--format', 'iis', 'x.log'], '--format must be one of nginx, apache, caddy, cloudfront, jsonl'],
     ['no token', ['--url', 'http://127.0.0.1:1', '--site', '00000000-0000-4000-8000-000000000000', '--format', 'nginx', 'x.log'], 'give the API-client token in --token-file or PLUMB_FORWARD_TOKEN'],
+    ['a --retries out of range', ['--url', 'http://127.0.0.1:1', '--site', '00000000-0000-4000-8000-000000000000', '--format', 'nginx', '--retries', '-1', 'x.log'], '--retries must be a whole number from 0 to 1000'],
   ])('refuses %s with status 2', async (_name, args, message) => {
     const result = await plumb(['forward-ai-fetches', ...args]);
     expect([result.code, result.stderr]).toEqual([2, expect.stringContaining(message)]);
