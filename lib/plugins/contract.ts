@@ -229,6 +229,12 @@ export interface PluginHttpRequest {
   timeoutMs?: number;
   /** Largest answer body accepted (default 1 MiB, at most 50 MiB). */
   maxBytes?: number;
+  /**
+   * Let this request reach loopback, private and reserved addresses too. Only for a destination
+   * an operator named together with a setting that allows it (a model server on the same network,
+   * a test double on loopback), as Plumb's own PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS does.
+   */
+  allowPrivate?: boolean;
 }
 
 /** A small key-value store of JSON values, the plugin's own, shared by every node. */

@@ -174,6 +174,7 @@ export function createPluginHost<S>(runtime: HostRuntime, name: string, settings
         body: request.body,
         timeoutMs: Math.min(request.timeoutMs ?? 10_000, 60_000),
         maxBytes: Math.min(request.maxBytes ?? 1_048_576, 52_428_800),
+        allowPrivate: request.allowPrivate === true,
       });
     },
     whenStoresReady: (hook) => runtime.whenStoresReady(hook),
