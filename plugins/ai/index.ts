@@ -122,7 +122,7 @@ export default definePlugin({
     provider: { type: 'enum', values: ['openai-compatible', 'anthropic'], default: 'openai-compatible', description: 'The provider API: an OpenAI-compatible chat-completions endpoint, or Anthropic.' },
     model: { type: 'string', maxLength: 200, description: 'The model to ask (required when enabled).' },
     base_url: { type: 'url', schemes: ['https:', 'http:'], description: 'The provider’s or gateway’s base URL (unset: OpenAI’s or Anthropic’s own).' },
-    api_key: { type: 'string', secret: true, description: 'The provider API key.' },
+    api_key: { type: 'string', secret: true, description: 'The provider API key (required for anthropic).' },
     allow_private_base_url: {
       type: 'bool',
       default: false,
