@@ -62,7 +62,7 @@ export const MESSAGES: Readonly<Record<string, Message>> = {
   'ai.goal_conversion_fell.short': { kind: 'goal_conversion_fell', text: 'Fewer visitors complete {goal}: {rate}% convert now.', params: { goal: 'string', rate: 'number' } },
   'ai.ai_fetched_unreached.answerable': {
     kind: 'ai_fetched_unreached',
-    text: 'AI crawlers fetched {path} {fetches} times ({assistants} assistants), yet no visitor from an AI assistant reached it: make it easier to cite and link to.',
+    text: 'AI crawlers fetched {path} {fetches} times (distinct crawlers: {assistants}), yet no visitor from an AI assistant reached it: make it easier to cite and link to.',
     params: { path: 'string', fetches: 'number', assistants: 'number' },
   },
   'ai.ai_fetched_unreached.short': { kind: 'ai_fetched_unreached', text: 'AI crawlers read {path} ({fetches} fetches) but send no visitors to it.', params: { path: 'string', fetches: 'number' } },
