@@ -207,14 +207,20 @@ export default definePlugin({
     };
     const limiter = createLimiter({ requestsPerMinute: settings.requests_per_minute, tokensPerDay: settings.tokens_per_day });
     const queue = createRunQueue(host, provider, limiter);
-    // A run left queued or running by a process that stopped will not be worked again: it ends here.
-    void host.whenStoresReady(async () => {
-      await host.metadata.query(
+    /**
+     * Runs left queued or running by a process that stopped are never worked again: once older
+     * than any run lasts, they end as interrupted (all at start, a site's before it asks again,
+     * so a stopped node never blocks a site's next run).
+     */
+    const endInterrupted = (siteId: string | null) =>
+      host.metadata.query(
         `WITH stale AS (UPDATE runs SET status = 'failed', error_category = 'interrupted', finished_at = now()
-                         WHERE status IN ('queued', 'running') AND created_at < now() - interval '10 minutes' RETURNING id)
+                         WHERE status IN ('queued', 'running') AND created_at < now() - interval '10 minutes' AND ($1::uuid IS NULL OR site_id = $1)
+                         RETURNING id)
          INSERT INTO run_events (run_id, event) SELECT id, 'failed' FROM stale`,
+        [siteId],
       );
-    });
+    void host.whenStoresReady(async () => void (await endInterrupted(null)));
 
     const tags = ['plugin: ai'];
     const runOf = async (siteId: string, runId: string) => {
@@ -279,6 +285,7 @@ export default definePlugin({
               if (!settings.enabled) throw conflict('The AI features are off on this instance (PLUMB_AI_ENABLED).');
               const site = await host.site(id);
               if (!site) throw notFound('Site not found');
+              await endInterrupted(id);
               const runId = randomUUID();
               const user = (ctx.meta as { user?: { email: string } }).user;
               try {

@@ -281,6 +281,21 @@ describe('with an OpenAI-compatible provider', () => {
     }, 30_000);
   });
 
+  describe('a run a stopped node left running', () => {
+    it('ends as interrupted when the site asks again, and does not hold the new run back', async () => {
+      const stale = randomUUID();
+      await openai.node.runtime.metadata().query(
+        `INSERT INTO plugin_ai.runs (id, site_id, feature, provider, model, range_from, range_to, status, created_at)
+         VALUES ($1, $2, 'opportunities', 'openai-compatible', 'stub-model-1', '2026-03-08', '2026-03-14', 'running', now() - interval '1 hour')`,
+        [stale, openai.site.id],
+      );
+      const run = await runOnce(openai, 'good');
+      expect(run.status).toBe('completed');
+      const ended = await as(openai, admin, 'GET', `/api/sites/${openai.site.id}/plugins/ai/runs/${stale}`);
+      expect(ended.body.run).toMatchObject({ status: 'failed', error_category: 'interrupted', events: [{ event: 'failed' }] });
+    }, 30_000);
+  });
+
   describe('POST /api/sites/:id/plugins/ai/opportunities/:opportunityId/…', () => {
     it('moves an opportunity between new, saved, done and dismissed for a site admin; the list follows', async () => {
       const [first] = await opportunities(openai);
@@ -341,8 +356,8 @@ describe('with an OpenAI-compatible provider', () => {
       expect(JSON.stringify(settings.body)).not.toContain('sk-stub');
       const usage = await as(openai, instanceAdmin, 'GET', '/api/plugins/ai/usage');
       expect(usage.body).toMatchObject({ requests_per_minute: 1000, tokens_per_day: 200_000 });
-      // 500 tokens for each answer: the good one and the eight rejected.
-      expect(usage.body.tokens_today).toBe(500 * 9);
+      // 500 tokens for each answer: the two good ones and the eight rejected.
+      expect(usage.body.tokens_today).toBe(500 * 10);
       const runs = await as(openai, instanceAdmin, 'GET', '/api/plugins/ai/runs');
       expect((runs.body.runs as unknown[]).length).toBeGreaterThan(10);
       for (const path of ['/api/plugins/ai/settings', '/api/plugins/ai/usage', '/api/plugins/ai/runs']) expect((await as(openai, admin, 'GET', path)).status).toBe(403);
