@@ -18,6 +18,7 @@ export {
   type PluginAuditEntry,
   type PluginCapability,
   type PluginDefinition,
+  type PluginGoalConversions,
   type PluginHost,
   type PluginMetadataStore,
   type PluginSettingSpec,

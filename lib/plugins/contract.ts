@@ -12,7 +12,7 @@ export const PLUGIN_API_VERSION = 1;
 export const SUPPORTED_PLUGIN_API_VERSIONS: readonly number[] = [1];
 
 /** A plugin's name: lower-case letters, digits and dashes; its routes, tables, settings and scopes carry it. */
-export const PLUGIN_NAME = /^[a-z][a-z0-9-]{1,30}[a-z0-9]$/;
+export const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,30}[a-z0-9]$/;
 
 interface SettingBase {
   description: string;
@@ -229,6 +229,12 @@ export interface PluginHttpRequest {
   timeoutMs?: number;
   /** Largest answer body accepted (default 1 MiB, at most 50 MiB). */
   maxBytes?: number;
+  /**
+   * Let this request reach loopback, private and reserved addresses too. Only for a destination
+   * an operator named together with a setting that allows it (a model server on the same network,
+   * a test double on loopback), as Plumb's own PLUMB_WEBHOOK_ALLOW_DEVELOPMENT_TARGETS does.
+   */
+  allowPrivate?: boolean;
 }
 
 /** A small key-value store of JSON values, the plugin's own, shared by every node. */
@@ -244,6 +250,16 @@ export interface PluginSite {
   domain: string;
   team_id: string;
   timezone: string;
+}
+
+/** A goal of a site and its conversions over a range, as the dashboard's goals report counts them. */
+export interface PluginGoalConversions {
+  goal_id: string;
+  name: string;
+  /** Unique visitors with at least one matching pageview or event. */
+  conversions: number;
+  /** conversions as a percentage of the range's visitors, one decimal. */
+  conversion_rate: number;
 }
 
 /** An entry in a team's audit log, written in the plugin's name (`action` is prefixed with it). */
@@ -272,6 +288,11 @@ export interface PluginHost<S = Record<string, unknown>> {
   readonly state: PluginState;
   /** Live sites only; null for a deleted or unknown id. */
   site(id: string): Promise<PluginSite | null>;
+  /**
+   * The site's goals, most converting first, with their conversions over the days from–to (YYYY-MM-DD,
+   * `to` included, in the site's time zone). A bad range rejects with Plumb's 400 naming the field.
+   */
+  goalConversions(siteId: string, days: { from: string; to: string }): Promise<PluginGoalConversions[]>;
   audit(entry: PluginAuditEntry): Promise<void>;
   /**
    * Queues a webhook event of a type the plugin declares, for every webhook subscribed to it,

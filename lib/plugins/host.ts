@@ -28,6 +28,9 @@ import {
 } from './contract.ts';
 import { pathToFileURL } from 'node:url';
 import { liveSite } from '../sites/sites.ts';
+import { parseRange } from '../analytics/range.ts';
+import { goalStats } from '../goals/conversions.ts';
+import { siteGoals } from '../goals/goals.ts';
 import { guardedRequest, OutboundError } from '../net/guarded-fetch.ts';
 import { loadMigrations, migrateTenant } from '../stores/analytics/migrations.ts';
 
@@ -144,6 +147,11 @@ export function createPluginHost<S>(runtime: HostRuntime, name: string, settings
       const site = await runtime.sites.byId(id);
       return site ? { id: site.id, domain: site.domain, team_id: site.team_id, timezone: site.timezone } : null;
     },
+    async goalConversions(siteId, days) {
+      const site = await liveSite(runtime.sites, siteId);
+      const counted = await goalStats(runtime.analytics(), site, await siteGoals(db(), site.id), parseRange(days, site.timezone));
+      return counted.map(({ goal_id, name, conversions, conversion_rate }) => ({ goal_id, name, conversions, conversion_rate }));
+    },
     async audit(entry) {
       await writeAudit(db(), {
         teamId: entry.teamId,
@@ -174,6 +182,7 @@ export function createPluginHost<S>(runtime: HostRuntime, name: string, settings
         body: request.body,
         timeoutMs: Math.min(request.timeoutMs ?? 10_000, 60_000),
         maxBytes: Math.min(request.maxBytes ?? 1_048_576, 52_428_800),
+        allowPrivate: request.allowPrivate === true,
       });
     },
     whenStoresReady: (hook) => runtime.whenStoresReady(hook),

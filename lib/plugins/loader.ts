@@ -53,7 +53,7 @@ async function importPlugin(specifier: string, cwd: string, firstParty: FirstPar
 export function definitionProblem(value: unknown): string | null {
   if (!value || typeof value !== 'object') return 'its module does not default-export definePlugin({...})';
   const d = value as Partial<PluginDefinition>;
-  if (typeof d.name !== 'string' || !PLUGIN_NAME.test(d.name)) return `its name ${JSON.stringify(d.name)} is not 3 to 32 lower-case letters, digits and dashes`;
+  if (typeof d.name !== 'string' || !PLUGIN_NAME.test(d.name)) return `its name ${JSON.stringify(d.name)} is not 2 to 32 lower-case letters, digits and dashes`;
   if (typeof d.version !== 'string' || d.version === '') return 'it declares no version';
   if (!SUPPORTED_PLUGIN_API_VERSIONS.includes(d.apiVersion as number)) {
     return `it targets plugin API version ${JSON.stringify(d.apiVersion)}, and this Plumb supports ${SUPPORTED_PLUGIN_API_VERSIONS.join(', ')}`;

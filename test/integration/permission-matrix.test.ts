@@ -80,6 +80,26 @@ const freshFailedBackup = async (fx: Fixture) => {
   return { backupId };
 };
 
+const freshAiRun = async (fx: Fixture) => {
+  const runId = crypto.randomUUID();
+  await fx.t.node.runtime.metadata().query(
+    `INSERT INTO plugin_ai.runs (id, site_id, feature, provider, model, range_from, range_to, status, error_category)
+     VALUES ($1, $2, 'opportunities', 'openai-compatible', 'matrix', '2026-03-01', '2026-03-07', 'failed', 'provider_error')`,
+    [runId, fx.siteId],
+  );
+  return { runId };
+};
+const freshOpportunity = async (fx: Fixture) => {
+  const { runId } = await freshAiRun(fx);
+  const opportunityId = crypto.randomUUID();
+  await fx.t.node.runtime.metadata().query(
+    `INSERT INTO plugin_ai.opportunities (id, site_id, run_id, kind, message_key, params, evidence, rank)
+     VALUES ($1, $2, $3, 'high_exit_entry_page', 'ai.high_exit_entry_page.short', '{"path": "/m", "exit_percent": 80}', '[]', 0)`,
+    [opportunityId, fx.siteId, runId],
+  );
+  return { opportunityId };
+};
+
 const freshNote = async (fx: Fixture) => {
   const noteId = crypto.randomUUID();
   await fx.t.node.runtime.metadata().query("INSERT INTO plugin_notes.notes (id, site_id, text) VALUES ($1, $2, 'matrix')", [noteId, fx.siteId]);
@@ -260,6 +280,17 @@ const MATRIX: Record<string, Entry> = {
   'DELETE /api/plugins/archives/backups/{backupId}': { allow: INSTANCE_ADMINS, params: freshFailedBackup },
   'GET /api/sites/{id}/plugins/archives/retention': { allow: SITE_ADMINS },
   'PUT /api/sites/{id}/plugins/archives/retention': { allow: SITE_ADMINS, body: () => ({ retention_days: null }) },
+  // The AI plugin, loaded but not enabled: a run asked for answers 409 (allowed), and no provider is called.
+  'GET /api/sites/{id}/plugins/ai/opportunities': { allow: [...SITE_READERS, 'client-scoped'] },
+  'POST /api/sites/{id}/plugins/ai/runs': { allow: SITE_ADMINS, body: () => ({ from: '2026-03-01', to: '2026-03-07' }) },
+  'GET /api/sites/{id}/plugins/ai/runs/{runId}': { allow: SITE_ADMINS, params: freshAiRun },
+  'POST /api/sites/{id}/plugins/ai/opportunities/{opportunityId}/save': { allow: SITE_ADMINS, params: freshOpportunity },
+  'POST /api/sites/{id}/plugins/ai/opportunities/{opportunityId}/done': { allow: SITE_ADMINS, params: freshOpportunity },
+  'POST /api/sites/{id}/plugins/ai/opportunities/{opportunityId}/dismiss': { allow: SITE_ADMINS, params: freshOpportunity },
+  'POST /api/sites/{id}/plugins/ai/opportunities/{opportunityId}/reopen': { allow: SITE_ADMINS, params: freshOpportunity },
+  'GET /api/plugins/ai/settings': { allow: INSTANCE_ADMINS },
+  'GET /api/plugins/ai/usage': { allow: INSTANCE_ADMINS },
+  'GET /api/plugins/ai/runs': { allow: INSTANCE_ADMINS },
   'GET /api/admin/plugins': { allow: INSTANCE_ADMINS },
   'GET /api/user/api-clients/scopes': { allow: SIGNED_IN },
   'GET /api/dashboard/plugins': { allow: SIGNED_IN },
@@ -368,7 +399,7 @@ const archivesTarget = mkdtempSync(join(tmpdir(), 'plumb-matrix-archives-'));
 
 beforeAll(async () => {
   // The favicon upstream is a closed local port: the proxy answers its placeholder without leaving the machine.
-  t = await startTestNode({ PLUMB_PLUGINS: './plugins/examples/notes,archives', PLUMB_ARCHIVES_TARGET: archivesTarget, PLUMB_FAVICON_UPSTREAM: 'http://127.0.0.1:9/', PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM: 'true', PLUMB_GITHUB_CLIENT_ID: 'matrix', PLUMB_GITHUB_CLIENT_SECRET: 'matrix secret', PLUMB_LOGIN_RATE_PER_MINUTE: '100000', PLUMB_LOGIN_BURST: '100000', PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
+  t = await startTestNode({ PLUMB_PLUGINS: './plugins/examples/notes,archives,ai', PLUMB_ARCHIVES_TARGET: archivesTarget, PLUMB_FAVICON_UPSTREAM: 'http://127.0.0.1:9/', PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM: 'true', PLUMB_GITHUB_CLIENT_ID: 'matrix', PLUMB_GITHUB_CLIENT_SECRET: 'matrix secret', PLUMB_LOGIN_RATE_PER_MINUTE: '100000', PLUMB_LOGIN_BURST: '100000', PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
   fx = await buildFixture(t);
   const doc = (await (await fetch(`${t.url}/api/docs/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
   documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));

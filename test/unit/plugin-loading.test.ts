@@ -47,6 +47,8 @@ describe('loading plugins', () => {
   it('refuses what is not a plugin, a bad name, no version, and a name that would take Plumb’s own settings', () => {
     expect(definitionProblem(undefined)).toBe('its module does not default-export definePlugin({...})');
     expect(definitionProblem({ ...archives, name: 'Archives!' })).toMatch(/^its name "Archives!" is not/);
+    expect(definitionProblem({ ...archives, name: 'a' })).toBe('its name "a" is not 2 to 32 lower-case letters, digits and dashes');
+    expect(definitionProblem({ ...archives, name: 'ai' })).toBeNull();
     expect(definitionProblem({ ...archives, version: '' })).toBe('it declares no version');
     expect(definitionProblem({ ...archives, name: 'webhook' })).toBe('its name "webhook" would give its settings the names of Plumb\'s own (PLUMB_WEBHOOK_DELIVERY_CONCURRENCY)');
     expect(definitionProblem({ ...archives, scopes: [{ name: 'backups:read', description: 'x' }] })).toBe('its scope "backups:read" is not "archives:<lower-case word>"');

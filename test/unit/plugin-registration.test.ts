@@ -5,6 +5,8 @@
 // routes it serves with the right methods, refresh within bounds and use formats the dashboard
 // knows, or start-up stops naming the descriptor; and how the dashboard writes formatted values.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
@@ -59,6 +61,21 @@ describe('the host API', () => {
     await expect(host.fetch('http://127.0.0.1:9/admin')).rejects.toMatchObject({ kind: 'blocked_address' });
     await expect(host.fetch('http://10.0.0.1/')).rejects.toMatchObject({ kind: 'blocked_address' });
     await expect(host.fetch('not a url')).rejects.toMatchObject({ kind: 'invalid_url' });
+  });
+
+  it('reaches a loopback address only for a request that allows private destinations', async () => {
+    const runtime = { log: silentLog, metadata: () => ({}), sites: {}, whenStoresReady: async () => undefined } as unknown as Runtime;
+    const host = createPluginHost(runtime, 'probe', {}, { events: [], notifyWebhooks: () => undefined });
+    const server = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('local'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      await expect(host.fetch(url)).rejects.toMatchObject({ kind: 'blocked_address' });
+      const answer = await host.fetch(url, { allowPrivate: true });
+      expect({ status: answer.status, body: answer.body.toString() }).toEqual({ status: 200, body: 'local' });
+    } finally {
+      server.close();
+    }
   });
 
   it('refuses to emit a webhook event the plugin does not declare', async () => {
