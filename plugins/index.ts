@@ -5,4 +5,5 @@ import type { FirstPartyPlugins } from '../lib/plugins/loader.ts';
 
 export const FIRST_PARTY_PLUGINS: FirstPartyPlugins = {
   archives: () => import('./archives/index.ts'),
+  'search-console': () => import('./search-console/index.ts'),
 };

@@ -20,6 +20,7 @@ export {
   type PluginDefinition,
   type PluginHost,
   type PluginMetadataStore,
+  type PluginSecrets,
   type PluginSettingSpec,
   type PluginSite,
   type PluginState,

@@ -29,6 +29,7 @@ import {
 import { pathToFileURL } from 'node:url';
 import { liveSite } from '../sites/sites.ts';
 import { guardedRequest, OutboundError } from '../net/guarded-fetch.ts';
+import { createSecretBox } from '../auth/secret-box.ts';
 import { loadMigrations, migrateTenant } from '../stores/analytics/migrations.ts';
 
 /** The PostgreSQL schema that holds a plugin's tables. */
@@ -41,7 +42,7 @@ async function inSchema<T>(tx: MetadataQueryable, schema: string, work: () => Pr
   return work();
 }
 
-type HostRuntime = Pick<Runtime, 'metadata' | 'analytics' | 'sites' | 'log' | 'whenStoresReady' | 'fence' | 'jwtSecret'>;
+type HostRuntime = Pick<Runtime, 'metadata' | 'analytics' | 'sites' | 'log' | 'whenStoresReady' | 'fence' | 'jwtSecret'> & { config: Pick<Runtime['config'], 'publicUrl'> };
 
 /** The plugin's side of its sites' analytics databases, its migrations applied to each before first use. */
 function scopedAnalytics(runtime: HostRuntime, name: string, migrationsDir: string | undefined): PluginAnalytics {
@@ -140,6 +141,11 @@ export function createPluginHost<S>(runtime: HostRuntime, name: string, settings
         await db().query('DELETE FROM public.plugin_state WHERE plugin = $1 AND key = $2', [name, key]);
       },
     },
+    // One key per plugin: a plugin cannot open another's (or Plumb's own) sealed values.
+    secrets: createSecretBox(runtime.jwtSecret, `plugin ${name}`),
+    get publicUrl() {
+      return runtime.config.publicUrl;
+    },
     async site(id) {
       const site = await runtime.sites.byId(id);
       return site ? { id: site.id, domain: site.domain, team_id: site.team_id, timezone: site.timezone } : null;
@@ -174,6 +180,7 @@ export function createPluginHost<S>(runtime: HostRuntime, name: string, settings
         body: request.body,
         timeoutMs: Math.min(request.timeoutMs ?? 10_000, 60_000),
         maxBytes: Math.min(request.maxBytes ?? 1_048_576, 52_428_800),
+        allowPrivate: request.allowPrivate === true,
       });
     },
     whenStoresReady: (hook) => runtime.whenStoresReady(hook),

@@ -5,6 +5,8 @@
 // routes it serves with the right methods, refresh within bounds and use formats the dashboard
 // knows, or start-up stops naming the descriptor; and how the dashboard writes formatted values.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
@@ -59,6 +61,35 @@ describe('the host API', () => {
     await expect(host.fetch('http://127.0.0.1:9/admin')).rejects.toMatchObject({ kind: 'blocked_address' });
     await expect(host.fetch('http://10.0.0.1/')).rejects.toMatchObject({ kind: 'blocked_address' });
     await expect(host.fetch('not a url')).rejects.toMatchObject({ kind: 'invalid_url' });
+  });
+
+  it('reaches loopback only for a request that allows private addresses (a setting for tests and development)', async () => {
+    const server = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('local'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const runtime = { log: silentLog, metadata: () => ({}), sites: {}, whenStoresReady: async () => undefined } as unknown as Runtime;
+      const host = createPluginHost(runtime, 'probe', {}, { events: [], notifyWebhooks: () => undefined });
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      await expect(host.fetch(url)).rejects.toMatchObject({ kind: 'blocked_address' });
+      const res = await host.fetch(url, { allowPrivate: true });
+      expect([res.status, res.body.toString()]).toEqual([200, 'local']);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('seals secrets with a key of the plugin’s own, bound to what the plugin names', () => {
+    const jwtSecret = new TextEncoder().encode('an instance secret of enough length for the test');
+    const runtime = { log: silentLog, metadata: () => ({}), sites: {}, whenStoresReady: async () => undefined, jwtSecret, config: { publicUrl: 'https://plumb.example' } } as unknown as Runtime;
+    const host = createPluginHost(runtime, 'probe', {}, { events: [], notifyWebhooks: () => undefined });
+    const other = createPluginHost(runtime, 'other', {}, { events: [], notifyWebhooks: () => undefined });
+    const sealed = host.secrets.seal('a refresh token', 'site-1');
+    expect(sealed).not.toContain('refresh');
+    expect(host.secrets.open(sealed, 'site-1')).toBe('a refresh token');
+    expect(host.secrets.open(sealed, 'site-2')).toBeNull();
+    expect(other.secrets.open(sealed, 'site-1')).toBeNull();
+    expect(host.secrets.open(`${sealed.slice(0, -2)}AA`, 'site-1')).toBeNull();
+    expect(host.publicUrl).toBe('https://plumb.example');
   });
 
   it('refuses to emit a webhook event the plugin does not declare', async () => {
