@@ -271,8 +271,10 @@ export default definePlugin({
           WHERE property IS NOT NULL AND (
             last_sync_started_at IS NULL
             OR sync_requested_at > last_sync_started_at
+            -- A run that never finished: a leader stepped down (or died) mid-sync.
+            OR last_sync_finished_at IS NULL OR last_sync_finished_at < last_sync_started_at
             OR (last_error IS NULL AND last_sync_finished_at < now() - make_interval(secs => $1))
-            OR (last_error IS NOT NULL AND last_sync_started_at < now() - make_interval(secs => $2)))
+            OR (last_error IS NOT NULL AND last_sync_finished_at < now() - make_interval(secs => $2)))
           ORDER BY site_id`,
         [SYNC_EVERY_MS / 1000, RETRY_FAILED_MS / 1000],
       );

@@ -1,7 +1,7 @@
 // The search-console plugin end to end against a local double of Google (OAuth and Search Console)
 // on loopback: connecting a site (the state cannot be tampered with or used by someone else), the
 // refresh token sealed at rest, choosing a property, the leader's sync (paged, waiting out quota
-// refusals, resumed after an outage without counting a day twice), the reports against the
+// refusals, resumed after an outage or a change of leader without counting a day twice), the reports against the
 // double's figures, disconnecting, and who may do what.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { SiteRole } from '../../lib/auth/roles.ts';
@@ -299,6 +299,34 @@ describe('the leader’s sync', () => {
     expect((await admin.request('GET', `${routes()}/queries?${range}`)).body.queries).toEqual(
       ['privacy analytics', 'self-hosted analytics', 'plumb analytics'].map((key, k) => expect.objectContaining({ key, clicks: 7 * 15 * (3 - k) })),
     );
+  });
+
+  it('resumes on the next leader when the leader steps down mid-sync, counting no day twice', async () => {
+    google.slow(40);
+    const before = google.calls.length;
+    // Back to the first property: every day is fetched again (and its older copy replaced).
+    expect((await admin.request('PUT', `${routes()}/connection`, { property: DOMAIN })).status).toBe(200);
+    await waitFor(async () => google.calls.length - before >= 12, 30_000, () => 'the sync did not start');
+    const elector = t.node.runtime.elector;
+    await elector.stop();
+    const stoppedAt = google.calls.length;
+    const { synced_through: reached } = await connection(admin);
+    expect(reached === null || (reached as string) < YESTERDAY).toBe(true);
+    // The deposed leader makes no more calls.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(google.calls.length).toBe(stoppedAt);
+    google.slow(0);
+    await elector.start();
+    await syncedThrough(admin, YESTERDAY);
+    // The new leader began at the first day not recorded (or at the last three days, which every run fetches).
+    const firstResumed = google.calls.slice(stoppedAt).map((c) => c.day).sort()[0];
+    expect(firstResumed).toBe(reached === null ? DAYS[0] : DAYS[Math.min(DAYS.indexOf(reached as string) + 1, 2)]);
+    expect((await admin.request('GET', `${routes()}/overview?${range}`)).body).toEqual(expectedTotals(PROPERTIES[DOMAIN], 'device'));
+    expect((await admin.request('GET', `${routes()}/pages?${range}`)).body.pages).toEqual([
+      expect.objectContaining({ page: 'https://example.com/pricing', clicks: 45 }),
+      expect.objectContaining({ page: 'https://example.com/blog/a', clicks: 30 }),
+      expect.objectContaining({ page: 'https://example.com/', clicks: 15 }),
+    ]);
   });
 
   async function lastRunDone() {

@@ -3,8 +3,8 @@
 // back with a one-time code), /token (the code for tokens, checking the client, the redirect URI and
 // the PKCE S256 verifier; a refresh token for access tokens), /webmasters/v3/sites (sites.list) and
 // /webmasters/v3/sites/:site/searchAnalytics/query (one day's rows of [date, <dimension>], paged by
-// startRow/rowLimit). It can refuse calls with 429 (quota) or fail them with 500 (an outage), and
-// records every searchAnalytics call.
+// startRow/rowLimit). It can refuse calls with 429 (quota), fail them with 500 (an outage) or answer
+// them late, and records every searchAnalytics call.
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,6 +41,8 @@ export interface GoogleDouble {
   /** Let `count` more searchAnalytics calls succeed, then fail every later one with 500 until `recover()`. */
   failAfter(count: number): void;
   recover(): void;
+  /** Answer every searchAnalytics call this many ms late (0: at once). */
+  slow(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -58,6 +60,7 @@ export async function startGoogleDouble(properties: Record<string, PropertyData>
   const calls: AnalyticsCall[] = [];
   let quota: { left: number; status: 429 | 403; retryAfter: number } = { left: 0, status: 429, retryAfter: 0 };
   let successesLeft = Number.POSITIVE_INFINITY;
+  let delayMs = 0;
 
   const double: Omit<GoogleDouble, 'url' | 'close'> = {
     clientId,
@@ -72,6 +75,9 @@ export async function startGoogleDouble(properties: Record<string, PropertyData>
     },
     recover() {
       successesLeft = Number.POSITIVE_INFINITY;
+    },
+    slow(ms) {
+      delayMs = ms;
     },
   };
 
@@ -130,6 +136,7 @@ export async function startGoogleDouble(properties: Record<string, PropertyData>
       const asked = JSON.parse(body) as { startDate: string; endDate: string; dimensions: string[]; startRow?: number; rowLimit?: number };
       const call: AnalyticsCall = { property, day: asked.startDate, dimension: asked.dimensions[1], startRow: asked.startRow ?? 0, rowLimit: asked.rowLimit ?? 1000, status: 200 };
       calls.push(call);
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       if (quota.left > 0) {
         quota.left--;
         call.status = quota.status;
