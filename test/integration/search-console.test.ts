@@ -1,8 +1,8 @@
 // The search-console plugin end to end against a local double of Google (OAuth and Search Console)
 // on loopback: connecting a site (the state cannot be tampered with or used by someone else), the
 // refresh token sealed at rest, choosing a property, the leader's sync (paged, waiting out quota
-// refusals, resumed after an outage or a change of leader without counting a day twice), the reports against the
-// double's figures, disconnecting, and who may do what.
+// refusals, resumed after an outage or a change of leader without counting a day twice), the
+// reports against the double's figures, disconnecting, and who may do what.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { SiteRole } from '../../lib/auth/roles.ts';
 import { createUser } from '../../lib/users/users.ts';
@@ -163,6 +163,9 @@ describe('connecting a site: POST …/connect and GET /api/plugins/search-consol
     expect(refused.body).toMatchObject({ fields: [{ field: 'state' }] });
     const other = await person('admin');
     expect((await other.request('GET', callback)).status).toBe(400);
+    // Someone who declines at Google comes back with an error instead of a code.
+    const declined = await admin.request('GET', `${callback.replace(/&code=[^&]*/, '')}&error=access_denied`);
+    expect(declined).toMatchObject({ status: 409, body: { message: 'Google did not grant access (access_denied)' } });
     expect((await connection(admin)).connected).toBe(false);
   });
 
