@@ -319,7 +319,7 @@ export default definePlugin({
             };
             timer = setInterval(tick, host.settings.check_every_seconds * 1000);
             timer.unref();
-            host.whenStoresReady(tick);
+            void host.whenStoresReady(tick);
           },
           async stop() {
             stopped = true;
@@ -500,8 +500,10 @@ export default definePlugin({
             async handler(ctx) {
               const { id, property } = ctx.params as { id: string; property: string | null };
               const chosen = property === '' ? null : property;
-              const accessToken = await accessTokenOf(host, google, id);
+              if (!(await connectionOf(host, id))) throw conflict('The site is not connected to Google Search Console: connect it first');
+              // Clearing the property needs nothing of Google (which may be unreachable); choosing one checks the account can read it.
               if (chosen !== null) {
+                const accessToken = await accessTokenOf(host, google, id);
                 let listed: string[];
                 try {
                   listed = (await google.properties(accessToken)).map((p) => p.site_url);

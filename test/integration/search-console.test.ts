@@ -340,6 +340,15 @@ describe('the leader’s sync', () => {
   }
 });
 
+describe('PUT …/connection with no property', () => {
+  it('stops syncing and keeps the connection', async () => {
+    const admin = await person('admin');
+    const cleared = await admin.request('PUT', `${routes()}/connection`, { property: null });
+    expect(cleared).toMatchObject({ status: 200, body: { connected: true, property: null, synced_through: null, status: 'Connected: enter the property to sync' } });
+    expect((await admin.request('POST', `${routes()}/sync`, {})).status).toBe(409);
+  });
+});
+
 describe('POST …/disconnect', () => {
   it('deletes the sealed token and the sync state; the reports show nothing until it is connected again', async () => {
     const admin = await person('admin');
