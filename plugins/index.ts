@@ -6,4 +6,5 @@ import type { FirstPartyPlugins } from '../lib/plugins/loader.ts';
 export const FIRST_PARTY_PLUGINS: FirstPartyPlugins = {
   ai: () => import('./ai/index.ts'),
   archives: () => import('./archives/index.ts'),
+  'search-console': () => import('./search-console/index.ts'),
 };

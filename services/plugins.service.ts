@@ -49,6 +49,7 @@ const Action = object({
   label: Type.String(),
   route: Type.String({ description: 'POSTed to ({site} is the site’s id); the answer’s message is shown' }),
   confirm: Type.Optional(Type.String({ description: 'Asked before the action runs' })),
+  opens_url: Type.Optional(Type.Boolean({ description: 'The browser goes on to the answer’s url (an http or https URL) instead of showing a message' })),
 });
 
 const RowAction = object({

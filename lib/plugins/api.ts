@@ -21,6 +21,7 @@ export {
   type PluginGoalConversions,
   type PluginHost,
   type PluginMetadataStore,
+  type PluginSecrets,
   type PluginSettingSpec,
   type PluginSite,
   type PluginState,

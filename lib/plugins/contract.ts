@@ -101,6 +101,11 @@ export interface PluginAction {
   path: string;
   /** Asked before it runs. */
   confirm?: string;
+  /**
+   * The browser goes on to the answer's `url` (an absolute http or https URL) instead of showing
+   * its `message`: how a button starts a flow on another site, such as an OAuth consent screen.
+   */
+  opensUrl?: boolean;
 }
 
 /**
@@ -237,6 +242,18 @@ export interface PluginHttpRequest {
   allowPrivate?: boolean;
 }
 
+/**
+ * Encryption at rest for secrets a plugin must read back (OAuth refresh tokens, API keys people
+ * give it): AES-256-GCM under a key derived from the instance secret for this plugin alone, the
+ * same sealing Plumb uses for authenticator seeds and webhook signing secrets.
+ */
+export interface PluginSecrets {
+  /** A sealed string (`v1.…`) to store; `boundTo` (e.g. the row's id) must be given again to open it. */
+  seal(plain: string, boundTo: string): string;
+  /** The plain text, or null when the value was tampered with, is bound elsewhere or sealed by another key. */
+  open(sealed: string, boundTo: string): string | null;
+}
+
 /** A small key-value store of JSON values, the plugin's own, shared by every node. */
 export interface PluginState {
   get<T = unknown>(key: string): Promise<T | undefined>;
@@ -286,6 +303,10 @@ export interface PluginHost<S = Record<string, unknown>> {
    */
   fetch(url: string, request?: PluginHttpRequest): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>;
   readonly state: PluginState;
+  /** Seals and opens the plugin's stored secrets. */
+  readonly secrets: PluginSecrets;
+  /** The public base URL people reach Plumb at (PLUMB_PUBLIC_URL), without a trailing slash: for redirect URIs and links. */
+  readonly publicUrl: string;
   /** Live sites only; null for a deleted or unknown id. */
   site(id: string): Promise<PluginSite | null>;
   /**

@@ -32,6 +32,7 @@ import { parseRange } from '../analytics/range.ts';
 import { goalStats } from '../goals/conversions.ts';
 import { siteGoals } from '../goals/goals.ts';
 import { guardedRequest, OutboundError } from '../net/guarded-fetch.ts';
+import { createSecretBox } from '../auth/secret-box.ts';
 import { loadMigrations, migrateTenant } from '../stores/analytics/migrations.ts';
 
 /** The PostgreSQL schema that holds a plugin's tables. */
@@ -44,7 +45,7 @@ async function inSchema<T>(tx: MetadataQueryable, schema: string, work: () => Pr
   return work();
 }
 
-type HostRuntime = Pick<Runtime, 'metadata' | 'analytics' | 'sites' | 'log' | 'whenStoresReady' | 'fence' | 'jwtSecret'>;
+type HostRuntime = Pick<Runtime, 'metadata' | 'analytics' | 'sites' | 'log' | 'whenStoresReady' | 'fence' | 'jwtSecret'> & { config: Pick<Runtime['config'], 'publicUrl'> };
 
 /** The plugin's side of its sites' analytics databases, its migrations applied to each before first use. */
 function scopedAnalytics(runtime: HostRuntime, name: string, migrationsDir: string | undefined): PluginAnalytics {
@@ -142,6 +143,11 @@ export function createPluginHost<S>(runtime: HostRuntime, name: string, settings
       async delete(key) {
         await db().query('DELETE FROM public.plugin_state WHERE plugin = $1 AND key = $2', [name, key]);
       },
+    },
+    // One key per plugin: a plugin cannot open another's (or Plumb's own) sealed values.
+    secrets: createSecretBox(runtime.jwtSecret, `plugin ${name}`),
+    get publicUrl() {
+      return runtime.config.publicUrl;
     },
     async site(id) {
       const site = await runtime.sites.byId(id);

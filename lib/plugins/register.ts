@@ -41,9 +41,11 @@ export interface ActionButton {
   label: string;
   route: string;
   confirm?: string;
+  /** The browser goes on to the answer's `url`. */
+  opens_url?: boolean;
 }
 /** A table row's button as the dashboard gets it; its route's other `{field}` segments are filled from the row. */
-export type RowActionButton = ActionButton & { method: 'POST' | 'DELETE'; danger?: boolean };
+export type RowActionButton = Omit<ActionButton, 'opens_url'> & { method: 'POST' | 'DELETE'; danger?: boolean };
 
 type TablePanel = Omit<Extract<PluginPanel, { kind: 'table' }>, 'refreshSeconds'>;
 type KpisPanel = Omit<Extract<PluginPanel, { kind: 'kpis' }>, 'refreshSeconds'>;
@@ -131,10 +133,11 @@ export function dashboardOf(plugins: readonly LoadedPlugin[], running: readonly 
       if (missing) throw new Error(`plugin ${definition.name}: ${what} uses ${missing} ${full}, a route the plugin does not serve`);
       return full.replace(':id', '{site}');
     };
-    const button = (where: 'site' | 'admin', what: string, { id, label, path, confirm }: PluginAction): ActionButton => ({
+    const button = (where: 'site' | 'admin', what: string, { id, label, path, confirm, opensUrl }: PluginAction): ActionButton => ({
       id,
       label,
       confirm,
+      opens_url: opensUrl,
       route: route(where, `${what} "${id}"`, path, ['POST']),
     });
     const panelOf = (where: 'site' | 'admin', panel: PluginPanel): SitePanel => {

@@ -298,6 +298,21 @@ const MATRIX: Record<string, Entry> = {
   'GET /api/sites/{id}/plugins/notes/settings': { allow: SITE_ADMINS },
   'PUT /api/sites/{id}/plugins/notes/settings': { allow: SITE_ADMINS, body: () => ({ retention_days: null }) },
   'POST /api/sites/{id}/plugins/notes/clear': { allow: SITE_ADMINS, freshSite: true },
+  // The search-console plugin: connecting, choosing and syncing by site admins (people only); its
+  // reports like stats. Without a connection the admin routes answer 409, which is still "allowed".
+  'GET /api/sites/{id}/plugins/search-console/connection': { allow: SITE_ADMINS },
+  'PUT /api/sites/{id}/plugins/search-console/connection': { allow: SITE_ADMINS, body: () => ({ property: null }) },
+  'POST /api/sites/{id}/plugins/search-console/connect': { allow: SITE_ADMINS },
+  'GET /api/sites/{id}/plugins/search-console/properties': { allow: SITE_ADMINS },
+  'POST /api/sites/{id}/plugins/search-console/sync': { allow: SITE_ADMINS },
+  'POST /api/sites/{id}/plugins/search-console/disconnect': { allow: SITE_ADMINS, freshSite: true },
+  'GET /api/plugins/search-console/oauth/callback': { allow: SIGNED_IN, query: 'state=matrix&code=matrix' },
+  'GET /api/sites/{id}/plugins/search-console/overview': { allow: [...SITE_READERS, 'client-scoped'] },
+  'GET /api/sites/{id}/plugins/search-console/timeseries': { allow: [...SITE_READERS, 'client-scoped'] },
+  'GET /api/sites/{id}/plugins/search-console/queries': { allow: [...SITE_READERS, 'client-scoped'] },
+  'GET /api/sites/{id}/plugins/search-console/pages': { allow: [...SITE_READERS, 'client-scoped'] },
+  'GET /api/sites/{id}/plugins/search-console/countries': { allow: [...SITE_READERS, 'client-scoped'] },
+  'GET /api/sites/{id}/plugins/search-console/devices': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/stats/breakdown': { allow: [...SITE_READERS, 'client-scoped'], query: 'dimension=pages' },
   'GET /api/sites/{id}/stats/kpis': { allow: [...SITE_READERS, 'client-scoped'] },
   'GET /api/sites/{id}/stats/timeseries': { allow: [...SITE_READERS, 'client-scoped'] },
@@ -399,7 +414,7 @@ const archivesTarget = mkdtempSync(join(tmpdir(), 'plumb-matrix-archives-'));
 
 beforeAll(async () => {
   // The favicon upstream is a closed local port: the proxy answers its placeholder without leaving the machine.
-  t = await startTestNode({ PLUMB_PLUGINS: './plugins/examples/notes,archives,ai', PLUMB_ARCHIVES_TARGET: archivesTarget, PLUMB_FAVICON_UPSTREAM: 'http://127.0.0.1:9/', PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM: 'true', PLUMB_GITHUB_CLIENT_ID: 'matrix', PLUMB_GITHUB_CLIENT_SECRET: 'matrix secret', PLUMB_LOGIN_RATE_PER_MINUTE: '100000', PLUMB_LOGIN_BURST: '100000', PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
+  t = await startTestNode({ PLUMB_PLUGINS: './plugins/examples/notes,archives,ai,search-console', PLUMB_ARCHIVES_TARGET: archivesTarget, PLUMB_FAVICON_UPSTREAM: 'http://127.0.0.1:9/', PLUMB_FAVICON_ALLOW_PRIVATE_UPSTREAM: 'true', PLUMB_GITHUB_CLIENT_ID: 'matrix', PLUMB_GITHUB_CLIENT_SECRET: 'matrix secret', PLUMB_LOGIN_RATE_PER_MINUTE: '100000', PLUMB_LOGIN_BURST: '100000', PLUMB_API_RATE_PER_SECOND: '100000', PLUMB_API_BURST: '100000', PLUMB_INGEST_RATE_PER_SECOND: '100000', PLUMB_INGEST_BURST: '100000' });
   fx = await buildFixture(t);
   const doc = (await (await fetch(`${t.url}/api/docs/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
   documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));

@@ -54,12 +54,14 @@ export interface StartOptions {
   dataDir?: string;
   env?: Record<string, string>;
   args?: string[];
+  /** Default: a free one. Given, when the instance's public URL must name it before it starts. */
+  port?: number;
   /** How long to wait for /readyz. */
   timeoutMs?: number;
 }
 
 export async function startInstance(options: StartOptions = {}): Promise<Instance> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const dataDir = options.dataDir ?? (options.env?.PLUMB_DATABASE_URL ? tempDataDir() : await tempDataDirWithPglite());
   const child = spawn(NODE_BIN, [join(ROOT, 'bin/plumb.ts'), 'serve', '-port', String(port), '-host', '127.0.0.1', ...(options.args ?? [])], {
     cwd: ROOT,

@@ -78,6 +78,20 @@ describe('the host API', () => {
     }
   });
 
+  it('seals secrets with a key of the plugin’s own, bound to what the plugin names', () => {
+    const jwtSecret = new TextEncoder().encode('an instance secret of enough length for the test');
+    const runtime = { log: silentLog, metadata: () => ({}), sites: {}, whenStoresReady: async () => undefined, jwtSecret, config: { publicUrl: 'https://plumb.example' } } as unknown as Runtime;
+    const host = createPluginHost(runtime, 'probe', {}, { events: [], notifyWebhooks: () => undefined });
+    const other = createPluginHost(runtime, 'other', {}, { events: [], notifyWebhooks: () => undefined });
+    const sealed = host.secrets.seal('a refresh token', 'site-1');
+    expect(sealed).not.toContain('refresh');
+    expect(host.secrets.open(sealed, 'site-1')).toBe('a refresh token');
+    expect(host.secrets.open(sealed, 'site-2')).toBeNull();
+    expect(other.secrets.open(sealed, 'site-1')).toBeNull();
+    expect(host.secrets.open(`${sealed.slice(0, -2)}AA`, 'site-1')).toBeNull();
+    expect(host.publicUrl).toBe('https://plumb.example');
+  });
+
   it('refuses to emit a webhook event the plugin does not declare', async () => {
     const runtime = { log: silentLog, metadata: () => ({}), sites: {}, whenStoresReady: async () => undefined } as unknown as Runtime;
     const host = createPluginHost(runtime, 'probe', {}, { events: [], notifyWebhooks: () => undefined });

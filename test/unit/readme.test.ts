@@ -7,13 +7,14 @@ import { pluginSettingsTable, settingsTable } from '../../scripts/settings-table
 import { FIRST_PARTY_PLUGINS } from '../../plugins/index.ts';
 import aiPlugin from '../../plugins/ai/index.ts';
 import archivesPlugin from '../../plugins/archives/index.ts';
+import searchConsolePlugin from '../../plugins/search-console/index.ts';
 import { CHROMIUM_PATH_ENV, LOCAL_SERVICES } from '../support/services.ts';
 import { FORWARD_TOKEN_ENV } from '../../lib/forwarder/cli.ts';
 import { pluginSettingRows } from '../../lib/plugins/settings.ts';
 import notesPlugin from '../../plugins/examples/notes/index.ts';
 
 /** The settings of the plugins the README shows (the ones Plumb ships, and the example), as the help would list them. */
-const pluginSettings = [...pluginSettingRows(notesPlugin), ...pluginSettingRows(archivesPlugin), ...pluginSettingRows(aiPlugin)];
+const pluginSettings = [...pluginSettingRows(notesPlugin), ...pluginSettingRows(archivesPlugin), ...pluginSettingRows(aiPlugin), ...pluginSettingRows(searchConsolePlugin)];
 
 const root = new URL('../../', import.meta.url).pathname;
 const readmeText = readFileSync(join(root, 'README.md'), 'utf8');

@@ -1,6 +1,7 @@
 // A plugin's action buttons (on its admin page, in a site-settings section), one way everywhere:
 // each POSTs to its route after its confirm, one runs at a time, the focus comes back to the button
-// that ran, and the answer's `message` (or the error) shows beside them.
+// that ran, and the answer's `message` (or the error) shows beside them; a button that opens a URL
+// sends the browser on to the answer's `url` instead.
 import { useMutation } from '@tanstack/react-query';
 import { useEffect, useRef } from 'react';
 import { api, problem } from '../api.ts';
@@ -11,7 +12,11 @@ interface ActionButton {
   label: string;
   route: string;
   confirm?: string;
+  opens_url?: boolean;
 }
+
+/** Only a web address may be opened: never `javascript:` or another scheme an answer could carry. */
+const openable = (url: unknown): url is string => typeof url === 'string' && /^https?:\/\//i.test(url);
 
 /**
  * `onAnswer` hears the message to show (null when a button starts), `onDone` runs after a success
@@ -20,9 +25,13 @@ interface ActionButton {
 export function usePluginActions(options: { onAnswer(message: string | null): void; onDone?(): void; routeOf?(route: string): string }) {
   const clicked = useRef<HTMLButtonElement | null>(null);
   const act = useMutation({
-    mutationFn: (route: string) => api<{ message?: unknown }>(options.routeOf ? options.routeOf(route) : route, { method: 'POST', body: {} }),
+    mutationFn: (action: ActionButton) => api<{ message?: unknown; url?: unknown }>(options.routeOf ? options.routeOf(action.route) : action.route, { method: 'POST', body: {} }),
     onMutate: () => options.onAnswer(null),
-    onSuccess: (answer) => {
+    onSuccess: (answer, action) => {
+      if (action.opens_url && openable(answer?.url)) {
+        window.location.assign(answer.url);
+        return;
+      }
       options.onAnswer(typeof answer?.message === 'string' ? answer.message : 'Done.');
       options.onDone?.();
     },
@@ -40,7 +49,7 @@ export function usePluginActions(options: { onAnswer(message: string | null): vo
         onClick={(event) => {
           if (action.confirm && !confirm(action.confirm)) return;
           clicked.current = event.currentTarget;
-          act.mutate(action.route);
+          act.mutate(action);
         }}
       >
         {action.label}

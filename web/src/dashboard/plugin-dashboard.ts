@@ -18,6 +18,8 @@ export interface PluginAction {
   label: string;
   route: string;
   confirm?: string;
+  /** The browser goes on to the answer's `url` (an OAuth consent screen, say). */
+  opens_url?: boolean;
 }
 
 /** A button on each row of a table panel: its route's `{field}` segments (but the site's) are filled from the row. */

@@ -1,0 +1,121 @@
+// The search-console plugin as a site's owner uses it in the dashboard, against a local double of
+// Google: the site's settings connect it (the button sends the browser through Google's consent and
+// back), the property is entered there, and once the leader has synced, the site's dashboard shows
+// the figures in the plugin's panels.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
+import { type AxeFinding, BROWSER_DRIVEN_ENV, reviewPage, signInAs } from '../support/dashboard.ts';
+import { type GoogleDouble, type PropertyData, startGoogleDouble } from '../support/google-search-console-double.ts';
+import { freePort, type Instance, request, startInstance, waitFor } from '../support/instance.ts';
+
+const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
+const WAIT = { timeout: 15_000 };
+const DAY_MS = 86_400_000;
+const PROPERTY = 'sc-domain:search.example';
+/** The five days before today (UTC), each with the same rows: the panels show five times a day's figures. */
+const DAYS = Array.from({ length: 5 }, (_, i) => new Date(Date.now() - (5 - i) * DAY_MS).toISOString().slice(0, 10));
+const A_DAY = {
+  query: [
+    { key: 'plumb analytics', clicks: 4, impressions: 40, position: 1.5 },
+    { key: 'cookie-free analytics', clicks: 1, impressions: 60, position: 6 },
+  ],
+  page: [{ key: 'https://search.example/', clicks: 5, impressions: 100, position: 4 }],
+  country: [{ key: 'fra', clicks: 5, impressions: 100, position: 4 }],
+  device: [
+    { key: 'DESKTOP', clicks: 3, impressions: 50, position: 3 },
+    { key: 'MOBILE', clicks: 2, impressions: 50, position: 5 },
+  ],
+};
+const DATA: PropertyData = Object.fromEntries(DAYS.map((day) => [day, A_DAY]));
+
+let google: GoogleDouble;
+let instance: Instance;
+let base: string;
+let browser: Browser;
+let page: Page;
+let siteId: string;
+const findings: AxeFinding[] = [];
+
+beforeAll(async () => {
+  google = await startGoogleDouble({ [PROPERTY]: DATA });
+  // Google sends the browser back to the public URL: the one the browser uses, so its session goes along.
+  const port = await freePort();
+  base = `http://localhost:${port}`;
+  instance = await startInstance({
+    port,
+    env: {
+      ...BROWSER_DRIVEN_ENV,
+      PLUMB_PUBLIC_URL: base,
+      PLUMB_PLUGINS: 'search-console',
+      PLUMB_SEARCH_CONSOLE_CLIENT_ID: google.clientId,
+      PLUMB_SEARCH_CONSOLE_CLIENT_SECRET: google.clientSecret,
+      PLUMB_SEARCH_CONSOLE_AUTHORIZE_URL: `${google.url}/o/oauth2/v2/auth`,
+      PLUMB_SEARCH_CONSOLE_TOKEN_URL: `${google.url}/token`,
+      PLUMB_SEARCH_CONSOLE_API_URL: `${google.url}/webmasters/v3`,
+      PLUMB_SEARCH_CONSOLE_ALLOW_PRIVATE_ENDPOINTS: 'true',
+      PLUMB_SEARCH_CONSOLE_BACKFILL_DAYS: '5',
+      PLUMB_SEARCH_CONSOLE_CHECK_EVERY_SECONDS: '1',
+    },
+  });
+  const created = await request(`${instance.url}/api/initial-user`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(OWNER) });
+  expect(created.status).toBe(201);
+  browser = await launchChromium();
+  page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
+  await signInAs(page, OWNER, base);
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await instance?.destroy();
+  await google?.close();
+});
+
+describe('Google Search Console on a site', () => {
+  it('connects through Google’s consent from the site’s settings, and takes the property entered there', async () => {
+    siteId = await page.evaluate(async () => {
+      const teams = (await (await fetch('/api/user/teams')).json()) as { items: { id: string }[] };
+      const res = await fetch('/api/sites', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ domain: 'search.example', team_id: teams.items[0].id, timezone: 'UTC' }) });
+      return ((await res.json()) as { site: { id: string } }).site.id;
+    });
+    await page.goto(`${base}/sites/${siteId}/settings`);
+    const section = page.getByTestId('plugin-settings-search-console-connection');
+    await section.getByText('Not connected').waitFor(WAIT);
+    await section.getByRole('button', { name: 'Connect to Google' }).click();
+    // Through the double's consent and the callback, back on the site's settings.
+    await page.waitForURL(`${base}/sites/${siteId}/settings`, WAIT);
+    await section.getByText('Connected: enter the property to sync').waitFor(WAIT);
+    await section.getByText(PROPERTY).waitFor(WAIT);
+    await section.getByLabel('Property').fill(PROPERTY);
+    await section.getByRole('button', { name: 'Save' }).click();
+    await section.getByRole('status').getByText('Saved.').waitFor(WAIT);
+    await reviewPage(page, 'site-settings-search-console', findings);
+    expect(findings).toEqual([]);
+  }, 60_000);
+
+  it('shows the synced figures in the site dashboard’s panels', async () => {
+    await waitFor(
+      async () => {
+        const connection = await page.evaluate(async (id) => (await (await fetch(`/api/sites/${id}/plugins/search-console/connection`)).json()) as { synced_through: string | null }, siteId);
+        return connection.synced_through === DAYS[DAYS.length - 1];
+      },
+      60_000,
+      () => 'the sync did not finish',
+    );
+    await page.goto(`${base}/sites/${siteId}`);
+    const overview = page.getByTestId('plugin-search-console-overview');
+    await overview.getByText('Average position').waitFor(WAIT);
+    // Five days of 5 clicks in 100 impressions, half at position 3 and half at 5.
+    await expect(overview.locator('.kpi-value').allTextContents()).resolves.toEqual(['25', '500', '5', '4']);
+    const queries = page.getByTestId('plugin-search-console-queries');
+    await queries.getByRole('rowheader', { name: 'plumb analytics' }).waitFor(WAIT);
+    await expect(queries.getByRole('row').allTextContents()).resolves.toEqual([
+      expect.stringContaining('Query'),
+      expect.stringMatching(/^plumb analytics\s*20\s*200\s*10\s*1\.5$/),
+      expect.stringMatching(/^cookie-free analytics\s*5\s*300\s*1\.67\s*6$/),
+    ]);
+    await page.getByTestId('plugin-search-console-devices').getByRole('rowheader', { name: 'MOBILE' }).waitFor(WAIT);
+    await reviewPage(page, 'site-dashboard-search-console', findings);
+    expect(findings).toEqual([]);
+  }, 90_000);
+});
