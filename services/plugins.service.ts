@@ -7,6 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { Context, ServiceSchema } from 'moleculer';
 import { action } from '../lib/openapi/action.ts';
 import { nullable, object, stringEnum } from '../lib/openapi/responses.ts';
+import { SITE_ROLES } from '../lib/auth/roles.ts';
 import { PANEL_REFRESH_SECONDS, PLUGIN_VALUE_FORMATS } from '../lib/plugins/contract.ts';
 import type { DashboardContributions, RunningPlugin } from '../lib/plugins/register.ts';
 import type { Runtime } from '../lib/runtime.ts';
@@ -44,12 +45,15 @@ const FormField = object({
   format: Type.Optional(Format),
 });
 
+const Role = stringEnum(SITE_ROLES, { description: 'On a site’s dashboard: the least site role the route allows; drawn for that role and those above it' });
+
 const Action = object({
   id: Type.String(),
   label: Type.String(),
   route: Type.String({ description: 'POSTed to ({site} is the site’s id); the answer’s message is shown' }),
   confirm: Type.Optional(Type.String({ description: 'Asked before the action runs' })),
   opens_url: Type.Optional(Type.Boolean({ description: 'The browser goes on to the answer’s url (an http or https URL) instead of showing a message' })),
+  role: Type.Optional(Role),
 });
 
 const RowAction = object({
@@ -59,6 +63,7 @@ const RowAction = object({
   route: Type.String({ description: 'Called with the method; {site} is the site’s id, every other {field} is the row’s field of that name, URL-encoded' }),
   confirm: Type.Optional(Type.String({ description: 'Asked before the action runs' })),
   danger: Type.Optional(Type.Boolean({ description: 'A destructive action' })),
+  role: Type.Optional(Role),
 });
 
 const Panel = object({
@@ -74,6 +79,12 @@ const Panel = object({
   columns: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String(), numeric: Type.Optional(Type.Boolean()), format: Type.Optional(Format) }))),
   kpis: Type.Optional(Type.Array(object({ key: Type.String(), label: Type.String(), format: Type.Optional(Format) }))),
   row_actions: Type.Optional(Type.Array(RowAction, { description: 'A table’s buttons on every row; the table is read again after one succeeds' })),
+  role: Type.Optional(Role),
+  actions: Type.Optional(
+    Type.Array(Action, {
+      description: 'Buttons above a site panel: each POSTs {"from", "to"}, the dashboard’s range (YYYY-MM-DD in the site’s time zone), and the plugin’s panels are read again after one succeeds',
+    }),
+  ),
 });
 
 const Contributions = object({
@@ -134,7 +145,7 @@ export default function createPluginsService(runtime: Runtime, running: readonly
           const enabled = new Set(running.map((plugin) => plugin.name));
           return {
             plugins: [
-              ...running.map(({ systemStatus, ...plugin }) => ({ ...plugin, status: 'running' as const })),
+              ...running.map(({ systemStatus, siteRoles, ...plugin }) => ({ ...plugin, status: 'running' as const })),
               ...rows
                 .filter(({ plugin }) => !enabled.has(plugin))
                 .map(({ plugin }) => ({ name: plugin, status: 'disabled' as const, version: null, api_version: null, description: null, source: null, routes: [], capabilities: [] })),

@@ -78,6 +78,14 @@ export type PluginPanel = {
   empty?: string;
   /** Read the route again every this many seconds (a whole number from 2 to 3600) while the page is open and visible. */
   refreshSeconds?: number;
+  /**
+   * Buttons above the panel, on the site dashboard only (the admin page has its own `actions`).
+   * Each POSTs to one of the plugin's site routes with the dashboard's range as its body,
+   * `{ "from": "YYYY-MM-DD", "to": "YYYY-MM-DD" }` (the days the panel is read for, in the site's
+   * time zone, `to` included), shows the answer's `message`, and the plugin's panels are read
+   * again. Its route must declare `access.site`: the button is drawn only for the site roles it allows.
+   */
+  actions?: readonly PluginAction[];
 } & (
   | {
       kind: 'table';

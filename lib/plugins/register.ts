@@ -4,7 +4,8 @@
 // plugin: routes outside the plugin's namespace, a service named like Plumb's own.
 import type { ServiceBroker, ServiceSchema } from 'moleculer';
 import type { LeaderJobs } from '../../cluster/leader-jobs.ts';
-import { declaredRoutes } from '../auth/access.ts';
+import { type AccessRule, declaredRoutes } from '../auth/access.ts';
+import { SITE_RANK, type SiteRole } from '../auth/roles.ts';
 import { ConfigError } from '../errors.ts';
 import type { Runtime } from '../runtime.ts';
 import {
@@ -33,6 +34,8 @@ export interface RunningPlugin {
   capabilities: PluginCapability[];
   /** Its lines for the system page, when it has any (not part of the plugins list's answer). */
   systemStatus?: () => Promise<readonly PluginStatusLine[]>;
+  /** The site role each of its routes that declares `access.site` asks for, by route (not part of the plugins list's answer). */
+  siteRoles?: Readonly<Record<string, SiteRole>>;
 }
 
 /** A button as the dashboard gets it: its route in full (`{site}` for the site's id on a site's pages). */
@@ -43,14 +46,25 @@ export interface ActionButton {
   confirm?: string;
   /** The browser goes on to the answer's `url`. */
   opens_url?: boolean;
+  /** On a site's dashboard: the least site role its route allows; the button is drawn for that role and those above it. */
+  role?: SiteRole;
 }
 /** A table row's button as the dashboard gets it; its route's other `{field}` segments are filled from the row. */
 export type RowActionButton = Omit<ActionButton, 'opens_url'> & { method: 'POST' | 'DELETE'; danger?: boolean };
 
-type TablePanel = Omit<Extract<PluginPanel, { kind: 'table' }>, 'refreshSeconds'>;
-type KpisPanel = Omit<Extract<PluginPanel, { kind: 'kpis' }>, 'refreshSeconds'>;
-/** A panel as the dashboard gets it: the plugin's descriptor with the routes of the panel and of its rows' buttons in full. */
-export type SitePanel = (KpisPanel | (Omit<TablePanel, 'rowActions'> & { row_actions: RowActionButton[] })) & { plugin: string; route: string; refresh_seconds?: number };
+type TablePanel = Omit<Extract<PluginPanel, { kind: 'table' }>, 'refreshSeconds' | 'actions'>;
+type KpisPanel = Omit<Extract<PluginPanel, { kind: 'kpis' }>, 'refreshSeconds' | 'actions'>;
+/**
+ * A panel as the dashboard gets it: the plugin's descriptor with the routes of the panel and of its
+ * buttons in full, and on a site's dashboard the least site role each route allows (`role`).
+ */
+export type SitePanel = (KpisPanel | (Omit<TablePanel, 'rowActions'> & { row_actions: RowActionButton[] })) & {
+  plugin: string;
+  route: string;
+  refresh_seconds?: number;
+  role?: SiteRole;
+  actions?: ActionButton[];
+};
 /** A site-settings section as the dashboard gets it, its routes in full (`{site}` for the site's id). */
 export type SiteSettingsSection = Omit<PluginSettingsSection, 'actions'> & { plugin: string; route: string; actions: ActionButton[] };
 
@@ -126,13 +140,24 @@ export function dashboardOf(plugins: readonly LoadedPlugin[], running: readonly 
   const contributions: DashboardContributions = { site_panels: [], site_settings: [], admin_pages: [] };
   for (const { definition } of plugins) {
     const served = running.find((plugin) => plugin.name === definition.name)?.routes ?? [];
-    /** The full route of a descriptor's `path` on a site's pages or the admin page, which the plugin must serve with each of `methods`. */
-    const route = (where: 'site' | 'admin', what: string, path: string, methods: string[], rowFields = false) => {
+    const siteRoles = running.find((plugin) => plugin.name === definition.name)?.siteRoles ?? {};
+    /**
+     * A descriptor's `path` on a site's pages or the admin page, which the plugin must serve with each
+     * of `methods`: its full route, and the least site role the routes serving it allow (the highest
+     * of their `access.site` roles; none when they declare none).
+     */
+    const resolve = (where: 'site' | 'admin', what: string, path: string, methods: string[], rowFields = false) => {
       const full = where === 'admin' ? `/api/plugins/${definition.name}${path}` : `/api/sites/:id/plugins/${definition.name}${path}`;
-      const missing = methods.find((method) => !served.some((candidate) => isServed(candidate, method, full, rowFields)));
-      if (missing) throw new Error(`plugin ${definition.name}: ${what} uses ${missing} ${full}, a route the plugin does not serve`);
-      return full.replace(':id', '{site}');
+      let role: SiteRole | undefined;
+      for (const method of methods) {
+        const serving = served.find((candidate) => isServed(candidate, method, full, rowFields));
+        if (!serving) throw new Error(`plugin ${definition.name}: ${what} uses ${method} ${full}, a route the plugin does not serve`);
+        const asked = siteRoles[serving];
+        if (asked && (!role || SITE_RANK[asked] > SITE_RANK[role])) role = asked;
+      }
+      return { route: full.replace(':id', '{site}'), role: where === 'site' ? role : undefined, full };
     };
+    const route = (where: 'site' | 'admin', what: string, path: string, methods: string[], rowFields = false) => resolve(where, what, path, methods, rowFields).route;
     const button = (where: 'site' | 'admin', what: string, { id, label, path, confirm, opensUrl }: PluginAction): ActionButton => ({
       id,
       label,
@@ -140,21 +165,33 @@ export function dashboardOf(plugins: readonly LoadedPlugin[], running: readonly 
       opens_url: opensUrl,
       route: route(where, `${what} "${id}"`, path, ['POST']),
     });
+    /** A site panel's buttons: each POSTs to a site route that says which site roles may call it, so the dashboard draws it for those only. */
+    const panelActions = (where: 'site' | 'admin', what: string, actions: readonly PluginAction[]): ActionButton[] => {
+      if (where === 'admin') throw new Error(`plugin ${definition.name}: ${what} has actions; a panel's actions are for the site dashboard, the admin page has its own actions`);
+      const ids = new Set<string>();
+      return actions.map((action) => {
+        const which = `action "${action.id}" of ${what}`;
+        if (ids.has(action.id)) throw new Error(`plugin ${definition.name}: ${what} has two actions with the id "${action.id}"`);
+        ids.add(action.id);
+        if (typeof action.label !== 'string' || action.label.trim() === '') throw new Error(`plugin ${definition.name}: ${which} has no label`);
+        const call = resolve(where, which, action.path, ['POST']);
+        if (!call.role) throw new Error(`plugin ${definition.name}: ${which} uses POST ${call.full}, which declares no access.site role; the dashboard draws a panel's button only for the site roles its route allows`);
+        return { id: action.id, label: action.label, confirm: action.confirm, opens_url: action.opensUrl, route: call.route, role: call.role };
+      });
+    };
     const panelOf = (where: 'site' | 'admin', panel: PluginPanel): SitePanel => {
       const what = `${where === 'admin' ? 'admin page panel' : 'dashboard panel'} "${panel.id}"`;
       checkPanel(definition.name, what, panel);
-      const { refreshSeconds, ...described } = panel;
-      const resolved = { plugin: definition.name, route: route(where, what, panel.path, ['GET']), refresh_seconds: refreshSeconds };
+      const { refreshSeconds, actions, ...described } = panel;
+      const buttons = actions ? { actions: panelActions(where, what, actions) } : {};
+      const read = resolve(where, what, panel.path, ['GET']);
+      const resolved = { plugin: definition.name, route: read.route, refresh_seconds: refreshSeconds, role: read.role, ...buttons };
       if (described.kind === 'kpis') return { ...described, ...resolved };
       const { rowActions = [], ...table } = described;
-      const row_actions = rowActions.map(({ id, label, method, path, confirm, danger }) => ({
-        id,
-        label,
-        method,
-        confirm,
-        danger,
-        route: route(where, `row action "${id}" of ${what}`, path, [method], true),
-      }));
+      const row_actions = rowActions.map(({ id, label, method, path, confirm, danger }) => {
+        const call = resolve(where, `row action "${id}" of ${what}`, path, [method], true);
+        return { id, label, method, confirm, danger, route: call.route, role: call.role };
+      });
       return { ...table, ...resolved, row_actions };
     };
     for (const panel of definition.dashboard?.sitePanels ?? []) contributions.site_panels.push(panelOf('site', panel));
@@ -198,23 +235,26 @@ function routeProblem(plugin: string, route: string): string | null {
   return `route "${route}" is outside /api/plugins/${plugin}/… and /api/sites/:id/plugins/${plugin}/…`;
 }
 
-function checkService(definition: PluginDefinition, schema: ServiceSchema): string[] {
+function checkService(definition: PluginDefinition, schema: ServiceSchema): { routes: string[]; siteRoles: Record<string, SiteRole> } {
   const name = definition.name;
   if (schema.name !== `plugins.${name}` && !String(schema.name).startsWith(`plugins.${name}.`)) {
     throw new Error(`plugin ${name}: service "${schema.name}" must be named plugins.${name} or plugins.${name}.<part>`);
   }
   const routes: string[] = [];
+  const siteRoles: Record<string, SiteRole> = {};
   // The plugin's own declarations, read before the broker has seen them.
   const { actions: declared = {} } = schema;
   for (const [actionName, action] of Object.entries(declared)) {
     if (!action || typeof action !== 'object') continue;
-    for (const route of declaredRoutes((action as { rest?: unknown }).rest)) {
+    const { rest, access } = action as { rest?: unknown; access?: AccessRule };
+    for (const route of declaredRoutes(rest)) {
       const problem = routeProblem(name, route);
       if (problem) throw new Error(`plugin ${name}: action ${actionName}'s ${problem}`);
       routes.push(route);
+      if (access?.site) siteRoles[route] = access.site.role;
     }
   }
-  return routes;
+  return { routes, siteRoles };
 }
 
 /** Builds each plugin's host, registers its services and leader jobs, and queues its migrations for the stores-ready phase. */
@@ -247,8 +287,11 @@ export function registerPlugins(
     // Before any of the plugin's own hooks: its tables exist by the time they run.
     if (dir) void runtime.whenStoresReady(async () => void (await runtime.metadata().migrate({ name, dir, schema: pluginSchema(name) })));
     const routes: string[] = [];
+    const siteRoles: Record<string, SiteRole> = {};
     for (const schema of contributed('services()', () => definition.services?.(host as never) ?? [])) {
-      routes.push(...checkService(definition, schema));
+      const checked = checkService(definition, schema);
+      routes.push(...checked.routes);
+      Object.assign(siteRoles, checked.siteRoles);
       broker.createService(schema);
     }
     for (const { name: jobName, job } of contributed('leaderJobs()', () => definition.leaderJobs?.(host as never) ?? [])) leaderJobs.register(`plugins.${name}.${jobName}`, job);
@@ -261,6 +304,7 @@ export function registerPlugins(
       routes,
       capabilities: [...(definition.capabilities ?? [])],
       systemStatus: contributed('systemStatus()', () => definition.systemStatus?.(host as never)),
+      siteRoles,
     };
   });
 }

@@ -146,12 +146,32 @@ export default definePlugin({
           { key: 'text', label: 'Opportunity' },
           { key: 'created_at', label: 'Found', format: 'datetime' },
         ],
+        // A run that ends saves new ones: read again while the page is open, as the runs panel is.
+        refreshSeconds: 10,
+        actions: [{ id: 'generate', label: 'Generate opportunities', path: '/runs' }],
         rowActions: [
           { id: 'save', label: 'Save', method: 'POST', path: '/opportunities/{id}/save' },
           { id: 'done', label: 'Done', method: 'POST', path: '/opportunities/{id}/done' },
           { id: 'dismiss', label: 'Dismiss', method: 'POST', path: '/opportunities/{id}/dismiss', danger: true },
         ],
-        empty: 'No new opportunities. Site admins generate them with POST /api/sites/{id}/plugins/ai/runs.',
+        empty: 'No new opportunities. Site admins look for them in the range shown with Generate opportunities.',
+      },
+      {
+        id: 'site-runs',
+        title: 'Opportunity runs',
+        kind: 'table',
+        path: '/runs',
+        items: 'runs',
+        refreshSeconds: 5,
+        columns: [
+          { key: 'created_at', label: 'Asked', format: 'datetime' },
+          { key: 'range_from', label: 'From' },
+          { key: 'range_to', label: 'To' },
+          { key: 'status', label: 'Status' },
+          { key: 'error_category', label: 'Error' },
+          { key: 'opportunities', label: 'Opportunities', numeric: true },
+        ],
+        empty: 'No run yet.',
       },
     ],
     adminPage: {
@@ -305,6 +325,19 @@ export default definePlugin({
               queue.enqueue(runId);
               (ctx.meta as { $statusCode?: number }).$statusCode = 202;
               return { message: 'Looking for opportunities: the run ends within a minute.', run };
+            },
+          }),
+
+          siteRuns: action({
+            rest: 'GET /api/sites/:id/plugins/ai/runs',
+            auth: 'any',
+            access: { site: { param: 'id', role: 'admin', scope: 'ai:write' } },
+            params: { id: 'uuid' },
+            openapi: { summary: 'The site’s last 5 runs, newest first: each one’s state and, when it failed, why (site admins)', tags, response: object({ runs: Type.Array(Run) }) },
+            async handler(ctx) {
+              const { id } = ctx.params as { id: string };
+              const { rows } = await host.metadata.query<typeof Run.static>(`SELECT ${RUN_COLUMNS} FROM runs WHERE site_id = $1 ORDER BY created_at DESC, id LIMIT 5`, [id]);
+              return { runs: rows };
             },
           }),
 

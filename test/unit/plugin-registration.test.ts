@@ -1,8 +1,9 @@
 // Registering a plugin's contributions on a node: its services must carry its name and its routes
 // must live in its namespace (/api/plugins/<name>/… or /api/sites/:id/plugins/<name>/…), or start-up
 // stops naming the plugin and the route; its leader jobs are registered under its name; and its
-// dashboard descriptors (panels, their row actions, page actions, settings sections) must name
-// routes it serves with the right methods, refresh within bounds and use formats the dashboard
+// dashboard descriptors (panels, their actions and row actions, page actions, settings sections)
+// must name routes it serves with the right methods (a site panel's action, one that says which
+// site roles it allows), refresh within bounds and use formats the dashboard
 // knows, or start-up stops naming the descriptor; and how the dashboard writes formatted values.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -415,6 +416,58 @@ describe('registering a plugin', () => {
       expect(resolve({ siteSettings: [section({ at: { type: 'string', title: 'At', readOnly: true, format: 'time' } })] })).toThrow(
         'plugin probe: field "at" of settings section "retention" has format "time"; a format is one of number, bytes, datetime',
       );
+    });
+  });
+
+  describe('a site panel’s actions (buttons above it that POST the dashboard’s range)', () => {
+    const routes = ['GET /api/sites/:id/plugins/probe/items', 'POST /api/sites/:id/plugins/probe/runs', 'POST /api/sites/:id/plugins/probe/open', 'POST /api/sites/:id/plugins/probe/items/:itemId/drop'];
+    const siteRoles = { 'GET /api/sites/:id/plugins/probe/items': 'viewer', 'POST /api/sites/:id/plugins/probe/runs': 'admin', 'POST /api/sites/:id/plugins/probe/items/:itemId/drop': 'editor' } as const;
+    const running = [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes, capabilities: [], siteRoles }];
+    const table = { id: 'items', title: 'Items', kind: 'table', path: '/items', items: 'items', columns: [] } as const;
+    const withActions = (actions: unknown, where: 'site' | 'admin' = 'site') => {
+      const panel = { ...table, actions: actions as never, rowActions: [{ id: 'drop', label: 'Drop', method: 'POST', path: '/items/{id}/drop' }] } as const;
+      const dashboard = where === 'site' ? { sitePanels: [panel] } : { adminPage: { title: 'P', navLabel: 'P', panels: [panel] } };
+      return () => dashboardOf([{ definition: definePlugin({ name: 'probe', version: '1', apiVersion: PLUGIN_API_VERSION, description: 'd', dashboard }), specifier: 'p' }], running);
+    };
+    const generate = { id: 'generate', label: 'Generate', path: '/runs', confirm: 'Start a run?' };
+
+    it('describes each with its full route and the least site role its route allows, as it does the panel and its row actions', () => {
+      const [panel] = withActions([generate])().site_panels;
+      expect(panel).toMatchObject({
+        route: '/api/sites/{site}/plugins/probe/items',
+        role: 'viewer',
+        actions: [{ id: 'generate', label: 'Generate', route: '/api/sites/{site}/plugins/probe/runs', confirm: 'Start a run?', role: 'admin' }],
+        row_actions: [{ id: 'drop', route: '/api/sites/{site}/plugins/probe/items/{id}/drop', role: 'editor' }],
+      });
+    });
+
+    it('learns each route’s site role from the access its action declares', () => {
+      const { running: registered } = register([
+        {
+          name: 'plugins.probe',
+          actions: {
+            runs: { rest: 'POST /api/sites/:id/plugins/probe/runs', auth: 'any', access: { site: { param: 'id', role: 'admin' } }, handler: () => null },
+            usage: { rest: 'GET /api/plugins/probe/usage', auth: 'user', access: { instance: 'admin' }, handler: () => null },
+          },
+        } as unknown as ServiceSchema,
+      ]);
+      expect(registered[0].siteRoles).toEqual({ 'POST /api/sites/:id/plugins/probe/runs': 'admin' });
+    });
+
+    it('stops start-up naming the plugin, the panel and the action when the plugin does not serve its route as POST', () => {
+      expect(withActions([{ ...generate, path: '/items' }])).toThrow('plugin probe: action "generate" of dashboard panel "items" uses POST /api/sites/:id/plugins/probe/items, a route the plugin does not serve');
+    });
+
+    it('stops start-up when its route declares no site role, so the dashboard could not tell whom to show it to', () => {
+      expect(withActions([{ ...generate, path: '/open' }])).toThrow(
+        "plugin probe: action \"generate\" of dashboard panel \"items\" uses POST /api/sites/:id/plugins/probe/open, which declares no access.site role; the dashboard draws a panel's button only for the site roles its route allows",
+      );
+    });
+
+    it('stops start-up for two actions with one id, an action without a label, and actions on an admin page panel', () => {
+      expect(withActions([generate, generate])).toThrow('plugin probe: dashboard panel "items" has two actions with the id "generate"');
+      expect(withActions([{ ...generate, label: ' ' }])).toThrow('plugin probe: action "generate" of dashboard panel "items" has no label');
+      expect(withActions([generate], 'admin')).toThrow('plugin probe: admin page panel "items" has actions; a panel\'s actions are for the site dashboard, the admin page has its own actions');
     });
   });
 

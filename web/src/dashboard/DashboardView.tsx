@@ -9,6 +9,7 @@ import { FilterBar } from './FilterBar.tsx';
 import { GoalConversions } from './GoalConversions.tsx';
 import { Kpis } from './Kpis.tsx';
 import { LiveVisitors } from './LiveVisitors.tsx';
+import type { SiteRole } from './plugin-dashboard.ts';
 import { PluginPanels } from './PluginPanels.tsx';
 import { RangePicker } from './RangePicker.tsx';
 import { Realtime } from './Realtime.tsx';
@@ -39,7 +40,8 @@ function ImportedNote({ ranges, shown, onChange }: { ranges: DayRange[]; shown: 
   );
 }
 
-export function DashboardView({ base, timezone, realtime = true }: { base: string; timezone: string; realtime?: boolean }) {
+/** `role` is the signed-in person's on the site: it decides which of the plugins' panels and buttons are drawn. */
+export function DashboardView({ base, timezone, realtime = true, role }: { base: string; timezone: string; realtime?: boolean; role?: SiteRole }) {
   const state = useDashboardState(timezone);
   // Plugins' panels read the plugins' own routes, which a share link does not reach.
   const siteId = /^\/api\/sites\/([^/]+)$/.exec(base)?.[1];
@@ -141,7 +143,7 @@ export function DashboardView({ base, timezone, realtime = true }: { base: strin
           )}
           <Breakdowns base={base} query={query} onFilter={state.addFilter} ready={statsSent} />
           <GoalConversions base={base} range={state.range} ready={statsSent} />
-          {siteId && statsSent && <PluginPanels siteId={siteId} range={state.range} timezone={timezone} />}
+          {siteId && statsSent && <PluginPanels siteId={siteId} range={state.range} timezone={timezone} role={role} />}
         </>
       )}
     </div>

@@ -1,13 +1,15 @@
 // Panels the node's plugins describe for a site's dashboard (GET /api/dashboard/plugins),
 // drawn here from each plugin's own GET route for the range: a table of rows or KPI cards. A
-// table's rows may carry the plugin's buttons, which call its routes and then draw the table
-// again. The plugin sends data and a description of it, never code: nothing of a plugin runs in
-// the browser.
+// panel may have buttons above it, which POST the range to the plugin's routes, and a table's rows
+// buttons of their own; after one succeeds the plugin's panels are read again. Only what the
+// person's role on the site reaches is drawn. The plugin sends data and a description of it,
+// never code: nothing of a plugin runs in the browser.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, problem } from '../api.ts';
 import { ListTable } from '../components/ListTable.tsx';
-import { onSite, type RowAction, refocus, rowRoute, type SitePanel, usePluginDashboard } from './plugin-dashboard.ts';
+import { ActionOutcome, usePluginActions } from './plugin-actions.tsx';
+import { onSite, reaches, type RowAction, refocus, rowRoute, type SitePanel, type SiteRole, usePluginDashboard } from './plugin-dashboard.ts';
 import { shownValue } from './plugin-values.ts';
 import type { DateRange } from './range.ts';
 
@@ -21,8 +23,33 @@ function rowKeys(rows: readonly Record<string, unknown>[]): (string | number)[] 
   return usable ? ids.map((id) => `id:${String(id)}`) : rows.map((_, index) => index);
 }
 
-/** One panel: its route's answer drawn as KPI cards or a table, with its rows' buttons. `query` goes with the request (a site panel's range). */
-export function PluginPanel({ panel, siteId, query, moment }: { panel: SitePanel; siteId?: string; query?: Record<string, string>; moment: Intl.DateTimeFormat }) {
+/** A site panel's buttons, which POST the range (`{ from, to }`); the answer's message (or error) shows below them. */
+function PanelActions({ panel, siteId, range, role }: { panel: SitePanel; siteId: string; range: Record<string, string>; role?: SiteRole }) {
+  const queries = useQueryClient();
+  const [said, setSaid] = useState<string | null>(null);
+  const actions = usePluginActions({
+    onAnswer: setSaid,
+    // Every panel of the plugin is read again: what the button started usually shows in another one.
+    onDone: () => void queries.invalidateQueries({ queryKey: ['plugin-panel', panel.plugin] }),
+    routeOf: (route) => onSite(route, siteId),
+    body: range,
+  });
+  const shown = (panel.actions ?? []).filter((action) => reaches(action.role, role));
+  if (shown.length === 0) return null;
+  return (
+    <>
+      <div className="form-actions">{actions.buttons(shown)}</div>
+      <ActionOutcome error={actions.error} said={said} />
+    </>
+  );
+}
+
+/**
+ * One panel: its route's answer drawn as KPI cards or a table, with its buttons. `query` goes with
+ * the request (a site panel's range) and with its buttons' POSTs; `role` (the person's on the site)
+ * decides which buttons are drawn.
+ */
+export function PluginPanel({ panel, siteId, query, moment, role }: { panel: SitePanel; siteId?: string; query?: Record<string, string>; moment: Intl.DateTimeFormat; role?: SiteRole }) {
   const path = onSite(panel.route, siteId);
   const every = panel.refresh_seconds ? panel.refresh_seconds * 1000 : undefined;
   const data = useQuery({
@@ -57,12 +84,13 @@ export function PluginPanel({ panel, siteId, query, moment }: { panel: SitePanel
   const headingId = `plugin-${panel.plugin}-${panel.id}`;
   const rows = panel.kind === 'table' && Array.isArray(data.data?.[panel.items ?? '']) ? (data.data?.[panel.items ?? ''] as Record<string, unknown>[]) : [];
   const keys = rowKeys(rows);
-  const rowActions = panel.row_actions ?? [];
+  const rowActions = (panel.row_actions ?? []).filter((action) => reaches(action.role, role));
   return (
     <section className="card stack" aria-labelledby={headingId} data-testid={headingId}>
       <h2 id={headingId} ref={heading} tabIndex={-1}>
         {panel.title}
       </h2>
+      {siteId && query && <PanelActions panel={panel} siteId={siteId} range={query} role={role} />}
       {data.isError && <p className="error">{data.error.message}</p>}
       {data.data && panel.kind === 'kpis' && (
         <div className="kpis">
@@ -131,21 +159,17 @@ export function PluginPanel({ panel, siteId, query, moment }: { panel: SitePanel
   );
 }
 
-/** Every plugin panel for this site's dashboard, below Plumb's own. */
-export function PluginPanels({ siteId, range, timezone }: { siteId: string; range: DateRange; timezone: string }) {
+/** Every plugin panel for this site's dashboard that the person's `role` on the site may read, below Plumb's own. */
+export function PluginPanels({ siteId, range, timezone, role }: { siteId: string; range: DateRange; timezone: string; role?: SiteRole }) {
   const moment = useMemo(() => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZone: timezone }), [timezone]);
   const panels = usePluginDashboard();
   return (
     <>
-      {(panels.data?.site_panels ?? []).map((panel) => (
-        <PluginPanel
-          key={`${panel.plugin}/${panel.id}`}
-          panel={panel}
-          siteId={siteId}
-          query={{ from: range.from, to: range.to }}
-          moment={moment}
-        />
-      ))}
+      {(panels.data?.site_panels ?? [])
+        .filter((panel) => reaches(panel.role, role))
+        .map((panel) => (
+          <PluginPanel key={`${panel.plugin}/${panel.id}`} panel={panel} siteId={siteId} query={{ from: range.from, to: range.to }} moment={moment} role={role} />
+        ))}
     </>
   );
 }

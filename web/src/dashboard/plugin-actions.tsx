@@ -1,5 +1,5 @@
-// A plugin's action buttons (on its admin page, in a site-settings section), one way everywhere:
-// each POSTs to its route after its confirm, one runs at a time, the focus comes back to the button
+// A plugin's action buttons (on its admin page, in a site-settings section, above a site panel),
+// one way everywhere: each POSTs to its route after its confirm, one runs at a time, the focus comes back to the button
 // that ran, and the answer's `message` (or the error) shows beside them; a button that opens a URL
 // sends the browser on to the answer's `url` instead.
 import { useMutation } from '@tanstack/react-query';
@@ -20,12 +20,14 @@ const openable = (url: unknown): url is string => typeof url === 'string' && /^h
 
 /**
  * `onAnswer` hears the message to show (null when a button starts), `onDone` runs after a success
- * (to read panels again); `routeOf` fills a route's placeholders.
+ * (to read panels again); `routeOf` fills a route's placeholders; `body` is what each POST sends
+ * (a site panel's range), `{}` without it.
  */
-export function usePluginActions(options: { onAnswer(message: string | null): void; onDone?(): void; routeOf?(route: string): string }) {
+export function usePluginActions(options: { onAnswer(message: string | null): void; onDone?(): void; routeOf?(route: string): string; body?: Record<string, string> }) {
   const clicked = useRef<HTMLButtonElement | null>(null);
   const act = useMutation({
-    mutationFn: (action: ActionButton) => api<{ message?: unknown; url?: unknown }>(options.routeOf ? options.routeOf(action.route) : action.route, { method: 'POST', body: {} }),
+    mutationFn: (action: ActionButton) =>
+      api<{ message?: unknown; url?: unknown }>(options.routeOf ? options.routeOf(action.route) : action.route, { method: 'POST', body: options.body ?? {} }),
     onMutate: () => options.onAnswer(null),
     onSuccess: (answer, action) => {
       if (action.opens_url && openable(answer?.url)) {

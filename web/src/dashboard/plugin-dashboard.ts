@@ -3,7 +3,18 @@
 // changes when the node restarts with other plugins.
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../api.ts';
+import type { Site } from '../api.ts';
 import type { ValueFormat } from './plugin-values.ts';
+
+/** A person's role on a site. */
+export type SiteRole = Site['role'];
+const SITE_RANK: Record<SiteRole, number> = { viewer: 1, editor: 2, admin: 3, owner: 4 };
+
+/**
+ * Whether a person with `role` on the site may use what asks for `required` (the least role its
+ * route allows): the dashboard draws only what would not answer "forbidden".
+ */
+export const reaches = (required: SiteRole | undefined, role: SiteRole | undefined) => required === undefined || (role !== undefined && SITE_RANK[role] >= SITE_RANK[required]);
 
 export interface PanelColumn {
   key: string;
@@ -20,6 +31,8 @@ export interface PluginAction {
   confirm?: string;
   /** The browser goes on to the answer's `url` (an OAuth consent screen, say). */
   opens_url?: boolean;
+  /** On a site's dashboard: the least site role its route allows. */
+  role?: SiteRole;
 }
 
 /** A button on each row of a table panel: its route's `{field}` segments (but the site's) are filled from the row. */
@@ -30,6 +43,7 @@ export interface RowAction {
   route: string;
   confirm?: string;
   danger?: boolean;
+  role?: SiteRole;
 }
 
 export interface SitePanel {
@@ -45,6 +59,10 @@ export interface SitePanel {
   columns?: PanelColumn[];
   kpis?: { key: string; label: string; format?: ValueFormat }[];
   row_actions?: RowAction[];
+  /** On a site's dashboard: the least site role its route allows. */
+  role?: SiteRole;
+  /** Buttons above the panel, POSTing the dashboard's range as `{ from, to }`. */
+  actions?: PluginAction[];
 }
 
 export interface FormField {
