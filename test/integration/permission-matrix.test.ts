@@ -283,6 +283,7 @@ const MATRIX: Record<string, Entry> = {
   // The AI plugin, loaded but not enabled: a run asked for answers 409 (allowed), and no provider is called.
   'GET /api/sites/{id}/plugins/ai/opportunities': { allow: [...SITE_READERS, 'client-scoped'] },
   'POST /api/sites/{id}/plugins/ai/runs': { allow: SITE_ADMINS, body: () => ({ from: '2026-03-01', to: '2026-03-07' }) },
+  'GET /api/sites/{id}/plugins/ai/runs': { allow: SITE_ADMINS },
   'GET /api/sites/{id}/plugins/ai/runs/{runId}': { allow: SITE_ADMINS, params: freshAiRun },
   'POST /api/sites/{id}/plugins/ai/opportunities/{opportunityId}/save': { allow: SITE_ADMINS, params: freshOpportunity },
   'POST /api/sites/{id}/plugins/ai/opportunities/{opportunityId}/done': { allow: SITE_ADMINS, params: freshOpportunity },

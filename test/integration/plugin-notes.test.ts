@@ -158,17 +158,18 @@ describe('a plugin’s routes', () => {
     expect((await as(t, viewer, 'GET', `${notes()}?from=yesterday`)).status).toBe(400);
   });
 
-  it('describes its dashboard panels, each reading one of its routes, and its table’s Delete button on every row', async () => {
+  it('describes its dashboard panels, each reading one of its routes, and its table’s Delete button on every row, each with the least site role its route allows', async () => {
     const res = await as(t, viewer, 'GET', '/api/dashboard/plugins');
-    type Described = { plugin: string; id: string; kind: string; route: string; row_actions?: unknown };
-    expect((res.body.site_panels as Described[]).map(({ plugin, id, kind, route, row_actions }) => ({ plugin, id, kind, route, row_actions }))).toEqual([
-      { plugin: 'notes', id: 'count', kind: 'kpis', route: '/api/sites/{site}/plugins/notes/count', row_actions: undefined },
+    type Described = { plugin: string; id: string; kind: string; route: string; role?: string; row_actions?: unknown };
+    expect((res.body.site_panels as Described[]).map(({ plugin, id, kind, route, role, row_actions }) => ({ plugin, id, kind, route, role, row_actions }))).toEqual([
+      { plugin: 'notes', id: 'count', kind: 'kpis', route: '/api/sites/{site}/plugins/notes/count', role: 'viewer', row_actions: undefined },
       {
         plugin: 'notes',
         id: 'list',
         kind: 'table',
         route: '/api/sites/{site}/plugins/notes/notes',
-        row_actions: [{ id: 'delete', label: 'Delete', method: 'DELETE', route: '/api/sites/{site}/plugins/notes/notes/{id}', confirm: 'Delete this note?', danger: true }],
+        role: 'viewer',
+        row_actions: [{ id: 'delete', label: 'Delete', method: 'DELETE', route: '/api/sites/{site}/plugins/notes/notes/{id}', confirm: 'Delete this note?', danger: true, role: 'editor' }],
       },
     ]);
   });
