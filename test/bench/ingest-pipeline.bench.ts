@@ -113,7 +113,10 @@ async function measureStoring(records: EncodedRecord[], pageviews: number): Prom
       async next(max: number) {
         if (pending.length === 0) return null;
         const taken = pending.slice(0, max);
-        return { records: taken, token: `bench-${++batches}`, ack: async () => void (pending = pending.slice(taken.length)) };
+        const ack = async () => {
+          pending = pending.slice(taken.length);
+        };
+        return { records: taken, token: `bench-${++batches}`, ack };
       },
       pendingRecords: () => pending.length,
     } as unknown as Journal<WritableRecord>;
