@@ -6,9 +6,10 @@ import type { ServiceBroker } from 'moleculer';
 import type { Config } from '../config.ts';
 import type { Log } from '../log.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
-import { encodeRow } from '../stores/analytics/transport.ts';
+import { encodeCompactRow, encodeRow } from '../stores/analytics/transport.ts';
 import { type Journal, openJournal, type RecordCodec } from './journal.ts';
 import type { JournalRecord } from './pipeline.ts';
+import { currentLayout, layoutColumns, rowOfValues } from './row-layouts.ts';
 import { type VisitStateKey, visitStateKey } from './visits.ts';
 import { createIngestWriter } from './writer.ts';
 
@@ -41,8 +42,9 @@ export interface IngestSinkContext {
 export type OpenIngestSink = (context: IngestSinkContext) => Promise<IngestSink>;
 
 /**
- * A journal record whose row travels as its encoded line (encodeRow, once, at append). The row
- * object is parsed back from the line only when something reads it (the stored-batch listener
+ * A journal record whose row travels as its encoded line (once, at append): the values of its
+ * table's current layout (lib/ingest/row-layouts.ts) when it has one, else encodeRow's object. The
+ * row object is parsed back from the line only when something reads it (the stored-batch listener
  * reads hits and events, never visits), so what waits for the writer is a string, not an object
  * graph for the garbage collector to trace and promote, and it is the row exactly as stored.
  */
@@ -50,23 +52,36 @@ export class EncodedRecord implements JournalRecord {
   readonly table: JournalRecord['table'];
   readonly team: string;
   readonly line: string;
+  /** The version of the layout `line` is in (an array of values), or undefined for a JSON object. */
+  readonly layout: number | undefined;
   /** The row's site_id and a visits row's state key, kept beside the line so that the goal
    * listener and the writer read them without parsing it. */
   readonly siteId: string | undefined;
   readonly visitState: VisitStateKey | undefined;
   #row: Record<string, unknown> | undefined;
 
-  constructor(table: JournalRecord['table'], team: string, line: string, row: Record<string, unknown> | undefined, keys: { siteId: string | undefined; visitState: VisitStateKey | undefined }) {
+  constructor(
+    table: JournalRecord['table'],
+    team: string,
+    line: string,
+    row: Record<string, unknown> | undefined,
+    keys: { siteId: string | undefined; visitState: VisitStateKey | undefined },
+    layout?: number,
+  ) {
     this.table = table;
     this.team = team;
     this.line = line;
+    this.layout = layout;
     this.siteId = keys.siteId;
     this.visitState = keys.visitState;
     this.#row = row;
   }
 
   get row(): Record<string, unknown> {
-    this.#row ??= JSON.parse(this.line) as Record<string, unknown>;
+    if (this.#row === undefined) {
+      const parsed = JSON.parse(this.line) as Record<string, unknown> | unknown[];
+      this.#row = this.layout === undefined ? (parsed as Record<string, unknown>) : rowOfValues(layoutColumns(this.table, this.layout), parsed as unknown[]);
+    }
     return this.#row;
   }
 }
@@ -76,12 +91,24 @@ const keysOf = (record: JournalRecord) => ({
   visitState: record.table === 'visits' ? visitStateKey(record.row) : undefined,
 });
 
-/** A record as the single-node sink appends it to the journal: its row encoded once, here. */
-export const encodeRecord = (record: JournalRecord) => new EncodedRecord(record.table, record.team, encodeRow(record.row), undefined, keysOf(record));
+/**
+ * A record as the single-node sink appends it to the journal: its row encoded once, here, in its
+ * table's layout. A cancellation by reference keeps the object form: it is never inserted as
+ * such (the writer fills in the row it cancels).
+ */
+export function encodeRecord(record: JournalRecord): EncodedRecord {
+  const keys = keysOf(record);
+  const layout = keys.visitState?.reference ? undefined : currentLayout(record.table);
+  return layout
+    ? new EncodedRecord(record.table, record.team, encodeCompactRow(layout.columns, record.row), undefined, keys, layout.version)
+    : new EncodedRecord(record.table, record.team, encodeRow(record.row), undefined, keys);
+}
 
-const frameHead = (record: { table: string; team: string }) => `{"table":${JSON.stringify(record.table)},"team":${JSON.stringify(record.team)},"row":`;
+/** What precedes the line in a record's payload; the payload ends with `}` after it. */
+const frameHead = (table: string, team: string, layout: number | undefined) =>
+  `{"table":${JSON.stringify(table)},"team":${JSON.stringify(team)},${layout === undefined ? '"row":' : `"layout":${layout},"values":`}`;
 
-/** Heads by team and table: a node writes few of them, and every accepted row needs one. */
+/** Heads by team, then table and layout: a node writes few of them, and every accepted row needs one. */
 const heads = new Map<string, Map<string, string>>();
 
 function cachedFrameHead(record: EncodedRecord): string {
@@ -91,26 +118,41 @@ function cachedFrameHead(record: EncodedRecord): string {
     byTable = new Map();
     heads.set(record.team, byTable);
   }
-  let head = byTable.get(record.table);
+  const key = record.layout === undefined ? record.table : `${record.table}/${record.layout}`;
+  let head = byTable.get(key);
   if (head === undefined) {
-    head = frameHead(record);
-    byTable.set(record.table, head);
+    head = frameHead(record.table, record.team, record.layout);
+    byTable.set(key, head);
   }
   return head;
 }
 
+/** A payload as written: `row` (a JSON object, every journal before layouts) or `layout` and `values`. */
+interface RecordPayload {
+  table: JournalRecord['table'];
+  team: string;
+  row?: Record<string, unknown>;
+  layout?: number;
+  values?: unknown[];
+}
+
 /**
- * On disk a record is `{"table":…,"team":…,"row":…}`, the JSON of the record itself (journals
- * written before this codec read the same), put together around the row's encoded line so the
- * line can be cut back out after a restart instead of encoded again.
+ * On disk a record is `{"table":…,"team":…,"layout":1,"values":[…]}` for a table with a layout,
+ * else `{"table":…,"team":…,"row":{…}}` (as every record was before layouts, and is still read),
+ * put together around the row's encoded line so the line can be cut back out after a restart
+ * instead of encoded again.
  */
 export const ENCODED_RECORD_CODEC: RecordCodec<EncodedRecord> = {
   encode: (record) => [cachedFrameHead(record), record.line, '}'],
   decode(payload) {
-    const record = JSON.parse(payload) as JournalRecord;
-    const head = frameHead(record);
-    const line = payload.startsWith(head) && payload.endsWith('}') ? payload.slice(head.length, -1) : encodeRow(record.row);
-    return new EncodedRecord(record.table, record.team, line, record.row, keysOf(record));
+    const record = JSON.parse(payload) as RecordPayload;
+    const { table, team } = record;
+    const layout = record.values === undefined ? undefined : (record.layout as number);
+    const row = layout === undefined ? (record.row ?? {}) : rowOfValues(layoutColumns(table, layout), record.values!);
+    const head = frameHead(table, team, layout);
+    const cut = payload.startsWith(head) && payload.endsWith('}') ? payload.slice(head.length, -1) : undefined;
+    const line = cut ?? (layout === undefined ? encodeRow(row) : JSON.stringify(record.values));
+    return new EncodedRecord(table, team, line, row, keysOf({ table, team, row }), layout);
   },
 };
 

@@ -4,9 +4,10 @@
 // and after the stored-batch listener has finished with it.
 import type { Log } from '../log.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
-import { encodeRow } from '../stores/analytics/transport.ts';
+import { encodeCompactRow, encodeRow } from '../stores/analytics/transport.ts';
 import type { Journal, JournalBatch } from './journal.ts';
 import type { JournalRecord } from './pipeline.ts';
+import { currentLayout, type RowLayout } from './row-layouts.ts';
 import { type VisitStateKey, visitStateKey, withoutPassingStates } from './visits.ts';
 
 /**
@@ -17,14 +18,16 @@ import { type VisitStateKey, visitStateKey, withoutPassingStates } from './visit
  */
 const REMEMBERED_STATES = 100_000;
 
-/** visitRow's rows begin with site_id, session_id, sign: the first `"sign":1,` is that column. */
-const STATE_LINE_HEAD = /^(\{"site_id":"[^"\\]*","session_id":"[^"\\]*",)"sign":1,/;
+/** A visits layout's values begin with site_id, session_id, sign (lib/ingest/row-layouts.ts). */
+const STATE_LINE_HEAD = /^(\["[^"\\]*","[^"\\]*",)1,/;
 
 /** The cancellation of a stored state from the state's own line: the same row with sign -1. */
 function cancellationLine(stateLine: string): string | undefined {
   const head = STATE_LINE_HEAD.exec(stateLine);
-  return head ? `${head[1]}"sign":-1,${stateLine.slice(head[0].length)}` : undefined;
+  return head ? `${head[1]}-1,${stateLine.slice(head[0].length)}` : undefined;
 }
+
+const VISIT_LAYOUT = currentLayout('visits') as RowLayout;
 
 const unique = <T>(values: Iterable<T>): T[] => [...new Set(values)];
 
@@ -47,10 +50,12 @@ async function storedStates(analytics: AnalyticsStore, database: string, referen
 }
 
 /**
- * A record as the writer takes it: `line`, when present, is its row already encoded (encodeRow);
- * `visitState`, when present, a visits row's state key (else it is read from the row).
+ * A record as the writer takes it: `line`, when present, is its row already encoded, by
+ * encodeCompactRow in the version `layout` of its table's layout (lib/ingest/row-layouts.ts), or
+ * by encodeRow when `layout` is absent; `visitState`, when present, a visits row's state key (else
+ * it is read from the row).
  */
-export type WritableRecord = JournalRecord & { line?: string; visitState?: VisitStateKey };
+export type WritableRecord = JournalRecord & { line?: string; layout?: number; visitState?: VisitStateKey };
 
 export interface IngestWriter {
   start(): void;
@@ -80,7 +85,16 @@ export interface WriterOptions {
 const MAX_BACKOFF_MS = 5_000;
 
 const stateOf = (record: WritableRecord) => record.visitState ?? visitStateKey(record.row);
-const lineOf = (record: WritableRecord) => record.line ?? encodeRow(record.row);
+/**
+ * A record's line as its table is inserted: in the table's current layout when it has one (a
+ * record journaled in another layout, or as an object by an older version, is encoded again from
+ * its row), else as an object.
+ */
+function lineOf(record: WritableRecord): string {
+  const layout = currentLayout(record.table);
+  if (layout === undefined) return record.line ?? encodeRow(record.row);
+  return record.line !== undefined && record.layout === layout.version ? record.line : encodeCompactRow(layout.columns, record.row);
+}
 
 export function createIngestWriter(options: WriterOptions): IngestWriter {
   const { journal, log, batchSize, flushMs } = options;
@@ -136,7 +150,7 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
       await analytics.insertLines(
         table,
         lines.filter((line) => line !== undefined),
-        { database, dedupToken: `${batch.token}:${key}` },
+        { database, dedupToken: `${batch.token}:${key}`, columns: currentLayout(table)?.columns },
       );
       if (table === 'visits') remember(records, lines);
     }
@@ -162,7 +176,7 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
     let missing = 0;
     for (const i of unresolved) {
       const row = found.get(stateOf(records[i]).key);
-      if (row) lines[i] = encodeRow({ ...row, sign: -1 });
+      if (row) lines[i] = encodeCompactRow(VISIT_LAYOUT.columns, { ...row, sign: -1 });
       else missing++;
     }
     if (missing > 0) log.info({ database, cancellations: missing }, 'ingest writer: states already cancelled in the store; their cancellations are left out');

@@ -2,12 +2,20 @@
 // request's fields to the journal's framed bytes (site lookup, bot filter, enrichment, visitor
 // hash, session and visit state, rows, their encoding and framing). The HTTP benchmark's req/s
 // moves by ±10% with this machine's drift; this figure is far steadier, so a change to the
-// pipeline can be judged by it.
+// pipeline can be judged by it. Then the other half of a pageview's cost: the writer storing the
+// journaled records in chDB (whole process: the engine parses inserts on threads of its own).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Journal } from '../../lib/ingest/journal.ts';
 import { encodeFrames } from '../../lib/ingest/journal/frame.ts';
 import { type IngestDeps, type RequestInfo, trackerPageview } from '../../lib/ingest/pipeline.ts';
 import { openGeoDatabase } from '../../lib/ingest/enrich/geo.ts';
 import { createVisitTracker } from '../../lib/ingest/visit-tracker.ts';
-import { ENCODED_RECORD_CODEC, encodeRecord } from '../../lib/ingest/sink.ts';
+import { ENCODED_RECORD_CODEC, type EncodedRecord, encodeRecord } from '../../lib/ingest/sink.ts';
+import { createIngestWriter, type WritableRecord } from '../../lib/ingest/writer.ts';
+import { silentLog } from '../../lib/log.ts';
+import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import type { Site } from '../../lib/sites/sites.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 import type { BenchSuite } from './run.ts';
@@ -53,7 +61,7 @@ function manyVisitors(count: number): Pageview[] {
   });
 }
 
-async function measure(pageviews: readonly Pageview[]): Promise<{ cpuUs: number; rows: number; bytes: number }> {
+async function measure(pageviews: readonly Pageview[], kept?: EncodedRecord[]): Promise<{ cpuUs: number; rows: number; bytes: number }> {
   const salt = new Uint8Array(32).fill(7);
   const totals = { rows: 0, bytes: 0 };
   const deps: IngestDeps = {
@@ -66,7 +74,9 @@ async function measure(pageviews: readonly Pageview[]): Promise<{ cpuUs: number;
     journal: {
       async append(records) {
         totals.rows += records.length;
-        totals.bytes += encodeFrames(records.map(encodeRecord), ENCODED_RECORD_CODEC).data.length;
+        const encoded = records.map(encodeRecord);
+        totals.bytes += encodeFrames(encoded, ENCODED_RECORD_CODEC).data.length;
+        if (kept && kept.length < STORED_PAGEVIEWS * 3) kept.push(...encoded);
       },
     },
     appended() {},
@@ -87,17 +97,57 @@ async function measure(pageviews: readonly Pageview[]): Promise<{ cpuUs: number;
   return { cpuUs: (used.user + used.system) / PAGEVIEWS, rows: totals.rows / PAGEVIEWS, bytes: totals.bytes / PAGEVIEWS };
 }
 
+/** Pageviews whose records the writer stores, in batches of the default size. */
+const STORED_PAGEVIEWS = 60_000;
+const STORED_BATCH = 10_000;
+
+/** CPU of the whole process per pageview while the writer stores `records` (in journal order) in a fresh chDB. */
+async function measureStoring(records: EncodedRecord[], pageviews: number): Promise<number> {
+  const root = mkdtempSync(join(tmpdir(), 'plumb-bench-ingest-store-'));
+  const analytics = await openAnalyticsStore({ dataDir: root, log: silentLog });
+  try {
+    await analytics.ensureTenant(SITE.team_id);
+    let pending = records;
+    let batches = 0;
+    const journal = {
+      async next(max: number) {
+        if (pending.length === 0) return null;
+        const taken = pending.slice(0, max);
+        const ack = async () => {
+          pending = pending.slice(taken.length);
+        };
+        return { records: taken, token: `bench-${++batches}`, ack };
+      },
+      pendingRecords: () => pending.length,
+    } as unknown as Journal<WritableRecord>;
+    const started = process.cpuUsage();
+    const writer = createIngestWriter({ journal, analytics: () => analytics, log: silentLog, batchSize: STORED_BATCH, flushMs: 1 });
+    writer.start();
+    await writer.stop(600_000);
+    const used = process.cpuUsage(started);
+    if (pending.length > 0) throw new Error(`the writer left ${pending.length} records unstored`);
+    return (used.user + used.system) / pageviews;
+  } finally {
+    await analytics.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
 const suite: BenchSuite = {
   name: 'ingest-pipeline',
   description: `tracker pageviews through the ingest pipeline in-process (no HTTP, no disk), ${PAGEVIEWS.toLocaleString('en')} per workload`,
   async run() {
     const one = await measure(sameVisitor());
-    const many = await measure(manyVisitors(PAGEVIEWS));
+    const kept: EncodedRecord[] = [];
+    const many = await measure(manyVisitors(PAGEVIEWS), kept);
+    const storedPageviews = kept.filter((record) => record.table === 'hits').length;
+    const storing = await measureStoring(kept, storedPageviews);
     return {
       'CPU µs per pageview, one visitor (as the HTTP bench)': one.cpuUs.toFixed(1),
       'journal rows / bytes per pageview, one visitor': `${one.rows.toFixed(2)} / ${Math.round(one.bytes)}`,
       'CPU µs per pageview, 20,000 visitors': many.cpuUs.toFixed(1),
       'journal rows / bytes per pageview, 20,000 visitors': `${many.rows.toFixed(2)} / ${Math.round(many.bytes)}`,
+      [`writer storing them in chDB, CPU µs per pageview (whole process; ${storedPageviews.toLocaleString('en')} pageviews, batches of ${STORED_BATCH.toLocaleString('en')} records)`]: storing.toFixed(1),
     };
   },
 };

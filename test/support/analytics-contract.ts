@@ -214,6 +214,20 @@ export function analyticsStoreContract(name: string, open: () => Promise<Analyti
         ]);
       });
 
+      it('stores rows sent as values in the order of named columns (JSONCompactEachRow), the rest at their defaults', async () => {
+        const db = await store.ensureTenant(freshTeam());
+        const columns = ['path', 'ts', 'site_id', 'session_id', 'screen_width'];
+        await store.insert('hits', [{ ts: new Date('2024-03-05T06:07:08.009Z'), site_id: SITE, session_id: 7n, path: HOSTILE, screen_width: 390 }, { ts: '2024-03-05T06:07:09.000Z', site_id: SITE, session_id: '8', path: '/b' }], { database: db, columns });
+        await store.insertLines('hits', ['["/c","2024-03-05 06:07:10.000",' + JSON.stringify(SITE) + ',"9",1440]'], { database: db, columns, dedupToken: 'compact-1' });
+        await store.insertLines('hits', ['["/c","2024-03-05 06:07:10.000",' + JSON.stringify(SITE) + ',"9",1440]'], { database: db, columns, dedupToken: 'compact-1' });
+        expect(await store.query('SELECT ts, session_id, path, screen_width, country FROM {db:Identifier}.hits ORDER BY ts', { db })).toEqual([
+          { ts: '2024-03-05 06:07:08.009', session_id: '7', path: HOSTILE, screen_width: 390, country: '' },
+          { ts: '2024-03-05 06:07:09.000', session_id: '8', path: '/b', screen_width: 0, country: '' },
+          { ts: '2024-03-05 06:07:10.000', session_id: '9', path: '/c', screen_width: 1440, country: '' },
+        ]);
+        await expect(store.insertLines('hits', ['["/d"]'], { database: db, columns: ['path; DROP TABLE hits'] })).rejects.toThrow(/Invalid column name/);
+      });
+
       it('stores a batch once when the same dedup token is sent twice', async () => {
         const db = await store.ensureTenant(freshTeam());
         await store.insert('hits', [hit(1), hit(2)], { database: db, dedupToken: 'journal-batch-1' });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { JournalFullError } from '../../lib/ingest/journal.ts';
 import { type IngestDeps, type JournalRecord, trackerPageview } from '../../lib/ingest/pipeline.ts';
+import { currentLayout } from '../../lib/ingest/row-layouts.ts';
 import { createVisitTracker } from '../../lib/ingest/visit-tracker.ts';
 import { visitStateKey, withoutPassingStates } from '../../lib/ingest/visits.ts';
 import type { Site } from '../../lib/sites/sites.ts';
@@ -38,6 +39,19 @@ describe('tracker pageviews and their visits', () => {
       ['hits', 'visits:1:1'],
       ['hits', 'visits:-1:1', 'visits:1:2'],
     ]);
+  });
+
+  it("journal the hit and the visit state with exactly the columns of their tables' layouts, in order", async () => {
+    // The layouts are how these rows are journaled and inserted (values without names): a column
+    // a row has and its layout lacks would be lost.
+    const { deps, stored } = depsWithJournal(new Set());
+    await trackerPageview(deps, { url: 'https://example.com/?utm_source=news&utm_medium=mail', referrer: 'https://www.google.com/', width: 390 }, REQUEST);
+    await trackerPageview(deps, { url: 'https://example.com/pricing' }, REQUEST);
+    const states = stored.flat().filter((r) => r.table === 'visits' && r.row.sign === 1);
+    const hits = stored.flat().filter((r) => r.table === 'hits');
+    expect(states).toHaveLength(2);
+    for (const state of states) expect(Object.keys(state.row)).toEqual(currentLayout('visits')!.columns);
+    for (const hit of hits) expect(Object.keys(hit.row)).toEqual(currentLayout('hits')!.columns);
   });
 
   it('start a new visit after an append that failed, so nothing stored cancels the lost state', async () => {

@@ -2,10 +2,16 @@
 // row's encoded line cut back out when a record is read from disk, for records written by this
 // codec and by journals from before it alike.
 import { describe, expect, it } from '@jest/globals';
-import { ENCODED_RECORD_CODEC, EncodedRecord } from '../../lib/ingest/sink.ts';
+import { currentLayout } from '../../lib/ingest/row-layouts.ts';
+import { ENCODED_RECORD_CODEC, EncodedRecord, encodeRecord } from '../../lib/ingest/sink.ts';
 
 const TEAM = '22222222-2222-4222-8222-222222222222';
 const fields = (record: EncodedRecord) => ({ table: record.table, team: record.team, row: record.row, line: record.line, siteId: record.siteId, visitState: record.visitState });
+const HIT_COLUMNS = currentLayout('hits')!.columns;
+const VISIT_COLUMNS = currentLayout('visits')!.columns;
+/** A row with every column of a layout: null but for `values`. */
+const rowIn = (columns: readonly string[], values: Record<string, unknown>) => Object.fromEntries(columns.map((column) => [column, values[column] ?? null]));
+const payloadOf = (record: EncodedRecord) => [ENCODED_RECORD_CODEC.encode(record)].flat().join('');
 
 describe('ENCODED_RECORD_CODEC', () => {
   it('writes the JSON of the record around the line it carries', () => {
@@ -30,6 +36,37 @@ describe('ENCODED_RECORD_CODEC', () => {
   it('encodes the row when the payload is laid out differently', () => {
     const payload = `{"team":"${TEAM}","table":"events","row":{"name":"signup"}}`;
     expect(fields(ENCODED_RECORD_CODEC.decode(payload))).toEqual({ table: 'events', team: TEAM, row: { name: 'signup' }, line: '{"name":"signup"}', siteId: undefined, visitState: undefined });
+  });
+});
+
+describe('encodeRecord and ENCODED_RECORD_CODEC with row layouts', () => {
+  it("journals a hit as the values of its table's layout, named by the layout's version", () => {
+    const row = rowIn(HIT_COLUMNS, { site_id: 's', path: '/a', screen_width: 390 });
+    const record = encodeRecord({ table: 'hits', team: TEAM, row });
+    expect(record.layout).toBe(currentLayout('hits')!.version);
+    expect(JSON.parse(record.line)).toEqual(HIT_COLUMNS.map((column) => row[column]));
+    const payload = payloadOf(record);
+    expect(JSON.parse(payload)).toEqual({ table: 'hits', team: TEAM, layout: record.layout, values: JSON.parse(record.line) });
+    const read = ENCODED_RECORD_CODEC.decode(payload);
+    expect(fields(read)).toEqual({ table: 'hits', team: TEAM, row, line: record.line, siteId: 's', visitState: undefined });
+    expect(read.layout).toBe(record.layout);
+    // A record read back from memory gives the same row from its line.
+    expect(record.row).toEqual(row);
+  });
+
+  it('journals a visit state in its layout and keeps a cancellation by reference as an object', () => {
+    const state = encodeRecord({ table: 'visits', team: TEAM, row: rowIn(VISIT_COLUMNS, { site_id: 's', session_id: '7', sign: 1, version: 2, pages: ['/a'] }) });
+    expect(state.line.startsWith('["s","7",1,2,')).toBe(true);
+    expect(fields(ENCODED_RECORD_CODEC.decode(payloadOf(state)))).toMatchObject({ visitState: { key: 's|7|2', sign: 1 }, line: state.line });
+    const reference = encodeRecord({ table: 'visits', team: TEAM, row: { site_id: 's', session_id: '7', sign: -1, version: 2, start: '2026-11-22 10:00:00.000', $reference: 1 } });
+    expect(reference.layout).toBeUndefined();
+    const read = ENCODED_RECORD_CODEC.decode(payloadOf(reference));
+    expect(read.layout).toBeUndefined();
+    expect(read.visitState).toEqual({ key: 's|7|2', sign: -1, reference: true });
+  });
+
+  it('refuses a record in a layout this version does not know, rather than misread its values', () => {
+    expect(() => ENCODED_RECORD_CODEC.decode(`{"table":"hits","team":"${TEAM}","layout":99,"values":["x"]}`)).toThrow(/layout 99/);
   });
 });
 

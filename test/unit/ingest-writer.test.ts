@@ -6,6 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { Journal, JournalBatch } from '../../lib/ingest/journal.ts';
 import type { JournalRecord } from '../../lib/ingest/pipeline.ts';
 import { createVisitTracker } from '../../lib/ingest/visit-tracker.ts';
+import { currentLayout } from '../../lib/ingest/row-layouts.ts';
 import { encodeRecord } from '../../lib/ingest/sink.ts';
 import { createIngestWriter, type WritableRecord } from '../../lib/ingest/writer.ts';
 import { silentLog } from '../../lib/log.ts';
@@ -45,16 +46,24 @@ function memoryJournal(records: WritableRecord[], steps: string[]): Journal<Writ
   };
 }
 
-function recordingStore(steps: string[], tokens: string[], lines: string[] = []): AnalyticsStore {
+/** A row as the store reads an inserted line: an object, or values in the order of the insert's columns (its nulls are the columns' defaults, left out here). */
+function storedRow(line: string, columns: readonly string[] | undefined): Record<string, unknown> {
+  const parsed = JSON.parse(line) as Record<string, unknown> | unknown[];
+  if (!columns) return parsed as Record<string, unknown>;
+  return Object.fromEntries(columns.map((column, i) => [column, (parsed as unknown[])[i]]).filter(([, value]) => value !== null));
+}
+
+function recordingStore(steps: string[], tokens: string[], lines: string[] = [], rows: Record<string, unknown>[] = []): AnalyticsStore {
   return {
     tenantDatabase: (team: string) => `tenant_${team.replaceAll('-', '')}`,
     async ensureTenant(team: string) {
       return `tenant_${team.replaceAll('-', '')}`;
     },
-    async insertLines(_table: string, inserted: string[], options: { dedupToken?: string }) {
+    async insertLines(_table: string, inserted: string[], options: { dedupToken?: string; columns?: readonly string[] }) {
       steps.push('insert');
       tokens.push(options.dedupToken ?? '');
       lines.push(...inserted);
+      rows.push(...inserted.map((line) => storedRow(line, options.columns)));
     },
   } as unknown as AnalyticsStore;
 }
@@ -72,10 +81,11 @@ async function writeUntilAcked(records: WritableRecord[], onStored: (records: re
   const steps: string[] = [];
   const tokens: string[] = [];
   const lines: string[] = [];
+  const rows: Record<string, unknown>[] = [];
   const journal = memoryJournal(records, steps);
   const writer = createIngestWriter({
     journal,
-    analytics: () => recordingStore(steps, tokens, lines),
+    analytics: () => recordingStore(steps, tokens, lines, rows),
     log: silentLog,
     batchSize: 10,
     flushMs: 10,
@@ -84,7 +94,7 @@ async function writeUntilAcked(records: WritableRecord[], onStored: (records: re
   writer.start();
   await until(() => steps.includes('ack'));
   await writer.stop(1000);
-  return { steps, tokens, lines, journal, writer };
+  return { steps, tokens, lines, rows, journal, writer };
 }
 
 describe('createIngestWriter with a stored-batch listener', () => {
@@ -117,9 +127,19 @@ describe('createIngestWriter with a stored-batch listener', () => {
 
 describe('createIngestWriter rows', () => {
   it('inserts the line a record already carries as is, and encodes the row of one without', async () => {
-    const carried = { ...record(1), line: '{"hit_id":"h1","encoded":"once"}' };
-    const { lines } = await writeUntilAcked([carried, record(2)], async () => undefined);
-    expect(lines).toEqual(['{"hit_id":"h1","encoded":"once"}', '{"hit_id":"h2"}']);
+    const event = (n: number): JournalRecord => ({ table: 'events', team: TEAM, row: { event_id: `e${n}` } });
+    const carried = { ...event(1), line: '{"event_id":"e1","encoded":"once"}' };
+    const { lines } = await writeUntilAcked([carried, event(2)], async () => undefined);
+    expect(lines).toEqual(['{"event_id":"e1","encoded":"once"}', '{"event_id":"e2"}']);
+  });
+
+  it("inserts hits as values in their layout's columns: a line in the current layout as is, an object line of an older journal encoded again from its row", async () => {
+    const hitColumns = currentLayout('hits')!.columns;
+    const inLayout = { ...record(1), line: JSON.stringify(hitColumns.map((column) => (column === 'hit_id' ? 'h1' : null))), layout: currentLayout('hits')!.version };
+    const older = { ...record(2), line: '{"hit_id":"h2"}' };
+    const { lines, rows } = await writeUntilAcked([inLayout, older, record(3)], async () => undefined);
+    expect(lines[0]).toBe(inLayout.line);
+    expect(rows).toEqual([{ hit_id: 'h1' }, { hit_id: 'h2' }, { hit_id: 'h3' }]);
   });
 
   it('leaves out the visit states written and cancelled again within the batch, and reports every record as stored', async () => {
@@ -127,8 +147,8 @@ describe('createIngestWriter rows', () => {
     // A state carried as a line still says which state it is.
     const carried = { ...state('a', 2, 1), line: '{"session_id":"a","version":2,"sign":1}', visitState: { key: 's|a|2', sign: 1 } };
     const batch = [state('a', 1, -1), carried, record(1), state('a', 2, -1), state('a', 3, 1), state('b', 1, 1), state('a', 3, -1), state('a', 4, 1)];
-    const { lines, writer } = await writeUntilAcked(batch, async () => undefined);
-    expect(lines.map((line) => JSON.parse(line))).toEqual([
+    const { rows, writer } = await writeUntilAcked(batch, async () => undefined);
+    expect(rows).toEqual([
       { site_id: 's', session_id: 'a', version: 1, sign: -1 },
       { site_id: 's', session_id: 'b', version: 1, sign: 1 },
       { site_id: 's', session_id: 'a', version: 4, sign: 1 },
@@ -153,7 +173,7 @@ describe('createIngestWriter and cancellations by reference', () => {
 
   /** Runs a writer over `records` in batches of `batchSize` until all are acknowledged; `stored` answers its reads of the store. */
   async function writeAll(records: WritableRecord[], batchSize: number, stored: Record<string, unknown>[] = []) {
-    const inserts: string[][] = [];
+    const inserts: Record<string, unknown>[][] = [];
     const queries: Record<string, unknown>[] = [];
     let pending = [...records];
     let batches = 0;
@@ -173,8 +193,8 @@ describe('createIngestWriter and cancellations by reference', () => {
     const store = {
       tenantDatabase: () => 'tenant_x',
       ensureTenant: async () => 'tenant_x',
-      async insertLines(_table: string, lines: string[]) {
-        inserts.push(lines);
+      async insertLines(_table: string, lines: string[], options: { columns?: readonly string[] }) {
+        inserts.push(lines.map((line) => storedRow(line, options.columns)));
       },
       async query(_sql: string, params: Record<string, unknown>) {
         queries.push(params);
@@ -185,7 +205,7 @@ describe('createIngestWriter and cancellations by reference', () => {
     writer.start();
     await until(() => pending.length === 0);
     await writer.stop(1000);
-    return { inserts: inserts.map((lines) => lines.map((line) => JSON.parse(line) as Record<string, unknown>)), queries };
+    return { inserts, queries };
   }
 
   it('cancels a state stored by an earlier batch with that very row, sign -1, without reading the store', async () => {

@@ -233,12 +233,14 @@ export class ChdbTransport implements Transport {
     }
   }
 
-  async insert(target: string, ndjson: Buffer, settings: Record<string, string | number>): Promise<void> {
+  async insert(target: string, body: Buffer, settings: Record<string, string | number>, columns?: readonly string[]): Promise<void> {
     this.assertOpen();
-    if (ndjson.length === 0) return;
+    if (body.length === 0) return;
     try {
-      // The raw insert hands the bytes to the engine's own JSONEachRow parser.
-      await this.connection.insert({ table: target, values: ndjson, format: 'JSONEachRow', settings });
+      // The raw insert hands the bytes to the engine's own parser.
+      await this.connection.insert(
+        columns ? { table: target, values: body, format: 'JSONCompactEachRow', columns, settings } : { table: target, values: body, format: 'JSONEachRow', settings },
+      );
     } catch (error) {
       throw toStoreError(error);
     }

@@ -145,15 +145,16 @@ export class ClickHouseTransport implements Transport {
     }
   }
 
-  async insert(target: string, ndjson: Buffer, settings: Record<string, string | number>): Promise<void> {
+  async insert(target: string, body: Buffer, settings: Record<string, string | number>, columns?: readonly string[]): Promise<void> {
     this.assertOpen();
-    if (ndjson.length === 0) return;
+    if (body.length === 0) return;
     try {
-      // exec, not insert: insert re-encodes JSON rows itself, while exec sends our JSONEachRow
-      // bytes as the body unchanged (statement in the URL), the same text chDB gets.
+      // exec, not insert: insert re-encodes JSON rows itself, while exec sends our rows' bytes as
+      // the body unchanged (statement in the URL), the same text chDB gets.
+      const into = columns ? `${target} (${columns.join(', ')}) FORMAT JSONCompactEachRow` : `${target} FORMAT JSONEachRow`;
       const result = await this.client.exec({
-        query: `INSERT INTO ${target} FORMAT JSONEachRow`,
-        values: Readable.from([ndjson], { objectMode: false }),
+        query: `INSERT INTO ${into}`,
+        values: Readable.from([body], { objectMode: false }),
         clickhouse_settings: { ...settings, ...COMPLETE },
       });
       for await (const _ of result.stream) {

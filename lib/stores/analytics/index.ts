@@ -7,7 +7,7 @@ import type { Log } from '../../log.ts';
 import { ChdbTransport } from './chdb.ts';
 import { ClickHouseTransport } from './clickhouse.ts';
 import { loadMigrations, type Migration, migrateTenant } from './migrations.ts';
-import { assertIdentifier, encodeRow, normalizeParams, type Params, type RowFormat, type Transport, tenantDatabase } from './transport.ts';
+import { assertIdentifier, encodeCompactRow, encodeRow, normalizeParams, type Params, type RowFormat, type Transport, tenantDatabase } from './transport.ts';
 
 export type { Params, RowFormat } from './transport.ts';
 export { AnalyticsStoreError, tenantDatabase } from './transport.ts';
@@ -20,6 +20,11 @@ export interface InsertOptions {
    * once. Without a token every insert is stored, even a byte-identical one.
    */
   dedupToken?: string;
+  /**
+   * For insertLines: the lines are JSONCompactEachRow (encodeCompactRow with these columns), not
+   * JSONEachRow. Names must match /^[a-z_][a-z0-9_]*$/.
+   */
+  columns?: readonly string[];
 }
 
 export interface AnalyticsStore {
@@ -39,9 +44,9 @@ export interface AnalyticsStore {
   streamBytes(sql: string, params: Params, format: RowFormat): AsyncIterable<Uint8Array>;
   /** DDL and statements without a result. */
   command(sql: string, params?: Params): Promise<void>;
-  /** One batch insert (JSONEachRow). Table and database names must match /^[a-z_][a-z0-9_]*$/. */
+  /** One batch insert (JSONEachRow, or JSONCompactEachRow with `options.columns`). Table and database names must match /^[a-z_][a-z0-9_]*$/. */
   insert(table: string, rows: readonly Record<string, unknown>[], options?: InsertOptions): Promise<void>;
-  /** The same insert for rows already encoded, each by encodeRow (the ingest journal keeps them so). */
+  /** The same insert for rows already encoded, each by encodeRow, or by encodeCompactRow with `options.columns` (the ingest journal keeps them so). */
   insertLines(table: string, lines: readonly string[], options?: InsertOptions): Promise<void>;
   /**
    * Writes the rows of `sql` as one Parquet file at `filePath` on this machine (ClickHouse's own
@@ -78,10 +83,10 @@ export async function openAnalyticsStore(options: OpenAnalyticsStoreOptions): Pr
 const BODY_SLICE_ROWS = 1000;
 
 /**
- * The lines as one JSONEachRow body, converted a slice at a time with a turn of the event loop
+ * The lines as one body (a row a line), converted a slice at a time with a turn of the event loop
  * in between: the 6,600 visit rows of an ingest batch converted at once held the loop for ~6–9 ms.
  */
-async function jsonEachRowBody(lines: readonly string[]): Promise<Buffer> {
+async function linesBody(lines: readonly string[]): Promise<Buffer> {
   const parts: Buffer[] = [];
   for (let at = 0; at < lines.length; at += BODY_SLICE_ROWS) {
     if (at > 0) await nextTurn();
@@ -133,7 +138,8 @@ class Store implements AnalyticsStore {
   }
 
   insert(table: string, rows: readonly Record<string, unknown>[], options: InsertOptions = {}): Promise<void> {
-    return this.insertLines(table, rows.map(encodeRow), options);
+    const { columns } = options;
+    return this.insertLines(table, rows.map(columns ? (row) => encodeCompactRow(columns, row) : encodeRow), options);
   }
 
   async insertLines(table: string, lines: readonly string[], options: InsertOptions = {}): Promise<void> {
@@ -145,7 +151,8 @@ class Store implements AnalyticsStore {
     // meant to be stored twice. Setting a token works on every server version, unlike turning
     // deduplication off (that setting changed name in ClickHouse 26).
     const token = options.dedupToken ?? `plumb-${crypto.randomUUID()}`;
-    await this.transport.insert(target, await jsonEachRowBody(lines), { insert_deduplication_token: token });
+    const columns = options.columns?.map((column) => assertIdentifier('column', column));
+    await this.transport.insert(target, await linesBody(lines), { insert_deduplication_token: token }, columns);
   }
 
   exportParquet(sql: string, params: Params, filePath: string): Promise<void> {
