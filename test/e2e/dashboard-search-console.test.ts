@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
 import { type AxeFinding, BROWSER_DRIVEN_ENV, reviewPage, signInAs } from '../support/dashboard.ts';
-import { type GoogleDouble, type PropertyData, startGoogleDouble } from '../support/google-search-console-double.ts';
+import { type GoogleDouble, type PropertyData, searchConsoleEnv, startGoogleDouble } from '../support/google-search-console-double.ts';
 import { freePort, type Instance, request, startInstance, waitFor } from '../support/instance.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
@@ -47,13 +47,7 @@ beforeAll(async () => {
     env: {
       ...BROWSER_DRIVEN_ENV,
       PLUMB_PUBLIC_URL: base,
-      PLUMB_PLUGINS: 'search-console',
-      PLUMB_SEARCH_CONSOLE_CLIENT_ID: google.clientId,
-      PLUMB_SEARCH_CONSOLE_CLIENT_SECRET: google.clientSecret,
-      PLUMB_SEARCH_CONSOLE_AUTHORIZE_URL: `${google.url}/o/oauth2/v2/auth`,
-      PLUMB_SEARCH_CONSOLE_TOKEN_URL: `${google.url}/token`,
-      PLUMB_SEARCH_CONSOLE_API_URL: `${google.url}/webmasters/v3`,
-      PLUMB_SEARCH_CONSOLE_ALLOW_PRIVATE_ENDPOINTS: 'true',
+      ...searchConsoleEnv(google),
       PLUMB_SEARCH_CONSOLE_BACKFILL_DAYS: '5',
       PLUMB_SEARCH_CONSOLE_CHECK_EVERY_SECONDS: '1',
     },

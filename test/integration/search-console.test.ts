@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { SiteRole } from '../../lib/auth/roles.ts';
 import { createUser } from '../../lib/users/users.ts';
-import { type Dimension, type DoubleRow, type GoogleDouble, type PropertyData, startGoogleDouble } from '../support/google-search-console-double.ts';
+import { type Dimension, type DoubleRow, type GoogleDouble, type PropertyData, searchConsoleEnv, startGoogleDouble } from '../support/google-search-console-double.ts';
 import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 
@@ -114,13 +114,7 @@ async function syncedThrough(admin: Caller, day: string) {
 beforeAll(async () => {
   google = await startGoogleDouble(PROPERTIES);
   t = await startTestNode({
-    PLUMB_PLUGINS: 'search-console',
-    PLUMB_SEARCH_CONSOLE_CLIENT_ID: google.clientId,
-    PLUMB_SEARCH_CONSOLE_CLIENT_SECRET: google.clientSecret,
-    PLUMB_SEARCH_CONSOLE_AUTHORIZE_URL: `${google.url}/o/oauth2/v2/auth`,
-    PLUMB_SEARCH_CONSOLE_TOKEN_URL: `${google.url}/token`,
-    PLUMB_SEARCH_CONSOLE_API_URL: `${google.url}/webmasters/v3`,
-    PLUMB_SEARCH_CONSOLE_ALLOW_PRIVATE_ENDPOINTS: 'true',
+    ...searchConsoleEnv(google),
     PLUMB_SEARCH_CONSOLE_BACKFILL_DAYS: String(BACKFILL_DAYS),
     PLUMB_SEARCH_CONSOLE_ROW_LIMIT: '2',
     PLUMB_SEARCH_CONSOLE_RETRY_BASE_MS: '20',

@@ -175,3 +175,16 @@ export async function startGoogleDouble(properties: Record<string, PropertyData>
       }),
   };
 }
+
+/** The settings that point the search-console plugin at a double (and let it reach loopback). */
+export function searchConsoleEnv(google: Pick<GoogleDouble, 'url' | 'clientId' | 'clientSecret'>): Record<string, string> {
+  return {
+    PLUMB_PLUGINS: 'search-console',
+    PLUMB_SEARCH_CONSOLE_CLIENT_ID: google.clientId,
+    PLUMB_SEARCH_CONSOLE_CLIENT_SECRET: google.clientSecret,
+    PLUMB_SEARCH_CONSOLE_AUTHORIZE_URL: `${google.url}/o/oauth2/v2/auth`,
+    PLUMB_SEARCH_CONSOLE_TOKEN_URL: `${google.url}/token`,
+    PLUMB_SEARCH_CONSOLE_API_URL: `${google.url}/webmasters/v3`,
+    PLUMB_SEARCH_CONSOLE_ALLOW_PRIVATE_ENDPOINTS: 'true',
+  };
+}
