@@ -37,7 +37,12 @@ const ConnectionStatus = object({
   last_error: nullable(Type.String()),
 });
 const Message = object({ message: Type.String() });
-const Totals = { clicks: Type.Integer(), impressions: Type.Integer(), ctr: Type.Number({ description: 'Clicks per 100 impressions' }), position: Type.Number({ description: 'Average position, 1 the top' }) };
+const Totals = {
+  clicks: Type.Integer(),
+  impressions: Type.Integer(),
+  ctr: nullable(Type.Number({ description: 'Clicks per 100 impressions; null without impressions' })),
+  position: nullable(Type.Number({ description: 'Average position, 1 the top; null without impressions' })),
+};
 const KeyRow = object({ key: Type.String(), ...Totals });
 const PageRow = object({
   page: Type.String(),
@@ -116,8 +121,9 @@ const totalsOf = (row: SumRow | undefined) => {
   return {
     clicks,
     impressions,
-    ctr: impressions > 0 ? Math.round((clicks / impressions) * 10_000) / 100 : 0,
-    position: impressions > 0 ? Math.round((Number(row?.position_sum ?? 0) / impressions) * 10) / 10 : 0,
+    // Without impressions there is no rate and no position: 0 would read as a figure (position 0 above the top).
+    ctr: impressions > 0 ? Math.round((clicks / impressions) * 10_000) / 100 : null,
+    position: impressions > 0 ? Math.round((Number(row?.position_sum ?? 0) / impressions) * 10) / 10 : null,
   };
 };
 

@@ -78,6 +78,11 @@ describe('Google Search Console on a site', () => {
       const res = await fetch('/api/sites', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ domain: 'search.example', team_id: teams.items[0].id, timezone: 'UTC' }) });
       return ((await res.json()) as { site: { id: string } }).site.id;
     });
+    // Before any data, no rate and no position: a dash, not a 0 that reads as a figure.
+    await page.goto(`${base}/sites/${siteId}`);
+    const overview = page.getByTestId('plugin-search-console-overview');
+    await overview.getByText('Average position').waitFor(WAIT);
+    await expect(overview.locator('.kpi-value').allTextContents()).resolves.toEqual(['0', '0', '—', '—']);
     await page.goto(`${base}/sites/${siteId}/settings`);
     const section = page.getByTestId('plugin-settings-search-console-connection');
     await section.getByText('Not connected').waitFor(WAIT);

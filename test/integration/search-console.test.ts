@@ -361,7 +361,7 @@ describe('POST …/disconnect', () => {
     expect(everything).not.toContain(sealed);
     expect(everything).not.toContain(google.refreshToken);
     expect(await connection(admin)).toMatchObject({ connected: false, property: null, synced_through: null });
-    expect((await admin.request('GET', `${routes()}/overview?${range}`)).body).toEqual({ clicks: 0, impressions: 0, ctr: 0, position: 0 });
+    expect((await admin.request('GET', `${routes()}/overview?${range}`)).body).toEqual({ clicks: 0, impressions: 0, ctr: null, position: null });
     expect((await admin.request('POST', `${routes()}/sync`, {})).status).toBe(409);
     expect((await admin.request('GET', `${routes()}/properties`)).status).toBe(409);
   });
