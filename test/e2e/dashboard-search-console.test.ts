@@ -91,6 +91,8 @@ describe('Google Search Console on a site', () => {
     await page.waitForURL(`${base}/sites/${siteId}/settings`, WAIT);
     await section.getByText('Connected: enter the property to sync').waitFor(WAIT);
     await section.getByText(PROPERTY).waitFor(WAIT);
+    // A text readout is set in the text's own figures: tabular ones would space out its hyphens.
+    await expect(section.getByText(PROPERTY).evaluate((readout) => getComputedStyle(readout).fontVariantNumeric)).resolves.toBe('normal');
     await section.getByLabel('Property').fill(PROPERTY);
     await section.getByRole('button', { name: 'Save' }).click();
     await section.getByRole('status').getByText('Saved.').waitFor(WAIT);
