@@ -357,7 +357,12 @@ export default definePlugin({
       return {
         connected: true,
         property: connection.property,
-        status: connection.property ? 'Connected' : 'Connected: enter the property to sync',
+        status: !connection.property
+          ? 'Connected: enter the property to sync'
+          : // Until the first sync the dashboard's panels are empty: say why, and for how long.
+            connection.synced_through === null && !connection.last_error
+            ? 'Connected: nothing synced yet; the first sync runs within a few minutes'
+            : 'Connected',
         connected_by: connection.connected_by,
         available_properties: available,
         synced_through: connection.synced_through,

@@ -206,9 +206,9 @@ describe('the leader’s sync', () => {
     google.refuseQuota(3, { status: 429 });
     const chosen = await admin.request('PUT', `${routes()}/connection`, { property: DOMAIN });
     expect(chosen.status).toBe(200);
-    expect(chosen.body).toMatchObject({ property: DOMAIN, synced_through: null });
+    expect(chosen.body).toMatchObject({ property: DOMAIN, synced_through: null, status: 'Connected: nothing synced yet; the first sync runs within a few minutes' });
     await syncedThrough(admin, YESTERDAY);
-    expect((await connection(admin)).last_error).toBeNull();
+    expect(await connection(admin)).toMatchObject({ last_error: null, status: 'Connected' });
     const calls = google.calls.filter((c) => c.property === DOMAIN);
     expect(calls.slice(0, 3).map((c) => c.status)).toEqual([429, 429, 429]);
     // The refused call was made again until it succeeded.
