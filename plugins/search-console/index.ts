@@ -380,7 +380,8 @@ export default definePlugin({
         `SELECT key, ${SUMS} ${LATEST} GROUP BY key ORDER BY clicks DESC, impressions DESC, key LIMIT {limit:UInt32}`,
         { site: siteId, property: connection.property, dimension, ...rangeOf(params), limit: params.limit ?? 50 },
       );
-      return rows.map((row) => ({ key: row.key, ...totalsOf(row) }));
+      // Google names devices DESKTOP, MOBILE, TABLET; Plumb's own Devices panel desktop, mobile, tablet: one name for one thing.
+      return rows.map((row) => ({ key: dimension === 'device' ? row.key.toLowerCase() : row.key, ...totalsOf(row) }));
     };
     const reportParams = { id: 'uuid', ...range, limit: { type: 'number', integer: true, convert: true, min: 1, max: 500, optional: true } };
     const keyReport = (dimension: Dimension, field: string, summary: string) =>
@@ -607,7 +608,7 @@ export default definePlugin({
 
           queries: keyReport('query', 'queries', 'The top search queries of the range, most clicks first'),
           countries: keyReport('country', 'countries', 'Google Search by searcher’s country (ISO 3166-1 alpha-3, as Google names them), most clicks first'),
-          devices: keyReport('device', 'devices', 'Google Search by device (DESKTOP, MOBILE, TABLET), most clicks first'),
+          devices: keyReport('device', 'devices', 'Google Search by device (desktop, mobile, tablet, as Plumb names them), most clicks first'),
 
           pages: action({
             rest: `GET ${SITE_ROUTES}/pages`,

@@ -121,7 +121,7 @@ describe('Google Search Console on a site', () => {
       expect.stringMatching(/^plumb analytics\s*20\s*200\s*10\s*1\.5$/),
       expect.stringMatching(/^cookie-free analytics\s*5\s*300\s*1\.67\s*6$/),
     ]);
-    await page.getByTestId('plugin-search-console-devices').getByRole('rowheader', { name: 'MOBILE' }).waitFor(WAIT);
+    await page.getByTestId('plugin-search-console-devices').getByRole('rowheader', { name: 'mobile', exact: true }).waitFor(WAIT);
     await reviewPage(page, 'site-dashboard-search-console', findings);
     expect(findings).toEqual([]);
   }, 90_000);

@@ -235,7 +235,8 @@ describe('the leader’s sync', () => {
     const countries = (await viewer.request('GET', `${routes()}/countries?${range}&limit=1`)).body.countries as { key: string; clicks: number }[];
     expect(countries).toEqual([{ key: 'deu', clicks: 30, impressions: 300, ctr: 10, position: 3 }]);
     const devices = (await viewer.request('GET', `${routes()}/devices?${range}`)).body.devices as { key: string }[];
-    expect(devices.map((d) => d.key)).toEqual(['TABLET', 'MOBILE', 'DESKTOP']);
+    // Named as Plumb's own Devices panel names them, not as Google does.
+    expect(devices.map((d) => d.key)).toEqual(['tablet', 'mobile', 'desktop']);
     // One day's figures alone.
     expect((await viewer.request('GET', `${routes()}/overview?from=${DAYS[0]}&to=${DAYS[0]}`)).body).toMatchObject({ clicks: 6, impressions: 60 });
   });
