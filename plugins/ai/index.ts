@@ -39,7 +39,7 @@ const Opportunity = object({
   run_id: Uuid,
   created_at: DateTime,
 });
-const Run = object({
+const RUN_FIELDS = {
   id: Uuid,
   site_id: Uuid,
   feature: Type.String(),
@@ -59,7 +59,10 @@ const Run = object({
   events: Type.Array(object({ event: Type.String(), at: DateTime })),
   created_at: DateTime,
   finished_at: nullable(DateTime),
-});
+};
+const Run = object(RUN_FIELDS);
+/** A run as instance administrators see it, across sites: which site it was for. */
+const AdminRun = object({ ...RUN_FIELDS, site_domain: nullable(Type.String({ description: 'The site’s domain; null once the site is deleted' })) });
 const Usage = object({
   requests_last_minute: Type.Integer(),
   requests_per_minute: Type.Integer(),
@@ -200,6 +203,9 @@ export default definePlugin({
           refreshSeconds: 30,
           columns: [
             { key: 'created_at', label: 'Asked', format: 'datetime' },
+            { key: 'site_domain', label: 'Site' },
+            { key: 'range_from', label: 'From' },
+            { key: 'range_to', label: 'To' },
             { key: 'status', label: 'Status' },
             { key: 'error_category', label: 'Error' },
             { key: 'opportunities', label: 'Opportunities', numeric: true },
@@ -324,7 +330,8 @@ export default definePlugin({
               const run = await runOf(id, runId);
               queue.enqueue(runId);
               (ctx.meta as { $statusCode?: number }).$statusCode = 202;
-              return { message: 'Looking for opportunities: the run ends within a minute.', run };
+              // The dashboard keeps this message on screen after the run has ended: it must stay true then.
+              return { message: `Run asked for ${from} to ${to}: its state shows under Opportunity runs, and what it finds shows here.`, run };
             },
           }),
 
@@ -392,10 +399,12 @@ export default definePlugin({
             rest: 'GET /api/plugins/ai/runs',
             auth: 'user',
             access: { instance: 'admin' },
-            openapi: { summary: 'The last 50 runs of every site, newest first (instance administrators)', tags, response: object({ runs: Type.Array(Run) }) },
+            openapi: { summary: 'The last 50 runs of every site, newest first, each with its site’s domain (instance administrators)', tags, response: object({ runs: Type.Array(AdminRun) }) },
             async handler() {
               const { rows } = await host.metadata.query<typeof Run.static>(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY created_at DESC, id LIMIT 50`);
-              return { runs: rows };
+              const domains = new Map<string, string | null>();
+              for (const siteId of new Set(rows.map((run) => run.site_id))) domains.set(siteId, (await host.site(siteId))?.domain ?? null);
+              return { runs: rows.map((run) => ({ ...run, site_domain: domains.get(run.site_id) ?? null })) };
             },
           }),
         },

@@ -37,7 +37,12 @@ const ConnectionStatus = object({
   last_error: nullable(Type.String()),
 });
 const Message = object({ message: Type.String() });
-const Totals = { clicks: Type.Integer(), impressions: Type.Integer(), ctr: Type.Number({ description: 'Clicks per 100 impressions' }), position: Type.Number({ description: 'Average position, 1 the top' }) };
+const Totals = {
+  clicks: Type.Integer(),
+  impressions: Type.Integer(),
+  ctr: nullable(Type.Number({ description: 'Clicks per 100 impressions; null without impressions' })),
+  position: nullable(Type.Number({ description: 'Average position, 1 the top; null without impressions' })),
+};
 const KeyRow = object({ key: Type.String(), ...Totals });
 const PageRow = object({
   page: Type.String(),
@@ -116,8 +121,9 @@ const totalsOf = (row: SumRow | undefined) => {
   return {
     clicks,
     impressions,
-    ctr: impressions > 0 ? Math.round((clicks / impressions) * 10_000) / 100 : 0,
-    position: impressions > 0 ? Math.round((Number(row?.position_sum ?? 0) / impressions) * 10) / 10 : 0,
+    // Without impressions there is no rate and no position: 0 would read as a figure (position 0 above the top).
+    ctr: impressions > 0 ? Math.round((clicks / impressions) * 10_000) / 100 : null,
+    position: impressions > 0 ? Math.round((Number(row?.position_sum ?? 0) / impressions) * 10) / 10 : null,
   };
 };
 
@@ -351,7 +357,12 @@ export default definePlugin({
       return {
         connected: true,
         property: connection.property,
-        status: connection.property ? 'Connected' : 'Connected: enter the property to sync',
+        status: !connection.property
+          ? 'Connected: enter the property to sync'
+          : // Until the first sync the dashboard's panels are empty: say why, and for how long.
+            connection.synced_through === null && !connection.last_error
+            ? 'Connected: nothing synced yet; the first sync runs within a few minutes'
+            : 'Connected',
         connected_by: connection.connected_by,
         available_properties: available,
         synced_through: connection.synced_through,
@@ -369,7 +380,8 @@ export default definePlugin({
         `SELECT key, ${SUMS} ${LATEST} GROUP BY key ORDER BY clicks DESC, impressions DESC, key LIMIT {limit:UInt32}`,
         { site: siteId, property: connection.property, dimension, ...rangeOf(params), limit: params.limit ?? 50 },
       );
-      return rows.map((row) => ({ key: row.key, ...totalsOf(row) }));
+      // Google names devices DESKTOP, MOBILE, TABLET; Plumb's own Devices panel desktop, mobile, tablet: one name for one thing.
+      return rows.map((row) => ({ key: dimension === 'device' ? row.key.toLowerCase() : row.key, ...totalsOf(row) }));
     };
     const reportParams = { id: 'uuid', ...range, limit: { type: 'number', integer: true, convert: true, min: 1, max: 500, optional: true } };
     const keyReport = (dimension: Dimension, field: string, summary: string) =>
@@ -596,7 +608,7 @@ export default definePlugin({
 
           queries: keyReport('query', 'queries', 'The top search queries of the range, most clicks first'),
           countries: keyReport('country', 'countries', 'Google Search by searcher’s country (ISO 3166-1 alpha-3, as Google names them), most clicks first'),
-          devices: keyReport('device', 'devices', 'Google Search by device (DESKTOP, MOBILE, TABLET), most clicks first'),
+          devices: keyReport('device', 'devices', 'Google Search by device (desktop, mobile, tablet, as Plumb names them), most clicks first'),
 
           pages: action({
             rest: `GET ${SITE_ROUTES}/pages`,

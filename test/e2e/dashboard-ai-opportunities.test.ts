@@ -80,9 +80,11 @@ describe('the Opportunities panel', () => {
     const panel = page.getByTestId('plugin-ai-opportunities');
     await panel.getByText('No new opportunities.', { exact: false }).waitFor(WAIT);
     await panel.getByRole('button', { name: 'Generate opportunities' }).click();
-    await panel.getByRole('status').filter({ hasText: 'Looking for opportunities' }).waitFor(WAIT);
+    // The message stays after the run ends, so it says nothing a finished run makes untrue.
+    await panel.getByRole('status').filter({ hasText: `Run asked for ${RANGE.from} to ${RANGE.to}: its state shows under Opportunity runs` }).waitFor(WAIT);
     const runs = page.getByTestId('plugin-ai-site-runs');
     await runs.getByRole('cell', { name: 'completed' }).waitFor(WAIT);
+    await expect(panel.getByRole('status').textContent()).resolves.not.toMatch(/looking|within a minute/i);
     // The first column heads its row.
     await panel.getByRole('rowheader', { name: SENTENCE }).waitFor(WAIT);
     // The markup in the path is text on the page, not an element.

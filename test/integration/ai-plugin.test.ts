@@ -360,6 +360,8 @@ describe('with an OpenAI-compatible provider', () => {
       expect(usage.body.tokens_today).toBe(500 * 10);
       const runs = await as(openai, instanceAdmin, 'GET', '/api/plugins/ai/runs');
       expect((runs.body.runs as unknown[]).length).toBeGreaterThan(10);
+      // Across sites, each run names its site.
+      expect(runs.body.runs).toContainEqual(expect.objectContaining({ site_id: openai.site.id, site_domain: openai.site.domain }));
       for (const path of ['/api/plugins/ai/settings', '/api/plugins/ai/usage', '/api/plugins/ai/runs']) expect((await as(openai, admin, 'GET', path)).status).toBe(403);
     });
   });

@@ -39,7 +39,8 @@ function Readouts({ fields, values, moment }: { fields: [string, FormField][]; v
         <div key={key} className="readout">
           <dt>{field.title}</dt>
           <dd>
-            <span className="readout-value">{shownValue(values[key], field.format, moment)}</span>
+            {/* Tabular figures for numbers only: they widen a text's hyphens ("sc - domain:"). */}
+            <span className={typeof values[key] === 'number' ? 'readout-value numeric' : 'readout-value'}>{shownValue(values[key], field.format, moment)}</span>
             {field.description && <span className="field-hint">{field.description}</span>}
           </dd>
         </div>
