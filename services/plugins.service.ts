@@ -29,14 +29,16 @@ const PluginList = object({
 });
 
 const Format = stringEnum(PLUGIN_VALUE_FORMATS, {
-  description: 'How the value is written: number (the default) in the reader’s locale, bytes as a 1024-based size ("8.1 KiB"), datetime an RFC 3339 string as a date and time',
+  description: 'How the value is written: number (the default) in the reader’s locale, bytes as a 1024-based size ("8.1 KiB"), datetime an RFC 3339 string as a date and time, country an ISO 3166-1 alpha-2 code as the country’s name',
 });
 
 const FormField = object({
-  type: stringEnum(['string', 'integer', 'boolean']),
+  type: stringEnum(['string', 'integer', 'boolean', 'array'], { description: 'array: a read-only list of strings' }),
   title: Type.String(),
   description: Type.Optional(Type.String()),
   enum: Type.Optional(Type.Array(Type.String())),
+  choicesFrom: Type.Optional(Type.String({ description: 'A choice among the values of this read-only array field of the section’s answer' })),
+  hidden: Type.Optional(Type.Boolean({ description: 'A read-only field read (for a condition or choices), never shown' })),
   minimum: Type.Optional(Type.Number()),
   maximum: Type.Optional(Type.Number()),
   maxLength: Type.Optional(Type.Integer()),
@@ -54,6 +56,12 @@ const Action = object({
   confirm: Type.Optional(Type.String({ description: 'Asked before the action runs' })),
   opens_url: Type.Optional(Type.Boolean({ description: 'The browser goes on to the answer’s url (an http or https URL) instead of showing a message' })),
   role: Type.Optional(Role),
+  shown_when: Type.Optional(
+    object(
+      { field: Type.String(), in: Type.Array(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()])) },
+      { description: 'In a settings section: the button is drawn only while the section’s answer has field equal to one of in' },
+    ),
+  ),
 });
 
 const RowAction = object({

@@ -55,10 +55,11 @@ export interface PluginWebhookEvent {
 /**
  * How the dashboard writes a value, in the reader's locale: `number` (the default) as a number,
  * `bytes` as a size in 1024-based units with one decimal ("8.1 KiB"), `datetime` an RFC 3339
- * string as a date and a time.
+ * string as a date and a time, `country` an ISO 3166-1 alpha-2 code as the country's name (other
+ * text as it is).
  */
-export type PluginValueFormat = 'number' | 'bytes' | 'datetime';
-export const PLUGIN_VALUE_FORMATS: readonly PluginValueFormat[] = ['number', 'bytes', 'datetime'];
+export type PluginValueFormat = 'number' | 'bytes' | 'datetime' | 'country';
+export const PLUGIN_VALUE_FORMATS: readonly PluginValueFormat[] = ['number', 'bytes', 'datetime', 'country'];
 
 /** The bounds of a panel's `refreshSeconds`, whole seconds. */
 export const PANEL_REFRESH_SECONDS = { min: 2, max: 3600 } as const;
@@ -114,6 +115,12 @@ export interface PluginAction {
    * its `message`: how a button starts a flow on another site, such as an OAuth consent screen.
    */
   opensUrl?: boolean;
+  /**
+   * In a settings section only: the button is drawn while the section's GET answer has `field` (a
+   * field of its schema) equal to one of `in`, so it offers what fits the state ("Connect" until
+   * connected, "Disconnect" after).
+   */
+  shownWhen?: { field: string; in: readonly (string | number | boolean | null)[] };
 }
 
 /**
@@ -135,14 +142,23 @@ export interface PluginRowAction {
 }
 
 /**
- * A field of a plugin's settings form: a string (a choice when it has `enum`), an integer or a
- * boolean; or, `readOnly`, a value the plugin reports shown beside those a person sets.
+ * A field of a plugin's settings form: a string (a choice when it has `enum` or `choicesFrom`), an
+ * integer or a boolean; or, `readOnly`, a value the plugin reports shown beside those a person sets
+ * (which may be an `array` of strings).
  */
 export interface PluginFormField {
-  type: 'string' | 'integer' | 'boolean';
+  type: 'string' | 'integer' | 'boolean' | 'array';
   title: string;
   description?: string;
   enum?: readonly string[];
+  /**
+   * A string field chosen from a list the plugin reports: the name of a read-only `array` field of
+   * the section, whose values (as the GET answer gives them) are the choices. The plugin's PUT still
+   * checks the value.
+   */
+  choicesFrom?: string;
+  /** A read-only field the section reads (for a `shownWhen` or a `choicesFrom`) but does not show. */
+  hidden?: boolean;
   minimum?: number;
   maximum?: number;
   maxLength?: number;

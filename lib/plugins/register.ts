@@ -48,6 +48,8 @@ export interface ActionButton {
   opens_url?: boolean;
   /** On a site's dashboard: the least site role its route allows; the button is drawn for that role and those above it. */
   role?: SiteRole;
+  /** In a settings section: drawn only while the section's GET answer has `field` equal to one of `in`. */
+  shown_when?: PluginAction['shownWhen'];
 }
 /** A table row's button as the dashboard gets it; its route's other `{field}` segments are filled from the row. */
 export type RowActionButton = Omit<ActionButton, 'opens_url'> & { method: 'POST' | 'DELETE'; danger?: boolean };
@@ -124,14 +126,34 @@ function checkPanel(plugin: string, what: string, panel: PluginPanel) {
   }
 }
 
-/** A settings section's fields checked: a read-only one is never sent, so it cannot be required; only a read-only one is formatted. */
+/**
+ * A settings section's fields and conditions checked: a read-only field is never sent, so it cannot
+ * be required; only a read-only one is formatted, hidden or a list; a field's choices come from a
+ * list of the section, and an action's condition reads a field of it.
+ */
 function checkSection(plugin: string, section: PluginSettingsSection) {
   const what = `settings section "${section.id}"`;
-  for (const [key, field] of Object.entries(section.schema.properties)) {
-    if (field.readOnly && section.schema.required?.includes(key)) throw new Error(`plugin ${plugin}: field "${key}" of ${what} is read-only and required; a read-only field is never sent`);
-    if (field.format !== undefined && !field.readOnly) throw new Error(`plugin ${plugin}: field "${key}" of ${what} has a format but is not read-only; a format applies to shown values only`);
+  const { properties } = section.schema;
+  for (const [key, field] of Object.entries(properties)) {
+    const which = `field "${key}" of ${what}`;
+    if (field.readOnly && section.schema.required?.includes(key)) throw new Error(`plugin ${plugin}: ${which} is read-only and required; a read-only field is never sent`);
+    if (field.format !== undefined && !field.readOnly) throw new Error(`plugin ${plugin}: ${which} has a format but is not read-only; a format applies to shown values only`);
+    if (field.hidden && !field.readOnly) throw new Error(`plugin ${plugin}: ${which} is hidden but not read-only; a person could not set it`);
+    if (field.type === 'array' && !field.readOnly) throw new Error(`plugin ${plugin}: ${which} is an array but not read-only; a list is only shown or offered as choices`);
     const problem = formatProblem(field.format);
-    if (problem) throw new Error(`plugin ${plugin}: field "${key}" of ${what} ${problem}`);
+    if (problem) throw new Error(`plugin ${plugin}: ${which} ${problem}`);
+    if (field.choicesFrom !== undefined) {
+      const source = Object.hasOwn(properties, field.choicesFrom) ? properties[field.choicesFrom] : undefined;
+      if (field.type !== 'string' || field.readOnly || field.enum) throw new Error(`plugin ${plugin}: ${which} has choicesFrom; only an editable string field without an enum takes its choices from a list`);
+      if (source?.type !== 'array' || !source.readOnly) throw new Error(`plugin ${plugin}: ${which} takes its choices from "${field.choicesFrom}", which is not a read-only array field of the section`);
+    }
+  }
+  for (const action of section.actions ?? []) {
+    const condition = action.shownWhen;
+    if (condition === undefined) continue;
+    const which = `action "${action.id}" of ${what}`;
+    if (typeof condition.field !== 'string' || !Object.hasOwn(properties, condition.field)) throw new Error(`plugin ${plugin}: ${which} is shown by the field ${JSON.stringify(condition.field)}, which is not in the section's schema`);
+    if (!Array.isArray(condition.in) || condition.in.length === 0) throw new Error(`plugin ${plugin}: ${which} has a shownWhen without values in "in"; it would never be shown`);
   }
 }
 
@@ -158,13 +180,10 @@ export function dashboardOf(plugins: readonly LoadedPlugin[], running: readonly 
       return { route: full.replace(':id', '{site}'), role: where === 'site' ? role : undefined, full };
     };
     const route = (where: 'site' | 'admin', what: string, path: string, methods: string[], rowFields = false) => resolve(where, what, path, methods, rowFields).route;
-    const button = (where: 'site' | 'admin', what: string, { id, label, path, confirm, opensUrl }: PluginAction): ActionButton => ({
-      id,
-      label,
-      confirm,
-      opens_url: opensUrl,
-      route: route(where, `${what} "${id}"`, path, ['POST']),
-    });
+    const button = (where: 'site' | 'admin', what: string, { id, label, path, confirm, opensUrl, shownWhen }: PluginAction): ActionButton => {
+      if (shownWhen !== undefined && what !== 'settings action') throw new Error(`plugin ${definition.name}: ${what} "${id}" has shownWhen; only a settings section's action is drawn by the state its section reads`);
+      return { id, label, confirm, opens_url: opensUrl, route: route(where, `${what} "${id}"`, path, ['POST']), shown_when: shownWhen };
+    };
     /** A site panel's buttons: each POSTs to a site route that says which site roles may call it, so the dashboard draws it for those only. */
     const panelActions = (where: 'site' | 'admin', what: string, actions: readonly PluginAction[]): ActionButton[] => {
       if (where === 'admin') throw new Error(`plugin ${definition.name}: ${what} has actions; a panel's actions are for the site dashboard, the admin page has its own actions`);
@@ -174,6 +193,7 @@ export function dashboardOf(plugins: readonly LoadedPlugin[], running: readonly 
         if (ids.has(action.id)) throw new Error(`plugin ${definition.name}: ${what} has two actions with the id "${action.id}"`);
         ids.add(action.id);
         if (typeof action.label !== 'string' || action.label.trim() === '') throw new Error(`plugin ${definition.name}: ${which} has no label`);
+        if (action.shownWhen !== undefined) throw new Error(`plugin ${definition.name}: ${which} has shownWhen; only a settings section's action is drawn by the state its section reads`);
         const call = resolve(where, which, action.path, ['POST']);
         if (!call.role) throw new Error(`plugin ${definition.name}: ${which} uses POST ${call.full}, which declares no access.site role; the dashboard draws a panel's button only for the site roles its route allows`);
         return { id: action.id, label: action.label, confirm: action.confirm, opens_url: action.opensUrl, route: call.route, role: call.role };

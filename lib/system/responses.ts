@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { ClusterView } from '../../cluster/responses.ts';
 import { DateTime, nullable, object, stringEnum } from '../openapi/responses.ts';
+import { PLUGIN_VALUE_FORMATS } from '../plugins/contract.ts';
 
 const count = Type.Integer({ minimum: 0 });
 
@@ -33,7 +34,7 @@ export const SystemView = object({
     object({
       name: Type.String(),
       version: Type.String(),
-      status: Type.Array(object({ label: Type.String(), value: Type.Union([Type.String(), Type.Number(), Type.Null()]), format: Type.Optional(stringEnum(['number', 'bytes', 'datetime'])) })),
+      status: Type.Array(object({ label: Type.String(), value: Type.Union([Type.String(), Type.Number(), Type.Null()]), format: Type.Optional(stringEnum(PLUGIN_VALUE_FORMATS)) })),
     }),
   ),
   settings: Type.Array(

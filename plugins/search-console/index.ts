@@ -7,6 +7,7 @@
 // queries, the top pages beside Plumb's own visits landing on them, countries and devices.
 import { fileURLToPath } from 'node:url';
 import { action, conflict, DateTime, definePlugin, NoContent, nullable, object, PLUGIN_API_VERSION, PlumbError, type PluginHost, Type, validationFailed } from '../../lib/plugins/api.ts';
+import { countryCodeOf } from './countries.ts';
 import { authorizationUrl, createGoogleClient, type GoogleClient, GoogleError, type GoogleSettings, pkcePair } from './google.ts';
 import { type Connection, type Dimension, isoDay, SyncStopped, syncSite, TABLE } from './sync.ts';
 
@@ -32,6 +33,7 @@ const ConnectionStatus = object({
   status: Type.String(),
   connected_by: nullable(Type.String()),
   available_properties: nullable(Type.String()),
+  property_choices: Type.Array(Type.String(), { description: 'The properties the account can read (empty when not connected or when Google cannot list them)' }),
   synced_through: nullable(Type.String()),
   last_sync_finished_at: nullable(DateTime),
   last_error: nullable(Type.String()),
@@ -215,7 +217,7 @@ export default definePlugin({
         path: '/countries',
         items: 'countries',
         columns: [
-          { key: 'key', label: 'Country' },
+          { key: 'key', label: 'Country', format: 'country' },
           { key: 'clicks', label: 'Clicks', numeric: true },
           { key: 'impressions', label: 'Impressions', numeric: true },
           { key: 'ctr', label: 'CTR (%)', numeric: true },
@@ -241,12 +243,14 @@ export default definePlugin({
       {
         id: 'connection',
         title: 'Google Search Console',
-        description: 'Connect a Google account that can read this site in Search Console, then enter the property to sync (one of those listed).',
+        description: 'Connect a Google account that can read this site in Search Console, then choose the property to sync.',
         path: '/connection',
         schema: {
           type: 'object',
           properties: {
-            property: { type: 'string', title: 'Property', description: 'sc-domain:example.com or https://www.example.com/', maxLength: 2048, nullable: true },
+            property: { type: 'string', title: 'Property', description: 'One the connected account can read in Search Console', nullable: true, choicesFrom: 'property_choices' },
+            property_choices: { type: 'array', title: 'Properties to choose from', readOnly: true, hidden: true },
+            connected: { type: 'boolean', title: 'Connected', readOnly: true, hidden: true },
             status: { type: 'string', title: 'Status', readOnly: true },
             connected_by: { type: 'string', title: 'Connected by', readOnly: true },
             available_properties: { type: 'string', title: 'Properties of the account', readOnly: true },
@@ -256,9 +260,15 @@ export default definePlugin({
           },
         },
         actions: [
-          { id: 'connect', label: 'Connect to Google', path: '/connect', opensUrl: true },
-          { id: 'sync', label: 'Sync now', path: '/sync' },
-          { id: 'disconnect', label: 'Disconnect', path: '/disconnect', confirm: 'Disconnect the site from Google Search Console? Its Google authorisation is deleted.' },
+          { id: 'connect', label: 'Connect to Google', path: '/connect', opensUrl: true, shownWhen: { field: 'connected', in: [false] } },
+          { id: 'sync', label: 'Sync now', path: '/sync', shownWhen: { field: 'connected', in: [true] } },
+          {
+            id: 'disconnect',
+            label: 'Disconnect',
+            path: '/disconnect',
+            confirm: 'Disconnect the site from Google Search Console? Its Google authorisation is deleted.',
+            shownWhen: { field: 'connected', in: [true] },
+          },
         ],
       },
     ],
@@ -346,11 +356,23 @@ export default definePlugin({
     const statusOf = async (id: string) => {
       const connection = await connectionOf(host, id);
       if (!connection) {
-        return { connected: false, property: null, status: 'Not connected', connected_by: null, available_properties: null, synced_through: null, last_sync_finished_at: null, last_error: null };
+        return {
+          connected: false,
+          property: null,
+          status: 'Not connected',
+          connected_by: null,
+          available_properties: null,
+          property_choices: [],
+          synced_through: null,
+          last_sync_finished_at: null,
+          last_error: null,
+        };
       }
+      let choices: string[] = [];
       let available: string;
       try {
-        available = (await google.properties(await accessTokenOf(host, google, id))).map((p) => p.site_url).join(', ') || 'none';
+        choices = (await google.properties(await accessTokenOf(host, google, id))).map((p) => p.site_url);
+        available = choices.join(', ') || 'none';
       } catch (err) {
         available = `Cannot list them: ${(err as Error).message}`;
       }
@@ -358,13 +380,14 @@ export default definePlugin({
         connected: true,
         property: connection.property,
         status: !connection.property
-          ? 'Connected: enter the property to sync'
+          ? 'Connected: choose the property to sync'
           : // Until the first sync the dashboard's panels are empty: say why, and for how long.
             connection.synced_through === null && !connection.last_error
             ? 'Connected: nothing synced yet; the first sync runs within a few minutes'
             : 'Connected',
         connected_by: connection.connected_by,
         available_properties: available,
+        property_choices: choices,
         synced_through: connection.synced_through,
         last_sync_finished_at: connection.last_sync_finished_at,
         last_error: connection.last_error,
@@ -380,8 +403,10 @@ export default definePlugin({
         `SELECT key, ${SUMS} ${LATEST} GROUP BY key ORDER BY clicks DESC, impressions DESC, key LIMIT {limit:UInt32}`,
         { site: siteId, property: connection.property, dimension, ...rangeOf(params), limit: params.limit ?? 50 },
       );
-      // Google names devices DESKTOP, MOBILE, TABLET; Plumb's own Devices panel desktop, mobile, tablet: one name for one thing.
-      return rows.map((row) => ({ key: dimension === 'device' ? row.key.toLowerCase() : row.key, ...totalsOf(row) }));
+      // Google names devices DESKTOP, MOBILE, TABLET and countries by alpha-3 codes; Plumb's own panels
+      // desktop, mobile, tablet and alpha-2 codes: one name for one thing.
+      const keyOf = dimension === 'device' ? (key: string) => key.toLowerCase() : dimension === 'country' ? countryCodeOf : (key: string) => key;
+      return rows.map((row) => ({ key: keyOf(row.key), ...totalsOf(row) }));
     };
     const reportParams = { id: 'uuid', ...range, limit: { type: 'number', integer: true, convert: true, min: 1, max: 500, optional: true } };
     const keyReport = (dimension: Dimension, field: string, summary: string) =>
@@ -607,7 +632,7 @@ export default definePlugin({
           }),
 
           queries: keyReport('query', 'queries', 'The top search queries of the range, most clicks first'),
-          countries: keyReport('country', 'countries', 'Google Search by searcher’s country (ISO 3166-1 alpha-3, as Google names them), most clicks first'),
+          countries: keyReport('country', 'countries', 'Google Search by searcher’s country (ISO 3166-1 alpha-2, as Plumb names them; a code outside ISO 3166-1 as Google gives it), most clicks first'),
           devices: keyReport('device', 'devices', 'Google Search by device (desktop, mobile, tablet, as Plumb names them), most clicks first'),
 
           pages: action({

@@ -1,6 +1,7 @@
 // The search-console plugin as a site's owner uses it in the dashboard, against a local double of
 // Google: the site's settings connect it (the button sends the browser through Google's consent and
-// back), the property is entered there, and once the leader has synced, the site's dashboard shows
+// back), offers the buttons that fit the connection's state, the property is chosen there among
+// the account's, and once the leader has synced, the site's dashboard shows
 // the figures in the plugin's panels.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
@@ -13,6 +14,8 @@ const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
 const WAIT = { timeout: 15_000 };
 const DAY_MS = 86_400_000;
 const PROPERTY = 'sc-domain:search.example';
+/** Another property the account can read, so the choice is a real one. */
+const OTHER_PROPERTY = 'https://other.example/';
 /** The five days before today (UTC), each with the same rows: the panels show five times a day's figures. */
 const DAYS = Array.from({ length: 5 }, (_, i) => new Date(Date.now() - (5 - i) * DAY_MS).toISOString().slice(0, 10));
 const A_DAY = {
@@ -38,7 +41,7 @@ let siteId: string;
 const findings: AxeFinding[] = [];
 
 beforeAll(async () => {
-  google = await startGoogleDouble({ [PROPERTY]: DATA });
+  google = await startGoogleDouble({ [OTHER_PROPERTY]: {}, [PROPERTY]: DATA });
   // Google sends the browser back to the public URL: the one the browser uses, so its session goes along.
   const port = await freePort();
   base = `http://localhost:${port}`;
@@ -66,7 +69,7 @@ afterAll(async () => {
 });
 
 describe('Google Search Console on a site', () => {
-  it('connects through Google’s consent from the site’s settings, and takes the property entered there', async () => {
+  it('connects through Google’s consent from the site’s settings, offering the buttons that fit, and takes the property chosen there', async () => {
     siteId = await page.evaluate(async () => {
       const teams = (await (await fetch('/api/user/teams')).json()) as { items: { id: string }[] };
       const res = await fetch('/api/sites', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ domain: 'search.example', team_id: teams.items[0].id, timezone: 'UTC' }) });
@@ -80,14 +83,22 @@ describe('Google Search Console on a site', () => {
     await page.goto(`${base}/sites/${siteId}/settings`);
     const section = page.getByTestId('plugin-settings-search-console-connection');
     await section.getByText('Not connected').waitFor(WAIT);
+    // Nothing to sync or disconnect yet: connecting is all there is to do.
+    await expect(section.getByRole('button').allTextContents()).resolves.toEqual(['Save', 'Connect to Google']);
     await section.getByRole('button', { name: 'Connect to Google' }).click();
     // Through the double's consent and the callback, back on the site's settings.
     await page.waitForURL(`${base}/sites/${siteId}/settings`, WAIT);
-    await section.getByText('Connected: enter the property to sync').waitFor(WAIT);
-    await section.getByText(PROPERTY).waitFor(WAIT);
+    await section.getByText('Connected: choose the property to sync').waitFor(WAIT);
+    const listed = section.locator('.readout-value', { hasText: PROPERTY });
+    await listed.waitFor(WAIT);
     // A text readout is set in the text's own figures: tabular ones would space out its hyphens.
-    await expect(section.getByText(PROPERTY).evaluate((readout) => getComputedStyle(readout).fontVariantNumeric)).resolves.toBe('normal');
-    await section.getByLabel('Property').fill(PROPERTY);
+    await expect(listed.evaluate((readout) => getComputedStyle(readout).fontVariantNumeric)).resolves.toBe('normal');
+    await expect(section.getByRole('button').allTextContents()).resolves.toEqual(['Save', 'Sync now', 'Disconnect']);
+    // The property is one of the account's, chosen from them, not typed.
+    const property = section.getByLabel('Property');
+    await expect(property.evaluate((select) => select.tagName)).resolves.toBe('SELECT');
+    await expect(property.locator('option').allTextContents()).resolves.toEqual(['—', OTHER_PROPERTY, PROPERTY]);
+    await property.selectOption(PROPERTY);
     await section.getByRole('button', { name: 'Save' }).click();
     await section.getByRole('status').getByText('Saved.').waitFor(WAIT);
     await reviewPage(page, 'site-settings-search-console', findings);

@@ -168,7 +168,7 @@ describe('connecting a site: POST …/connect and GET /api/plugins/search-consol
     const res = await admin.request('GET', callback);
     expect(res.status).toBe(303);
     expect(res.location).toBe(`http://localhost:8080/sites/${t.site.id}/settings`);
-    expect(await connection(admin)).toMatchObject({ connected: true, property: null, connected_by: admin.email, available_properties: `${PREFIX}, ${DOMAIN}` });
+    expect(await connection(admin)).toMatchObject({ connected: true, property: null, connected_by: admin.email, available_properties: `${PREFIX}, ${DOMAIN}`, property_choices: [PREFIX, DOMAIN] });
     const everything = await metadataText();
     expect(everything).not.toContain(google.refreshToken);
     const { rows } = await t.node.runtime.metadata().query<{ refresh_token: string }>('SELECT refresh_token FROM plugin_search_console.connections');
@@ -227,7 +227,8 @@ describe('the leader’s sync', () => {
     expect(queries.map((q) => q.key)).toEqual(['privacy analytics', 'self-hosted analytics', 'plumb analytics']);
     expect(queries[0]).toMatchObject({ clicks: 3 * 15, impressions: 30 * 15, ctr: 10, position: 4 });
     const countries = (await viewer.request('GET', `${routes()}/countries?${range}&limit=1`)).body.countries as { key: string; clicks: number }[];
-    expect(countries).toEqual([{ key: 'deu', clicks: 30, impressions: 300, ctr: 10, position: 3 }]);
+    // Google's "deu" named as Plumb names countries (ISO 3166-1 alpha-2), which the dashboard writes as the country's name.
+    expect(countries).toEqual([{ key: 'DE', clicks: 30, impressions: 300, ctr: 10, position: 3 }]);
     const devices = (await viewer.request('GET', `${routes()}/devices?${range}`)).body.devices as { key: string }[];
     // Named as Plumb's own Devices panel names them, not as Google does.
     expect(devices.map((d) => d.key)).toEqual(['tablet', 'mobile', 'desktop']);
@@ -339,7 +340,7 @@ describe('PUT …/connection with no property', () => {
   it('stops syncing and keeps the connection', async () => {
     const admin = await person('admin');
     const cleared = await admin.request('PUT', `${routes()}/connection`, { property: null });
-    expect(cleared).toMatchObject({ status: 200, body: { connected: true, property: null, synced_through: null, status: 'Connected: enter the property to sync' } });
+    expect(cleared).toMatchObject({ status: 200, body: { connected: true, property: null, synced_through: null, status: 'Connected: choose the property to sync' } });
     expect((await admin.request('POST', `${routes()}/sync`, {})).status).toBe(409);
   });
 });

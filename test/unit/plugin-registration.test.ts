@@ -402,8 +402,8 @@ describe('registering a plugin', () => {
     });
 
     it('stops start-up naming the plugin, the panel and the column or KPI for a format the dashboard does not know', () => {
-      expect(resolve({ sitePanels: [table('kilobytes')] })).toThrow('plugin probe: column "bytes" of dashboard panel "backups" has format "kilobytes"; a format is one of number, bytes, datetime');
-      expect(resolve({ sitePanels: [kpis('date-time')] })).toThrow('plugin probe: KPI "last_bytes" of dashboard panel "last" has format "date-time"; a format is one of number, bytes, datetime');
+      expect(resolve({ sitePanels: [table('kilobytes')] })).toThrow('plugin probe: column "bytes" of dashboard panel "backups" has format "kilobytes"; a format is one of number, bytes, datetime, country');
+      expect(resolve({ sitePanels: [kpis('date-time')] })).toThrow('plugin probe: KPI "last_bytes" of dashboard panel "last" has format "date-time"; a format is one of number, bytes, datetime, country');
     });
 
     it('stops start-up for a settings field that is read-only and required, formatted but editable, or of an unknown format', () => {
@@ -414,7 +414,7 @@ describe('registering a plugin', () => {
         'plugin probe: field "days" of settings section "retention" has a format but is not read-only; a format applies to shown values only',
       );
       expect(resolve({ siteSettings: [section({ at: { type: 'string', title: 'At', readOnly: true, format: 'time' } })] })).toThrow(
-        'plugin probe: field "at" of settings section "retention" has format "time"; a format is one of number, bytes, datetime',
+        'plugin probe: field "at" of settings section "retention" has format "time"; a format is one of number, bytes, datetime, country',
       );
     });
   });
@@ -468,6 +468,71 @@ describe('registering a plugin', () => {
       expect(withActions([generate, generate])).toThrow('plugin probe: dashboard panel "items" has two actions with the id "generate"');
       expect(withActions([{ ...generate, label: ' ' }])).toThrow('plugin probe: action "generate" of dashboard panel "items" has no label');
       expect(withActions([generate], 'admin')).toThrow('plugin probe: admin page panel "items" has actions; a panel\'s actions are for the site dashboard, the admin page has its own actions');
+    });
+  });
+
+  describe('a settings section’s conditional actions (shownWhen) and choices from a list (choicesFrom)', () => {
+    const routes = ['GET /api/sites/:id/plugins/probe/link', 'PUT /api/sites/:id/plugins/probe/link', 'POST /api/sites/:id/plugins/probe/connect', 'GET /api/sites/:id/plugins/probe/items'];
+    const running = [{ name: 'probe', version: '1', api_version: 1, description: 'd', source: 'p', routes, capabilities: [] }];
+    const properties = {
+      account: { type: 'string', title: 'Account', choicesFrom: 'accounts', nullable: true },
+      accounts: { type: 'array', title: 'Accounts', readOnly: true, hidden: true },
+      connected: { type: 'boolean', title: 'Connected', readOnly: true, hidden: true },
+    };
+    const connect = { id: 'connect', label: 'Connect', path: '/connect', shownWhen: { field: 'connected', in: [false] } };
+    const resolve = (fields: Record<string, unknown>, actions: unknown[] = [connect]) => () =>
+      dashboardOf(
+        [
+          {
+            definition: definePlugin({
+              name: 'probe',
+              version: '1',
+              apiVersion: PLUGIN_API_VERSION,
+              description: 'd',
+              dashboard: { siteSettings: [{ id: 'link', title: 'Link', path: '/link', schema: { type: 'object', properties: fields as never }, actions: actions as never }] },
+            }),
+            specifier: 'p',
+          },
+        ],
+        running,
+      );
+
+    it('describes the condition with the button and the list with the field', () => {
+      const [section] = resolve(properties)().site_settings;
+      expect(section.actions).toEqual([{ id: 'connect', label: 'Connect', route: '/api/sites/{site}/plugins/probe/connect', shown_when: { field: 'connected', in: [false] } }]);
+      expect(section.schema.properties).toEqual(properties);
+    });
+
+    it('stops start-up for a condition on a field the section’s schema lacks, or with no values', () => {
+      expect(resolve(properties, [{ ...connect, shownWhen: { field: 'linked', in: [true] } }])).toThrow(
+        'plugin probe: action "connect" of settings section "link" is shown by the field "linked", which is not in the section\'s schema',
+      );
+      expect(resolve(properties, [{ ...connect, shownWhen: { field: 'connected', in: [] } }])).toThrow(
+        'plugin probe: action "connect" of settings section "link" has a shownWhen without values in "in"; it would never be shown',
+      );
+    });
+
+    it('stops start-up for a condition on a panel’s or the admin page’s action, which reads no section', () => {
+      const panel = { id: 'items', title: 'Items', kind: 'table', path: '/items', items: 'items', columns: [], actions: [{ ...connect, path: '/connect' }] } as never;
+      const load = (dashboard: NonNullable<Parameters<typeof definePlugin>[0]['dashboard']>) => () =>
+        dashboardOf([{ definition: definePlugin({ name: 'probe', version: '1', apiVersion: PLUGIN_API_VERSION, description: 'd', dashboard }), specifier: 'p' }], running);
+      expect(load({ sitePanels: [panel] })).toThrow('plugin probe: action "connect" of dashboard panel "items" has shownWhen; only a settings section\'s action is drawn by the state its section reads');
+    });
+
+    it('stops start-up for choices from a field that is missing, editable or not a list, and for choices on a field that is not an editable string', () => {
+      const why = 'which is not a read-only array field of the section';
+      expect(resolve({ ...properties, account: { ...properties.account, choicesFrom: 'listed' } })).toThrow(`plugin probe: field "account" of settings section "link" takes its choices from "listed", ${why}`);
+      expect(resolve({ ...properties, account: { ...properties.account, choicesFrom: 'connected' } })).toThrow(`takes its choices from "connected", ${why}`);
+      expect(resolve({ ...properties, account: { ...properties.account, choicesFrom: 'account' } })).toThrow(`takes its choices from "account", ${why}`);
+      expect(resolve({ ...properties, account: { ...properties.account, type: 'integer' } })).toThrow(
+        'plugin probe: field "account" of settings section "link" has choicesFrom; only an editable string field without an enum takes its choices from a list',
+      );
+      expect(resolve({ ...properties, account: { ...properties.account, enum: ['a'] } })).toThrow('has choicesFrom; only an editable string field without an enum');
+    });
+
+    it('stops start-up for a hidden or list field a person would have to set', () => {
+      expect(resolve({ ...properties, note: { type: 'string', title: 'Note', hidden: true } })).toThrow('plugin probe: field "note" of settings section "link" is hidden but not read-only; a person could not set it');
+      expect(resolve({ ...properties, tags: { type: 'array', title: 'Tags' } })).toThrow('plugin probe: field "tags" of settings section "link" is an array but not read-only; a list is only shown or offered as choices');
     });
   });
 

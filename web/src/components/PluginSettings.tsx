@@ -1,7 +1,9 @@
 // A site-settings section a plugin describes (GET /api/dashboard/plugins): a form generated from its
 // JSON schema, read from and saved to the plugin's route, and its action buttons. The server's
 // field errors show under their fields; an action's answer (`message`) shows beside the buttons.
-// Read-only fields are what the plugin reports beside them: shown as they are read, never sent.
+// Read-only fields are what the plugin reports beside them: shown as they are read, never sent
+// (a hidden one only read). A button with a condition is drawn while the answer meets it; a field
+// with `choicesFrom` is a choice among the values of a list in the answer.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api } from '../api.ts';
@@ -29,6 +31,21 @@ function toBody(schema: SiteSettingsSection['schema'], values: Values): Record<s
     else body[key] = field.type === 'integer' && /^-?\d+$/.test(String(value)) ? Number(value) : value;
   }
   return body;
+}
+
+/** The button's condition met by the section's answer: it is drawn then only. */
+const shownBy = (data: Record<string, unknown>) => (action: SiteSettingsSection['actions'][number]) =>
+  !action.shown_when || action.shown_when.in.some((value) => value === (data[action.shown_when!.field] ?? null));
+
+/**
+ * The choices of a field that takes them from a list: the list's strings, and the value the form
+ * holds when the list lacks it (the saved one, which the account may no longer list), so a select
+ * never silently shows another value than it holds.
+ */
+function choicesOf(field: FormField, data: Record<string, unknown>, held: string): string[] {
+  const listed = field.choicesFrom ? data[field.choicesFrom] : undefined;
+  const choices = Array.isArray(listed) ? listed.filter((item): item is string => typeof item === 'string') : [];
+  return held !== '' && !choices.includes(held) ? [held, ...choices] : choices;
 }
 
 /** What the plugin reports, each field's title and its value as the dashboard writes it. */
@@ -70,9 +87,14 @@ export function PluginSettings({ section, siteId, timezone }: { section: SiteSet
       void queries.invalidateQueries({ queryKey: ['plugin-settings', section.plugin, section.id, siteId] });
     },
   });
-  const actions = usePluginActions({ onAnswer: setSaid, routeOf: (route) => route.replace('{site}', encodeURIComponent(siteId)) });
+  // An action changes what the section reads (connected or not, say): read it again, for the values and the buttons that fit.
+  const actions = usePluginActions({
+    onAnswer: setSaid,
+    onDone: () => void queries.invalidateQueries({ queryKey: ['plugin-settings', section.plugin, section.id, siteId] }),
+    routeOf: (route) => route.replace('{site}', encodeURIComponent(siteId)),
+  });
   const keys = editable(section.schema).map(([key]) => key);
-  const readOnly = Object.entries(section.schema.properties).filter(([, field]) => field.readOnly);
+  const readOnly = Object.entries(section.schema.properties).filter(([, field]) => field.readOnly && !field.hidden);
   const { byField, rest } = sortFieldErrors(save.error, (field) => (keys.includes(field) ? field : null));
   useFocusFirstInvalid(form, save.error);
   if (current.isError) return <p className="error">{current.error.message}</p>;
@@ -95,10 +117,10 @@ export function PluginSettings({ section, siteId, timezone }: { section: SiteSet
             <div key={key} className="stack tight">
             <Field label={field.title} error={byField[key]} inline={false}>
               {(a11y) =>
-                field.enum ? (
+                field.enum || field.choicesFrom ? (
                   <select {...a11y} value={String(values[key])} onChange={(e) => set(key, e.target.value)}>
-                    {field.nullable && <option value="">—</option>}
-                    {field.enum.map((option) => (
+                    {(field.nullable || (field.choicesFrom && values[key] === '')) && <option value="">—</option>}
+                    {(field.enum ?? choicesOf(field, current.data ?? {}, String(values[key]))).map((option) => (
                       <option key={option} value={option}>
                         {option}
                       </option>
@@ -133,7 +155,7 @@ export function PluginSettings({ section, siteId, timezone }: { section: SiteSet
           <button type="submit" className="button primary" disabled={save.isPending}>
             Save
           </button>
-          {actions.buttons(section.actions)}
+          {actions.buttons(section.actions.filter(shownBy(current.data ?? {})))}
         </div>
         <ActionOutcome error={actions.error} said={said} />
       </form>

@@ -33,6 +33,8 @@ export interface PluginAction {
   opens_url?: boolean;
   /** On a site's dashboard: the least site role its route allows. */
   role?: SiteRole;
+  /** In a settings section: drawn only while the section's answer has `field` equal to one of `in`. */
+  shown_when?: { field: string; in: unknown[] };
 }
 
 /** A button on each row of a table panel: its route's `{field}` segments (but the site's) are filled from the row. */
@@ -66,10 +68,14 @@ export interface SitePanel {
 }
 
 export interface FormField {
-  type: 'string' | 'integer' | 'boolean';
+  type: 'string' | 'integer' | 'boolean' | 'array';
   title: string;
   description?: string;
   enum?: string[];
+  /** The read-only array field of the section's answer whose values are the choices. */
+  choicesFrom?: string;
+  /** Read (for a button's condition or a field's choices), never shown. */
+  hidden?: boolean;
   minimum?: number;
   maximum?: number;
   maxLength?: number;
