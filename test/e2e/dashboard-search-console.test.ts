@@ -127,7 +127,21 @@ describe('Google Search Console on a site', () => {
       expect.stringMatching(/^cookie-free analytics\s*5\s*300\s*1\.67\s*6$/),
     ]);
     await page.getByTestId('plugin-search-console-devices').getByRole('rowheader', { name: 'mobile', exact: true }).waitFor(WAIT);
+    // Google's "fra" named as Plumb's own Locations panel names countries, in the browser's language.
+    const france = await page.evaluate(() => new Intl.DisplayNames(undefined, { type: 'region' }).of('FR'));
+    await page.getByTestId('plugin-search-console-countries').getByRole('rowheader', { name: france, exact: true }).waitFor(WAIT);
     await reviewPage(page, 'site-dashboard-search-console', findings);
     expect(findings).toEqual([]);
   }, 90_000);
+
+  it('offers connecting again, and only that, once disconnected', async () => {
+    await page.goto(`${base}/sites/${siteId}/settings`);
+    const section = page.getByTestId('plugin-settings-search-console-connection');
+    await section.getByRole('button', { name: 'Disconnect' }).waitFor(WAIT);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await section.getByRole('button', { name: 'Disconnect' }).click();
+    await section.getByText('Not connected').waitFor(WAIT);
+    await section.getByRole('button', { name: 'Connect to Google' }).waitFor(WAIT);
+    await expect(section.getByRole('button').allTextContents()).resolves.toEqual(['Save', 'Connect to Google']);
+  }, 60_000);
 });
