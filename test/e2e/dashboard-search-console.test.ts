@@ -94,6 +94,8 @@ describe('Google Search Console on a site', () => {
     // A text readout is set in the text's own figures: tabular ones would space out its hyphens.
     await expect(listed.evaluate((readout) => getComputedStyle(readout).fontVariantNumeric)).resolves.toBe('normal');
     await expect(section.getByRole('button').allTextContents()).resolves.toEqual(['Save', 'Sync now', 'Disconnect']);
+    // What the buttons and the choices read (connected, the list to choose from) is not shown.
+    await expect(section.locator('.readout dt').allTextContents()).resolves.toEqual(['Status', 'Connected by', 'Properties of the account', 'Synced through', 'Last sync', 'Last error']);
     // The property is one of the account's, chosen from them, not typed.
     const property = section.getByLabel('Property');
     await expect(property.evaluate((select) => select.tagName)).resolves.toBe('SELECT');

@@ -393,6 +393,10 @@ describe('registering a plugin', () => {
       expect(shownValue('2026-03-05T14:07:00.000Z', 'number', utc)).toBe('2026-03-05T14:07:00.000Z');
       expect(shownValue(1234, 'number', utc)).toBe('1,234');
       expect(shownValue('not a time', 'datetime', utc)).toBe('not a time');
+      // A read-only list: its values, each written as one value is.
+      expect(shownValue(['sc-domain:a.example', 'https://b.example/'], undefined, utc)).toBe('sc-domain:a.example, https://b.example/');
+      expect(shownValue([1024, 8300], 'bytes', utc)).toBe('1.0 KiB, 8.1 KiB');
+      expect(shownValue([], undefined, utc)).toBe('—');
       // Without a format: numbers in the locale, RFC 3339 times on the clock, as before formats existed.
       expect(shownValue(8300, undefined, utc)).toBe('8,300');
       expect(plain(shownValue('2026-03-05T14:07:00.000Z', undefined, utc))).toBe('Mar 5, 2026, 2:07 PM');

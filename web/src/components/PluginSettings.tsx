@@ -34,8 +34,10 @@ function toBody(schema: SiteSettingsSection['schema'], values: Values): Record<s
 }
 
 /** The button's condition met by the section's answer: it is drawn then only. */
-const shownBy = (data: Record<string, unknown>) => (action: SiteSettingsSection['actions'][number]) =>
-  !action.shown_when || action.shown_when.in.some((value) => value === (data[action.shown_when!.field] ?? null));
+const shownBy =
+  (data: Record<string, unknown>) =>
+  ({ shown_when: condition }: SiteSettingsSection['actions'][number]) =>
+    !condition || condition.in.some((value) => value === (data[condition.field] ?? null));
 
 /**
  * The choices of a field that takes them from a list: the list's strings, and the value the form
