@@ -79,6 +79,7 @@ const Settings = object({
   requests_per_minute: Type.Integer(),
   tokens_per_day: Type.Integer(),
   timeout_seconds: Type.Integer(),
+  rows: Type.Array(object({ setting: Type.String(), value: Type.String() }), { description: 'The same settings as rows to read, for the admin page' }),
 });
 
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -192,6 +193,17 @@ export default definePlugin({
             { key: 'requests_per_minute', label: 'Requests per minute allowed' },
             { key: 'tokens_today', label: 'Tokens today' },
             { key: 'tokens_per_day', label: 'Tokens per day allowed' },
+          ],
+        },
+        {
+          id: 'settings',
+          title: 'Settings (PLUMB_AI_*; the API key is never shown)',
+          kind: 'table',
+          path: '/settings',
+          items: 'rows',
+          columns: [
+            { key: 'setting', label: 'Setting' },
+            { key: 'value', label: 'Value' },
           ],
         },
         {
@@ -371,7 +383,7 @@ export default definePlugin({
             access: { instance: 'admin' },
             openapi: { summary: 'The AI settings, without the API key (instance administrators)', tags, response: Settings },
             async handler() {
-              return {
+              const current = {
                 enabled: settings.enabled,
                 provider: provider.provider,
                 model: settings.model ?? null,
@@ -382,6 +394,8 @@ export default definePlugin({
                 tokens_per_day: settings.tokens_per_day,
                 timeout_seconds: settings.timeout_seconds,
               };
+              const shown = (value: unknown) => (value === null || value === '' ? '—' : typeof value === 'boolean' ? (value ? 'yes' : 'no') : String(value));
+              return { ...current, rows: Object.entries(current).map(([setting, value]) => ({ setting, value: shown(value) })) };
             },
           }),
 

@@ -119,3 +119,19 @@ describe('the Opportunities panel', () => {
     expect(await runs.getByText('provider internals').count()).toBe(0);
   }, 45_000);
 });
+
+describe('the AI page', () => {
+  it('shows instance administrators the settings without the key, the usage against the limiter and the recent runs', async () => {
+    const instanceAdmin = await person(t, 'admin');
+    const context = await browser.newContext({ locale: 'en-US', timezoneId: 'UTC', viewport: REVIEW_VIEWPORTS[0] });
+    const page = await signInAs(await context.newPage(), instanceAdmin, t.url);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'AI' }).click();
+    const settings = page.getByTestId('plugin-ai-settings');
+    await settings.getByRole('row').filter({ hasText: 'model' }).filter({ hasText: 'stub-model-1' }).waitFor(WAIT);
+    // This node's provider needs no key: the row says whether one is set, never what it is.
+    await settings.getByRole('row').filter({ hasText: 'api_key_set' }).filter({ hasText: 'no' }).waitFor(WAIT);
+    await page.getByText('Tokens per day allowed').waitFor(WAIT);
+    await page.getByRole('heading', { name: 'Recent runs' }).waitFor(WAIT);
+    await context.close();
+  }, 45_000);
+});
