@@ -6,7 +6,7 @@ export type { Static, TSchema } from '@sinclair/typebox';
 export type { Context, ServiceSchema } from 'moleculer';
 export type { LeaderJob } from '../../cluster/leader-jobs.ts';
 export type { AccessRule, AuthMode } from '../auth/access.ts';
-export { conflict, type FieldError, forbidden, notFound, PlumbError, unavailable, validationFailed } from '../errors.ts';
+export { badGateway, conflict, type FieldError, forbidden, notFound, PlumbError, unavailable, validationFailed } from '../errors.ts';
 export { action } from '../openapi/action.ts';
 export { DateTime, envelope, NoContent, nullable, object, page, stringEnum, Uuid } from '../openapi/responses.ts';
 export {

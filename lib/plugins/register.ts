@@ -161,8 +161,7 @@ function checkSection(plugin: string, section: PluginSettingsSection) {
 export function dashboardOf(plugins: readonly LoadedPlugin[], running: readonly RunningPlugin[]): DashboardContributions {
   const contributions: DashboardContributions = { site_panels: [], site_settings: [], admin_pages: [] };
   for (const { definition } of plugins) {
-    const served = running.find((plugin) => plugin.name === definition.name)?.routes ?? [];
-    const siteRoles = running.find((plugin) => plugin.name === definition.name)?.siteRoles ?? {};
+    const { routes: served = [], siteRoles = {} } = running.find((plugin) => plugin.name === definition.name) ?? {};
     /**
      * A descriptor's `path` on a site's pages or the admin page, which the plugin must serve with each
      * of `methods`: its full route, and the least site role the routes serving it allow (the highest

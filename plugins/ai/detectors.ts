@@ -24,7 +24,7 @@ const dayOf = (date: string) => Date.parse(`${date}T00:00:00Z`);
 const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** The range of the same number of days that ends the day before `days` starts. */
-export function previousDays(days: Days): Days {
+function previousDays(days: Days): Days {
   const length = dayOf(days.to) - dayOf(days.from) + DAY_MS;
   return { from: dateOf(dayOf(days.from) - length), to: dateOf(dayOf(days.from) - DAY_MS) };
 }

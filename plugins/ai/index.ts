@@ -244,6 +244,20 @@ export default definePlugin({
       allowPrivate: settings.allow_private_base_url,
     };
     const limiter = createLimiter({ requestsPerMinute: settings.requests_per_minute, tokensPerDay: settings.tokens_per_day });
+    // What GET /settings answers: fixed once the node has started, so it is put together once.
+    const current = {
+      enabled: settings.enabled,
+      provider: provider.provider,
+      model: settings.model ?? null,
+      base_url: provider.baseUrl ?? '',
+      api_key_set: Boolean(settings.api_key),
+      allow_private_base_url: settings.allow_private_base_url,
+      requests_per_minute: settings.requests_per_minute,
+      tokens_per_day: settings.tokens_per_day,
+      timeout_seconds: settings.timeout_seconds,
+    };
+    const shown = (value: unknown) => (value === null || value === '' ? '—' : typeof value === 'boolean' ? (value ? 'yes' : 'no') : String(value));
+    const activeSettings = { ...current, rows: Object.entries(current).map(([setting, value]) => ({ setting, value: shown(value) })) };
     const queue = createRunQueue(host, provider, limiter);
     /**
      * Runs left queued or running by a process that stopped are never worked again: once older
@@ -383,19 +397,7 @@ export default definePlugin({
             access: { instance: 'admin' },
             openapi: { summary: 'The AI settings, without the API key (instance administrators)', tags, response: Settings },
             async handler() {
-              const current = {
-                enabled: settings.enabled,
-                provider: provider.provider,
-                model: settings.model ?? null,
-                base_url: provider.baseUrl ?? '',
-                api_key_set: Boolean(settings.api_key),
-                allow_private_base_url: settings.allow_private_base_url,
-                requests_per_minute: settings.requests_per_minute,
-                tokens_per_day: settings.tokens_per_day,
-                timeout_seconds: settings.timeout_seconds,
-              };
-              const shown = (value: unknown) => (value === null || value === '' ? '—' : typeof value === 'boolean' ? (value ? 'yes' : 'no') : String(value));
-              return { ...current, rows: Object.entries(current).map(([setting, value]) => ({ setting, value: shown(value) })) };
+              return activeSettings;
             },
           }),
 
@@ -416,8 +418,8 @@ export default definePlugin({
             openapi: { summary: 'The last 50 runs of every site, newest first, each with its site’s domain (instance administrators)', tags, response: object({ runs: Type.Array(AdminRun) }) },
             async handler() {
               const { rows } = await host.metadata.query<typeof Run.static>(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY created_at DESC, id LIMIT 50`);
-              const domains = new Map<string, string | null>();
-              for (const siteId of new Set(rows.map((run) => run.site_id))) domains.set(siteId, (await host.site(siteId))?.domain ?? null);
+              const siteIds = [...new Set(rows.map((run) => run.site_id))];
+              const domains = new Map(await Promise.all(siteIds.map(async (siteId) => [siteId, (await host.site(siteId))?.domain ?? null] as const)));
               return { runs: rows.map((run) => ({ ...run, site_domain: domains.get(run.site_id) ?? null })) };
             },
           }),

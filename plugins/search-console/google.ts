@@ -17,7 +17,7 @@ export interface GoogleSettings {
 }
 
 /** Read-only access to Search Console data: all the plugin needs. */
-export const SCOPE = 'https://www.googleapis.com/auth/webmasters.readonly';
+const SCOPE = 'https://www.googleapis.com/auth/webmasters.readonly';
 /** Calls given up after this many quota refusals in a row. */
 const MAX_ATTEMPTS = 6;
 const MAX_WAIT_MS = 60_000;
@@ -83,10 +83,9 @@ function errorOf(body: Buffer): { reason?: string; message?: string; status?: st
 }
 
 const QUOTA_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'quotaExceeded', 'dailyLimitExceeded']);
-const isQuotaRefusal = (status: number, body: Buffer) => {
+const isQuotaRefusal = (status: number, error: ReturnType<typeof errorOf>) => {
   if (status === 429) return true;
   if (status !== 403) return false;
-  const error = errorOf(body);
   return QUOTA_REASONS.has(error.reason ?? '') || error.status === 'RESOURCE_EXHAUSTED';
 };
 
@@ -100,8 +99,8 @@ export function createGoogleClient(fetch: Fetch, settings: GoogleSettings) {
         throw new GoogleError(0, `${what}: ${(err as Error).message}`);
       }
       if (res.status >= 200 && res.status < 300) return JSON.parse(res.body.toString('utf8')) as unknown;
-      if (!isQuotaRefusal(res.status, res.body) || attempt >= MAX_ATTEMPTS) {
-        const error = errorOf(res.body);
+      const error = errorOf(res.body);
+      if (!isQuotaRefusal(res.status, error) || attempt >= MAX_ATTEMPTS) {
         throw new GoogleError(res.status, `${what} answered ${res.status}${error.reason ? ` (${error.reason})` : ''}`);
       }
       const retryAfter = Number(res.headers['retry-after']);

@@ -6,7 +6,7 @@
 // sync.ts). The site's dashboard shows clicks, impressions, CTR and position over the range, the top
 // queries, the top pages beside Plumb's own visits landing on them, countries and devices.
 import { fileURLToPath } from 'node:url';
-import { action, conflict, DateTime, definePlugin, NoContent, nullable, object, PLUGIN_API_VERSION, PlumbError, type PluginHost, Type, validationFailed } from '../../lib/plugins/api.ts';
+import { action, badGateway, conflict, DateTime, definePlugin, NoContent, nullable, object, PLUGIN_API_VERSION, type PluginHost, Type, validationFailed } from '../../lib/plugins/api.ts';
 import { countryCodeOf } from './countries.ts';
 import { authorizationUrl, createGoogleClient, type GoogleClient, GoogleError, type GoogleSettings, pkcePair } from './google.ts';
 import { type Connection, type Dimension, isoDay, SyncStopped, syncSite, TABLE } from './sync.ts';
@@ -67,7 +67,7 @@ interface SealedState {
 type Meta = { user?: { id: string; email: string }; $statusCode?: number; $location?: string; $responseHeaders?: Record<string, string> };
 type Host = PluginHost<GoogleSettings & { backfill_days: number; row_limit: number; check_every_seconds: number }>;
 
-const badGateway = (err: unknown) => new PlumbError(502, 'bad_gateway', err instanceof GoogleError ? err.message : 'Google could not be reached');
+const googleFailure = (err: unknown) => badGateway(err instanceof GoogleError ? err.message : 'Google could not be reached');
 const redirectUri = (host: Host) => `${host.publicUrl}${CALLBACK_PATH}`;
 const CONNECTION_COLUMNS = `site_id, refresh_token, connected_by, property, to_char(synced_through, 'YYYY-MM-DD') AS synced_through,
   to_char(last_sync_finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_sync_finished_at, last_error`;
@@ -77,16 +77,16 @@ async function connectionOf(host: Host, siteId: string): Promise<ConnectionRow |
   return rows[0];
 }
 
-/** A fresh access token of the site's connection; 409 when it has none. */
-async function accessTokenOf(host: Host, google: GoogleClient, siteId: string): Promise<string> {
-  const connection = await connectionOf(host, siteId);
+/** A fresh access token of the site's connection (read here unless the caller has it); 409 when it has none. */
+async function accessTokenOf(host: Host, google: GoogleClient, siteId: string, read?: ConnectionRow): Promise<string> {
+  const connection = read ?? (await connectionOf(host, siteId));
   if (!connection) throw conflict('The site is not connected to Google Search Console: connect it first');
   const refreshToken = host.secrets.open(connection.refresh_token, siteId);
   if (!refreshToken) throw conflict('The stored Google authorisation cannot be read (was the instance secret changed?): connect the site again');
   try {
     return await google.accessToken(refreshToken);
   } catch (err) {
-    throw badGateway(err);
+    throw googleFailure(err);
   }
 }
 
@@ -353,7 +353,8 @@ export default definePlugin({
     const statsReader = { site: { param: 'id', role: 'viewer', scope: 'stats:read' } } as const;
 
     /** The connection as the settings section shows it; lists the account's properties when connected. */
-    const statusOf = async (id: string) => {
+    /** The connection's state; `listed`, the account's properties when the caller has just read them. */
+    const statusOf = async (id: string, listed?: string[]) => {
       const connection = await connectionOf(host, id);
       if (!connection) {
         return {
@@ -371,7 +372,7 @@ export default definePlugin({
       let choices: string[] = [];
       let available: string;
       try {
-        choices = (await google.properties(await accessTokenOf(host, google, id))).map((p) => p.site_url);
+        choices = listed ?? (await google.properties(await accessTokenOf(host, google, id, connection))).map((p) => p.site_url);
         available = choices.join(', ') || 'none';
       } catch (err) {
         available = `Cannot list them: ${(err as Error).message}`;
@@ -491,7 +492,7 @@ export default definePlugin({
               try {
                 refreshToken = (await google.exchangeCode(code, flow.verifier, redirectUri(host))).refreshToken;
               } catch (err) {
-                throw badGateway(err);
+                throw googleFailure(err);
               }
               const user = meta.user as { id: string; email: string };
               await host.metadata.query(
@@ -518,7 +519,7 @@ export default definePlugin({
               try {
                 return { properties: await google.properties(accessToken) };
               } catch (err) {
-                throw badGateway(err);
+                throw googleFailure(err);
               }
             },
           }),
@@ -537,15 +538,16 @@ export default definePlugin({
             async handler(ctx) {
               const { id, property } = ctx.params as { id: string; property: string | null };
               const chosen = property === '' ? null : property;
-              if (!(await connectionOf(host, id))) throw conflict('The site is not connected to Google Search Console: connect it first');
+              const connection = await connectionOf(host, id);
+              if (!connection) throw conflict('The site is not connected to Google Search Console: connect it first');
               // Clearing the property needs nothing of Google (which may be unreachable); choosing one checks the account can read it.
+              let listed: string[] | undefined;
               if (chosen !== null) {
-                const accessToken = await accessTokenOf(host, google, id);
-                let listed: string[];
+                const accessToken = await accessTokenOf(host, google, id, connection);
                 try {
                   listed = (await google.properties(accessToken)).map((p) => p.site_url);
                 } catch (err) {
-                  throw badGateway(err);
+                  throw googleFailure(err);
                 }
                 if (!listed.includes(chosen)) {
                   throw validationFailed([{ field: 'property', message: `property must be one the account can read: ${listed.join(', ') || 'it can read none'}`, type: 'enumValue' }]);
@@ -561,7 +563,7 @@ export default definePlugin({
               const site = await host.site(id);
               const user = (ctx.meta as Meta).user ?? null;
               if (site) await host.audit({ teamId: site.team_id, action: 'property.selected', actor: user, site: { id, domain: site.domain }, details: `chose the Search Console property ${chosen ?? '(none)'} for ${site.domain}` });
-              return statusOf(id);
+              return statusOf(id, listed);
             },
           }),
 

@@ -3,12 +3,10 @@
 // changes when the node restarts with other plugins.
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../api.ts';
-import type { Site } from '../api.ts';
+import { SITE_RANK, type SiteRole } from '../../../lib/auth/roles.ts';
 import type { ValueFormat } from './plugin-values.ts';
 
-/** A person's role on a site. */
-export type SiteRole = Site['role'];
-const SITE_RANK: Record<SiteRole, number> = { viewer: 1, editor: 2, admin: 3, owner: 4 };
+export type { SiteRole };
 
 /**
  * Whether a person with `role` on the site may use what asks for `required` (the least role its
