@@ -112,6 +112,8 @@ describe('the Backups page', () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Backups' }).click();
     await page.getByRole('heading', { name: 'Backups', level: 1 }).waitFor(WAIT);
     const summary = page.getByTestId('plugin-archives-summary');
+    // The cards are drawn once the panel's route has answered, after the page's heading.
+    await summary.locator('.kpi-label').first().waitFor(WAIT);
     await expect(summary.locator('.kpi-label').allTextContents()).resolves.toEqual(['Complete backups', 'Rows in the last', 'Size of the last']);
     await summary.locator('.kpi-value').first().filter({ hasText: /^1$/ }).waitFor(WAIT);
 
