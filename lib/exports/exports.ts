@@ -2,16 +2,12 @@
 // caller: read the request → build one SELECT → let ClickHouse write the format → pass its bytes
 // on. CSV, NDJSON and JSON come from the store's byte stream (one block in memory at a time), a
 // spreadsheet (xlsx) from its rows, one block at a time, written row by row (lib/exports/xlsx.ts);
-// Parquet is written by ClickHouse to a temporary file first (chDB's streamed Parquet blocks do
-// not concatenate into one valid file), which is streamed out and removed when the answer ends,
-// whether it was read to the end, abandoned or never read.
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Parquet one slice at a time by ClickHouse, its row groups joined into one file as they go out
+// (lib/exports/parquet.ts).
 import { PassThrough, Readable } from 'node:stream';
 import { localDate, parseRange, type TimeRange } from '../analytics/range.ts';
 import type { AnalyticsStore, Params } from '../stores/analytics/index.ts';
+import { slicedParquet } from './parquet.ts';
 import { type SlicedQuery, slicedBytes, slicedRows } from './slices.ts';
 import type { ExportTable } from './tables.ts';
 import { type CellValue, writeWorkbook, XLSX_CONTENT_TYPE, XLSX_MAX_ROWS } from './xlsx.ts';
@@ -61,7 +57,7 @@ export async function openExport(store: AnalyticsStore, site: ExportSite, table:
   const sliced: SlicedQuery = { sql, params, table: table.table, time: 'ts', range: { from: range.from, to: range.to } };
   const body =
     format === 'parquet'
-      ? await parquetFile(store, sql, params)
+      ? await started(slicedParquet(store, sliced))
       : format === 'xlsx'
         ? await spreadsheet(store, sliced, table, maxSheetRows)
         : await started(textBody(store, sliced, table, format));
@@ -194,20 +190,4 @@ export async function* jsonArray(lines: AsyncIterable<Uint8Array>): AsyncIterabl
     if (parts.length > 0) yield Buffer.concat(parts);
   }
   yield Buffer.from(`${opened ? '' : '[\n'}${held ? '\n' : ''}]\n`);
-}
-
-/** ClickHouse writes the file; the stream removes it (and its folder) once closed, however it ends. */
-async function parquetFile(store: AnalyticsStore, sql: string, params: Params): Promise<Readable> {
-  const dir = await mkdtemp(join(tmpdir(), 'plumb-export-'));
-  const remove = () => rm(dir, { recursive: true, force: true });
-  const file = join(dir, 'export.parquet');
-  try {
-    await store.exportParquet(sql, params, file);
-  } catch (error) {
-    await remove();
-    throw error;
-  }
-  const body = createReadStream(file);
-  body.once('close', () => void remove());
-  return body;
 }

@@ -9,7 +9,7 @@ import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
 import type { ExportFormat } from './exports.ts';
 import { type RowsTable, type TakeoutTable, takeoutFileName, writeTakeout } from './takeout.ts';
-import { ANALYTICS_TAKEOUT_TABLES, type TakeoutColumn, type TakeoutType, takeoutQuery, takeoutSliceQuery, timeOf } from './takeout-tables.ts';
+import { ANALYTICS_TAKEOUT_TABLES, type TakeoutColumn, type TakeoutType, takeoutSliceQuery, timeOf } from './takeout-tables.ts';
 import type { CellValue } from './xlsx.ts';
 
 /** A timestamp column of PostgreSQL as the takeout writes it: ISO 8601 UTC text. */
@@ -105,8 +105,8 @@ export async function siteTakeout(
   const analytics: TakeoutTable[] = ANALYTICS_TAKEOUT_TABLES.map((table) => ({
     name: table.name,
     columns: table.columns,
-    sql: takeoutSliceQuery(table),
-    parquetSql: takeoutQuery(table, true),
+    sql: takeoutSliceQuery(table, false),
+    parquetSql: takeoutSliceQuery(table, true),
     params,
     slices: { table: table.table, time: timeOf(table) },
   }));

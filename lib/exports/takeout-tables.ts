@@ -173,9 +173,9 @@ export function takeoutQuery(table: AnalyticsTakeoutTable, parquet: boolean): st
 /** The time column of the table: its rows are sliced by it (lib/exports/slices.ts). */
 export const timeOf = (table: AnalyticsTakeoutTable) => table.columns.find((column) => column.type === 'timestamp' || column.type === 'date')!.name;
 
-/** takeoutQuery in the text formats' form, bounded to one slice of time (`{from}`, `{to}`). */
-export function takeoutSliceQuery(table: AnalyticsTakeoutTable): string {
-  return takeoutQuery(table, false).replace('WHERE row.site_id = {site:UUID}', `WHERE row.site_id = {site:UUID} AND row.${timeOf(table)} >= {from:DateTime64(3)} AND row.${timeOf(table)} < {to:DateTime64(3)}`);
+/** takeoutQuery bounded to one slice of time (`{from}`, `{to}`). */
+export function takeoutSliceQuery(table: AnalyticsTakeoutTable, parquet: boolean): string {
+  return takeoutQuery(table, parquet).replace('WHERE row.site_id = {site:UUID}', `WHERE row.site_id = {site:UUID} AND row.${timeOf(table)} >= {from:DateTime64(3)} AND row.${timeOf(table)} < {to:DateTime64(3)}`);
 }
 
 /**

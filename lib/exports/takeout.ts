@@ -16,6 +16,7 @@ import { ZipFile } from 'yazl';
 import { VERSION } from '../brand.ts';
 import type { AnalyticsStore, Params, RowFormat } from '../stores/analytics/index.ts';
 import { type ExportFormat, jsonArray } from './exports.ts';
+import { slicedParquet } from './parquet.ts';
 import { slicedBytes, slicedRows } from './slices.ts';
 import type { TakeoutColumn, TakeoutType } from './takeout-tables.ts';
 import { type CellValue, type SheetSource, writeWorkbook, XLSX_MAX_ROWS } from './xlsx.ts';
@@ -52,24 +53,24 @@ export interface RowsTable extends TableBase {
   rows: readonly (readonly CellValue[])[];
 }
 
-/** A table of the analytics store: its SELECT in the text formats' form and in Parquet's. */
+/**
+ * A table of the analytics store, read a slice of time at a time (lib/exports/slices.ts): its
+ * SELECT bounded to one slice (`{from}`, `{to}`) in the text formats' form and in Parquet's.
+ */
 export interface QueryTable extends TableBase {
   sql: string;
   parquetSql: string;
   params: Params;
-  /** Present when `sql` is bounded to a slice of time (`{from}`, `{to}`): read slice by slice. */
-  slices?: { table: string; time: string };
+  slices: { table: string; time: string };
 }
 
-/** The text form's rows of a table, slice by slice when it is sliced. */
-function tableRows(store: AnalyticsStore, table: QueryTable): AsyncIterable<Record<string, CellValue>> {
-  return table.slices ? slicedRows(store, { sql: table.sql, params: table.params, ...table.slices }) : store.stream(table.sql, table.params);
-}
+const sliced = (table: QueryTable, sql: string) => ({ sql, params: table.params, ...table.slices });
 
-/** The text form's bytes of a table, slice by slice when it is sliced. */
-function tableBytes(store: AnalyticsStore, table: QueryTable, format: RowFormat): AsyncIterable<Uint8Array> {
-  return table.slices ? slicedBytes(store, { sql: table.sql, params: table.params, ...table.slices }, format) : store.streamBytes(table.sql, table.params, format);
-}
+/** The text form's rows of a table. */
+const tableRows = (store: AnalyticsStore, table: QueryTable) => slicedRows<Record<string, CellValue>>(store, sliced(table, table.sql));
+
+/** The text form's bytes of a table. */
+const tableBytes = (store: AnalyticsStore, table: QueryTable, format: RowFormat) => slicedBytes(store, sliced(table, table.sql), format);
 
 export type TakeoutTable = RowsTable | QueryTable;
 
@@ -243,13 +244,20 @@ export function csvRowEnds(): (chunk: Uint8Array) => number {
   };
 }
 
-/** ClickHouse writes the table's file; the entry reads it and counts its rows from its footer. */
+/**
+ * A store table's Parquet is written a slice at a time (lib/exports/parquet.ts) as the zip reads
+ * it; rows already read are written by ClickHouse to a file, whose footer counts them.
+ */
 async function parquetEntry(store: AnalyticsStore, table: TakeoutTable, temporary: () => Promise<string>): Promise<Entry> {
+  if (isQuery(table)) {
+    let rows = 0;
+    const body = Readable.from(slicedParquet(store, sliced(table, table.parquetSql), (n) => (rows += n)), { objectMode: false });
+    return { body, rows: async () => rows, cleanup: async () => undefined };
+  }
   const file = join(await temporary(), `${table.name}.parquet`);
   const cleanup = () => rm(file, { force: true });
   try {
-    if (isQuery(table)) await store.exportParquet(table.parquetSql, table.params, file);
-    else await store.exportParquet(rowsParquetSql(table), { structure: rowsStructure(table.columns), data: Buffer.from(rowsText(table, 'ndjson')).toString('base64') }, file);
+    await store.exportParquet(rowsParquetSql(table), { structure: rowsStructure(table.columns), data: Buffer.from(rowsText(table, 'ndjson')).toString('base64') }, file);
     const rows = Number((await parquetMetadataAsync(await asyncBufferFromFile(file))).num_rows);
     return { body: createReadStream(file), rows: async () => rows, cleanup };
   } catch (error) {

@@ -3,13 +3,15 @@
 // of its own (a strict CSV parser here, JSON.parse, hyparquet), with the range's edges, filters,
 // headers, refusals, and a client that hangs up midway.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
-import { parquetReadObjects } from 'hyparquet';
+import { join } from 'node:path';
+import { parquetMetadata, parquetReadObjects, parquetSchema } from 'hyparquet';
 import { slicesOf } from '../../lib/exports/slices.ts';
 import { createSite, type Site } from '../../lib/sites/sites.ts';
 import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
+import { stringLiteral } from '../../lib/stores/analytics/transport.ts';
 import { type Person, person } from '../support/accounts.ts';
 import { waitFor } from '../support/instance.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
@@ -191,6 +193,62 @@ describe('GET /api/sites/:id/hits/export', () => {
     expect(rows.length).toBe(100_000);
   }, 60_000);
 
+  it('joins the range’s slices into one Parquet file that hyparquet and ClickHouse each read whole, as the store holds it', async () => {
+    const store = t.node.runtime.analytics();
+    const res = await asViewer(exportUrl(bigSite, 'hits', 'from=2026-02-01&to=2026-02-03&format=parquet'));
+    const file = new Uint8Array(await res.arrayBuffer());
+    // 100,000 rows at 3,600 an hour, in slices of at most 50,000 rows (13 hours): one row group per slice.
+    const metadata = parquetMetadata(file.buffer);
+    expect(metadata.row_groups.length).toBe(3);
+    expect(Number(metadata.num_rows)).toBe(100_000);
+    const rows = await parquetReadObjects({ file: file.buffer });
+    const stored = await store.query<{ ts: string; hit_id: string; session_id: string; path: string }>(
+      `SELECT toString(ts) AS ts, toString(hit_id) AS hit_id, toString(session_id) AS session_id, path FROM {db:Identifier}.hits WHERE site_id = {site:UUID} ORDER BY ts`,
+      { db: store.tenantDatabase(t.team.id), site: bigSite.id },
+    );
+    expect(rows.map((r) => [(r.ts as Date).toISOString().replace('T', ' ').replace('Z', ''), r.hit_id, String(r.session_id), r.path])).toEqual(stored.map((r) => [r.ts, r.hit_id, r.session_id, r.path]));
+    // ClickHouse reads the joined file too (a restore or an import reads Parquet with it).
+    const dir = mkdtempSync(join(tmpdir(), 'plumb-test-parquet-'));
+    try {
+      writeFileSync(join(dir, 'hits.parquet'), file);
+      const [read] = await store.query<{ rows: string; paths: string; first: string; last: string }>(
+        `SELECT toString(count()) AS rows, toString(uniqExact(path)) AS paths, toString(min(ts)) AS first, toString(max(ts)) AS last FROM file(${stringLiteral(join(dir, 'hits.parquet'))}, 'Parquet')`,
+      );
+      expect(read).toEqual({ rows: '100000', paths: '400', first: '2026-02-01 00:00:00.000', last: '2026-02-02 03:46:39.000' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('joins slices a ClickHouse server wrote with bloom filters and page indexes, leaving those out', async () => {
+    const store = t.node.runtime.analytics();
+    const original = store.exportParquet;
+    // What a ClickHouse server's defaults write (chDB here is told not to): indexes after the row
+    // groups, with offsets of their own; and several row groups a slice.
+    store.exportParquet = (sql, params, file) =>
+      store.command(`INSERT INTO FUNCTION file(${stringLiteral(file)}, 'Parquet') ${sql} SETTINGS output_format_parquet_write_bloom_filter = 1, output_format_parquet_write_page_index = 1, output_format_parquet_row_group_size = 20000, output_format_parquet_compression_method = 'snappy'`, params);
+    try {
+      const file = await (await asViewer(exportUrl(bigSite, 'hits', 'from=2026-02-01&to=2026-02-03&format=parquet'))).arrayBuffer();
+      const metadata = parquetMetadata(file);
+      expect(metadata.row_groups.length).toBeGreaterThan(3);
+      const chunks = metadata.row_groups.flatMap((group) => group.columns);
+      expect(chunks.filter((chunk) => chunk.offset_index_offset !== undefined || chunk.column_index_offset !== undefined || chunk.meta_data?.bloom_filter_offset !== undefined)).toEqual([]);
+      const rows = await parquetReadObjects({ file, columns: ['ts', 'path'] });
+      expect(rows.length).toBe(100_000);
+      expect(rows.every((row, i) => (row.ts as Date).getTime() === Date.parse('2026-02-01T00:00:00Z') + i * 1000 && row.path === `/page/${i % 400}`)).toBe(true);
+    } finally {
+      store.exportParquet = original;
+    }
+  }, 60_000);
+
+  it('writes a range without rows as a Parquet file of the table’s columns and no row', async () => {
+    const res = await asViewer(exportUrl(bigSite, 'hits', 'from=2025-02-01&to=2025-02-03&format=parquet'));
+    expect(res.status).toBe(200);
+    const file = await res.arrayBuffer();
+    expect(Number(parquetMetadata(file).num_rows)).toBe(0);
+    expect(parquetSchema(parquetMetadata(file)).children.map((column) => column.element.name)).toEqual(HIT_COLUMNS);
+  });
+
   it('reads a day with more rows than a slice holds in slices of whole hours that cover the range', async () => {
     const store = t.node.runtime.analytics();
     const range = { from: new Date('2026-02-01T00:30:00Z'), to: new Date('2026-02-03T00:00:00Z') };
@@ -308,7 +366,7 @@ describe('a client that hangs up midway', () => {
   }, 30_000);
 
   it('leaves no Parquet file behind', async () => {
-    const temporary = () => readdirSync(tmpdir()).filter((name) => name.startsWith('plumb-export-'));
+    const temporary = () => readdirSync(tmpdir()).filter((name) => name.startsWith('plumb-parquet-'));
     const before = new Set(temporary());
     await hangUp(exportUrl(bigSite, 'hits', 'from=2026-02-01&to=2026-02-03&format=parquet'));
     await waitFor(async () => temporary().every((name) => before.has(name)), 5000, () => `left behind: ${temporary().join(', ')}`);

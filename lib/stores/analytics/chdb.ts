@@ -254,7 +254,9 @@ export class ChdbTransport implements Transport {
    * every other bound query back.
    */
   async exportParquet(sql: string, params: Params, filePath: string): Promise<void> {
-    const settings = settingsClause({ ...PARQUET_OUTPUT_SETTINGS, engine_file_truncate_on_insert: 1 });
+    // No bloom filters or page indexes: the engine holds a file's bloom filters in memory until
+    // its end (up to 128 MiB), and exports join files without them (lib/exports/parquet.ts).
+    const settings = settingsClause({ ...PARQUET_OUTPUT_SETTINGS, output_format_parquet_write_bloom_filter: 0, output_format_parquet_write_page_index: 0, engine_file_truncate_on_insert: 1 });
     await this.onOwnConnection(params, `INSERT INTO FUNCTION file(${stringLiteral(filePath)}, 'Parquet') ${sql} ${settings}`, this.readArgs.narrow);
   }
 
