@@ -2,7 +2,8 @@
 // The `plumb` command: `plumb serve` runs a node; `plumb --help` lists every setting.
 import { helpText, loadConfig, parseArgs } from '../lib/config.ts';
 import { ConfigError } from '../lib/errors.ts';
-import { applyHeapLimit } from '../lib/heap.ts';
+import { flushCompileCache } from 'node:module';
+import { applyProcessSettings } from '../lib/process-settings.ts';
 
 const HARD_EXIT_MS = 10_000;
 
@@ -47,8 +48,8 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     return fail(err);
   }
-  // Before the node's modules load: the process may be replaced here (see lib/heap.ts).
-  applyHeapLimit(config.heapMb);
+  // Before the node's modules load: the process may be replaced here (see lib/process-settings.ts).
+  applyProcessSettings(config.heapMb);
   const { startNode } = await import('../lib/node.ts');
   let node: Awaited<ReturnType<typeof startNode>>;
   try {
@@ -56,6 +57,8 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     return fail(err);
   }
+  // The modules loaded so far go into the compile cache now, not only at a clean exit.
+  flushCompileCache();
   return new Promise<number>((resolve) => {
     const shutdown = (signal: string) => {
       process.stderr.write(`plumb: ${signal} received, shutting down\n`);

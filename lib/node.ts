@@ -6,7 +6,6 @@ import { CORE_SCOPES } from './auth/roles.ts';
 import type { Server } from 'node:http';
 import { ServiceBroker } from 'moleculer';
 import { createLocalElector } from '../cluster/election/local.ts';
-import { createRedisElector } from '../cluster/election/redis.ts';
 import { createLeaderFence, currentLeaderEpoch } from '../cluster/fencing.ts';
 import { clusterSink } from '../cluster/ingest-sink.ts';
 import { createLeaderJobSlot, createLeaderJobs } from '../cluster/leader-jobs.ts';
@@ -61,8 +60,9 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   const pluginSettings = settlePluginSettings(plugins, options.env ?? process.env, config.pluginFlags);
   const dataDirLock = lockDataDir(config.dataDir);
   const jwtSecret = resolveJwtSecret(config.jwtSecret, config.dataDir, log);
+  // The Redis elector (and ioredis) is loaded only by a node of a cluster.
   const elector = config.redisUrl
-    ? createRedisElector({
+    ? (await import('../cluster/election/redis.ts')).createRedisElector({
         redisUrl: config.redisUrl,
         nodeId: config.nodeId,
         leaseMs: config.leaderLeaseMs,

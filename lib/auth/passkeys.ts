@@ -3,13 +3,11 @@
 // rule that the last usable primary login method cannot be removed. Challenges travel in signed
 // short-lived tokens (SessionService.signChallenge), so the server keeps no ceremony state.
 import { randomUUID } from 'node:crypto';
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
@@ -21,6 +19,13 @@ import { usableSignInMethods } from './federated/identities.ts';
 
 /** Enough for every device a person owns; keeps excludeCredentials lists short. */
 export const MAX_PASSKEYS_PER_USER = 20;
+
+/**
+ * @simplewebauthn/server, loaded at the first ceremony: with the ASN.1 and X.509 libraries it
+ * brings it is ~7 MiB of every node's heap, most of whose people sign in with a password.
+ */
+let webauthn: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const loadWebauthn = () => (webauthn ??= import('@simplewebauthn/server'));
 const CEREMONY_TIMEOUT_MS = 300_000;
 
 export interface RelyingParty {
@@ -54,7 +59,7 @@ const signInFailed = (message = 'Passkey sign-in failed') => new PlumbError(401,
 export async function registrationOptions(db: MetadataQueryable, rp: RelyingParty, user: { id: string; email: string }): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const { rows } = await db.query<{ credential_id: string; transports: string[] }>('SELECT credential_id, transports FROM passkeys WHERE user_id = $1', [user.id]);
   if (rows.length >= MAX_PASSKEYS_PER_USER) throw conflict(`An account can have at most ${MAX_PASSKEYS_PER_USER} passkeys; remove one first`);
-  return generateRegistrationOptions({
+  return (await loadWebauthn()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName: user.email,
@@ -76,7 +81,7 @@ export async function registerPasskey(
 ): Promise<PasskeyView> {
   let info: Extract<Awaited<ReturnType<typeof verifyRegistrationResponse>>, { verified: true }>['registrationInfo'];
   try {
-    const result = await verifyRegistrationResponse({
+    const result = await (await loadWebauthn()).verifyRegistrationResponse({
       response: input.response,
       expectedChallenge: input.expectedChallenge,
       expectedOrigin: rp.origin,
@@ -105,8 +110,8 @@ export async function registerPasskey(
 }
 
 /** Discoverable sign-in: no allowCredentials, the authenticator offers the accounts it holds. */
-export function authenticationOptions(rp: RelyingParty): Promise<PublicKeyCredentialRequestOptionsJSON> {
-  return generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: CEREMONY_TIMEOUT_MS });
+export async function authenticationOptions(rp: RelyingParty): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  return (await loadWebauthn()).generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: CEREMONY_TIMEOUT_MS });
 }
 
 /**
@@ -129,7 +134,7 @@ export async function authenticatePasskey(
   if (handle !== undefined && handle !== Buffer.from(userHandleOf(passkey.user_id)).toString('base64url')) throw signInFailed();
   let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
-    verified = await verifyAuthenticationResponse({
+    verified = await (await loadWebauthn()).verifyAuthenticationResponse({
       response: input.response,
       expectedChallenge: input.expectedChallenge,
       expectedOrigin: rp.origin,

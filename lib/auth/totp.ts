@@ -3,7 +3,6 @@
 // time step is not after the last accepted step is refused). Seeds are sealed at rest (secret-box).
 import { enqueueMail } from '../mail/outbox.ts';
 import { generateSecret, generateURI, verify } from 'otplib';
-import QRCode from 'qrcode';
 import { BRAND } from '../brand.ts';
 import { conflict, validationFailed } from '../errors.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
@@ -80,6 +79,8 @@ export async function startTotpSetup(db: MetadataQueryable, box: SecretBox, user
   ]);
   if (rowCount !== 1) throw conflict('Two-factor authentication is already enabled; disable it before enrolling again');
   const otpauthUrl = generateURI({ issuer: BRAND, label: user.email, secret, algorithm: 'sha1', digits: TOTP_DIGITS, period: TOTP_PERIOD_SECONDS });
+  // qrcode (and the PNG encoder it brings) is loaded at the first enrolment, not by every node.
+  const { default: QRCode } = await import('qrcode');
   const qrSvg = await QRCode.toString(otpauthUrl, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   return { secret, otpauth_url: otpauthUrl, qr_svg: qrSvg };
 }

@@ -6,8 +6,15 @@
 import { once } from 'node:events';
 import type { PassThrough, Readable } from 'node:stream';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { ZipFile } from 'yazl';
+
+/**
+ * exceljs, loaded at the first spreadsheet: with the zip, XML and polyfill libraries it brings it
+ * is ~9 MiB of every node's heap (and its code), for a format most nodes never write.
+ */
+let excel: Promise<typeof ExcelJS> | undefined;
+const loadExcel = () => (excel ??= import('exceljs').then((module) => module.default));
 
 export const XLSX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
@@ -37,7 +44,7 @@ export const sheetName = (name: string, part: number) => (part === 1 ? name : `$
  */
 export async function writeWorkbook(out: PassThrough, sheets: Iterable<SheetSource> | AsyncIterable<SheetSource>, maxRows = XLSX_MAX_ROWS): Promise<Map<string, number>> {
   if (maxRows < 2) throw new RangeError('a sheet holds at least a header and one row');
-  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useSharedStrings: false, useStyles: false });
+  const workbook = new (await loadExcel()).stream.xlsx.WorkbookWriter({ stream: out, useSharedStrings: false, useStyles: false });
   const counts = new Map<string, number>();
   for await (const sheet of sheets) {
     let part = 1;
@@ -121,6 +128,7 @@ const sheetNumber = (name: string) => Number(/^xl\/worksheets\/sheet(\d+)\.xml$/
  * workbook has none, one sheet at a time. A sheet's rows must be read before the next sheet is asked for.
  */
 export async function* readSheets(parts: readonly XlsxPart[]): AsyncIterable<SheetRows> {
+  const { WorkbookReader } = (await loadExcel()).stream.xlsx;
   const byName = new Map(parts.map((part) => [part.name, part]));
   const sheets = parts.filter((part) => Number.isFinite(sheetNumber(part.name))).sort((a, b) => sheetNumber(a.name) - sheetNumber(b.name));
   // One reader per sheet: fed the whole workbook at once, exceljs's reader now and then skipped a
@@ -142,7 +150,7 @@ export async function* readSheets(parts: readonly XlsxPart[]): AsyncIterable<She
     }
     add(sheet);
     zip.end();
-    const reader = new ExcelJS.stream.xlsx.WorkbookReader(zip.outputStream as Readable, { worksheets: 'emit', sharedStrings: 'cache', hyperlinks: 'ignore', styles: 'ignore', entries: 'ignore' });
+    const reader = new WorkbookReader(zip.outputStream as Readable, { worksheets: 'emit', sharedStrings: 'cache', hyperlinks: 'ignore', styles: 'ignore', entries: 'ignore' });
     let given = 0;
     for await (const worksheet of reader) {
       given++;

@@ -5,7 +5,7 @@
 // arithmetic: in memory on a single node, in Redis (a Lua script) when PLUMB_REDIS_URL is set, so
 // a client cannot multiply its budget by the number of nodes. If Redis fails, the in-memory
 // buckets take over rather than letting everything through or nothing.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import { rateLimited } from '../errors.ts';
 import type { Log } from '../log.ts';
@@ -139,18 +139,24 @@ export function redisRateLimits(
   const rules = bucketRules(config);
   const fallback = memoryRateLimits(config, now);
   // A Redis that hangs is treated as one that is down: the request is counted here instead.
-  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: 1000 });
-  redis.on('error', (err: Error) => log.warn({ err: err.message }, 'rate limits: Redis unavailable, using in-memory buckets'));
-  redis.defineCommand('plumbTakeToken', { numberOfKeys: 1, lua: TAKE_TOKEN_LUA });
-  const take = (redis as unknown as { plumbTakeToken: TakeTokenCommand }).plumbTakeToken.bind(redis);
+  // ioredis is loaded here, not with the module: a single node never needs it.
+  let take: TakeTokenCommand | undefined;
+  const connecting = import('ioredis').then(({ Redis }): Redis => {
+    const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: 1000 });
+    redis.on('error', (err: Error) => log.warn({ err: err.message }, 'rate limits: Redis unavailable, using in-memory buckets'));
+    redis.defineCommand('plumbTakeToken', { numberOfKeys: 1, lua: TAKE_TOKEN_LUA });
+    take = (redis as unknown as { plumbTakeToken: TakeTokenCommand }).plumbTakeToken.bind(redis);
+    return redis;
+  });
 
   return {
     // Until the connection is up, requests are counted in memory; tests wait for it.
-    ready: new Promise((resolve) => redis.once('ready', () => resolve())),
+    ready: connecting.then((redis) => new Promise((resolve) => redis.once('ready', () => resolve()))),
     async consume(kind, key) {
       const rule = rules[kind];
       let waitMs: number;
       try {
+        if (!take) throw new Error('Redis is not connected yet');
         waitMs = Number(await take(`${config.keyPrefix}:${kind}:${key}`, rule.capacity, rule.tokensPerMs, now()));
       } catch {
         waitMs = fallback.wait(kind, key);
@@ -158,7 +164,7 @@ export function redisRateLimits(
       if (waitMs > 0) throw rateLimited(retryAfterSeconds(waitMs));
     },
     async close() {
-      redis.disconnect();
+      (await connecting).disconnect();
     },
   };
 }

@@ -2,7 +2,6 @@
 // through it with nodemailer (one connection per message, every wait bounded). A refusal is
 // reported with the server's own answer, so an operator can see why (bad credentials, sender
 // refused, mailbox unknown); credentials never appear in it.
-import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { Config } from '../config.ts';
 import type { RenderedMail } from './templates.ts';
@@ -77,12 +76,13 @@ export function safeHeaders(headers: Record<string, string> | undefined): Record
 }
 
 export function createMailTransport(config: MailSettings): MailTransport {
-  const transporter = nodemailer.createTransport(transportOptions(config));
+  // nodemailer (~6 MiB of heap) is loaded with the first transport, not by every node that never mails.
+  const transporter = import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(transportOptions(config)));
   const host = new URL(config.publicUrl).hostname || 'localhost';
   return {
     async send(message) {
       try {
-        await transporter.sendMail({
+        await (await transporter).sendMail({
           from: config.mailFrom,
           to: message.to,
           subject: message.subject,
@@ -95,6 +95,6 @@ export function createMailTransport(config: MailSettings): MailTransport {
         throw new MailSendError(sendFailureReason(err));
       }
     },
-    close: () => transporter.close(),
+    close: () => void transporter.then((opened) => opened.close()),
   };
 }

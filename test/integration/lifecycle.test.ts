@@ -2,8 +2,9 @@
 // the dashboard and tracker (to HEAD too), restart without losing anything, stop cleanly on a
 // signal, refuse bad settings.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { COMPILE_CACHE_DIR } from '../../lib/process-settings.ts';
 import { type Instance, request, runPlumb, startInstance, tempDataDir, tempDataDirWithPglite, waitFor } from '../support/instance.ts';
 
 describe('plumb serve on a fresh data dir', () => {
@@ -36,6 +37,12 @@ describe('plumb serve on a fresh data dir', () => {
     // The process re-executes itself with the heap flags: same PID, new command line.
     const commandLine = readFileSync(`/proc/${instance.child.pid}/cmdline`, 'utf8').split('\0');
     expect(commandLine).toEqual(expect.arrayContaining(['--max-old-space-size=256', '--max-semi-space-size=8', 'serve']));
+  });
+
+  it('runs with one malloc arena and its TypeScript from the compile cache, which holds the node’s modules once it is up', () => {
+    const environment = readFileSync(`/proc/${instance.child.pid}/environ`, 'utf8').split('\0');
+    expect(environment).toEqual(expect.arrayContaining(['MALLOC_ARENA_MAX=1', `NODE_COMPILE_CACHE=${COMPILE_CACHE_DIR}`]));
+    expect(readdirSync(COMPILE_CACHE_DIR, { recursive: true }).length).toBeGreaterThan(100);
   });
 
   it('reports its version at /api/status', async () => {

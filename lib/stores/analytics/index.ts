@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Log } from '../../log.ts';
 import { ChdbTransport } from './chdb.ts';
-import { ClickHouseTransport } from './clickhouse.ts';
 import { loadMigrations, type Migration, migrateTenant } from './migrations.ts';
 import { assertIdentifier, encodeCompactRow, encodeRow, normalizeParams, type Params, type RowFormat, type Transport, tenantDatabase } from './transport.ts';
 
@@ -74,7 +73,8 @@ export interface OpenAnalyticsStoreOptions {
 
 export async function openAnalyticsStore(options: OpenAnalyticsStoreOptions): Promise<AnalyticsStore> {
   const transport = options.clickhouseUrl
-    ? await ClickHouseTransport.open(options.clickhouseUrl, options.log, options.readMemoryBytes)
+    ? // The ClickHouse client is loaded only by a node that uses a ClickHouse server.
+      await (await import('./clickhouse.ts')).ClickHouseTransport.open(options.clickhouseUrl, options.log, options.readMemoryBytes)
     : await ChdbTransport.open(join(options.dataDir, 'analytics'), options.log, options.readMemoryBytes);
   return new Store(transport, loadMigrations(), options.log);
 }

@@ -1,6 +1,7 @@
-// The JavaScript heap a node asks V8 for: which flags `plumb serve` re-executes itself with.
+// What `plumb serve` re-executes itself with: the JavaScript heap it asks V8 for, and the
+// environment the runtime reads only at start (malloc arenas, the compile cache).
 import { describe, expect, it } from '@jest/globals';
-import { heapFlags } from '../../lib/heap.ts';
+import { heapFlags, startEnvironment } from '../../lib/process-settings.ts';
 
 describe('heapFlags', () => {
   it('caps the old space at -heap-mb and keeps the young semi-spaces at 8 MiB', () => {
@@ -28,5 +29,24 @@ describe('heapFlags', () => {
 
   it('is not fooled by other flags', () => {
     expect(heapFlags(256, ['--enable-source-maps', '--max-http-header-size=16384'], '--no-deprecation')).toEqual(['--max-old-space-size=256', '--max-semi-space-size=8']);
+  });
+});
+
+describe('startEnvironment', () => {
+  it('asks for one malloc arena and the compile cache beside the code', () => {
+    expect(startEnvironment({ PATH: '/usr/bin' }, '/opt/plumb/node_modules/.cache/plumb-compile')).toEqual({
+      MALLOC_ARENA_MAX: '1',
+      NODE_COMPILE_CACHE: '/opt/plumb/node_modules/.cache/plumb-compile',
+    });
+  });
+
+  it('leaves what the operator set, an empty value included, and a disabled compile cache', () => {
+    expect(startEnvironment({ MALLOC_ARENA_MAX: '4', NODE_COMPILE_CACHE: '' })).toEqual({});
+    expect(startEnvironment({ MALLOC_ARENA_MAX: '2', NODE_DISABLE_COMPILE_CACHE: '1' })).toEqual({});
+  });
+
+  it('adds nothing once the process runs with it (no second restart)', () => {
+    const env = { PATH: '/usr/bin' };
+    expect(startEnvironment({ ...env, ...startEnvironment(env) })).toEqual({});
   });
 });

@@ -1,0 +1,57 @@
+// What a node's process is started with, beyond its own settings: things the runtime reads only
+// when a process starts, so `plumb serve` re-executes itself once with them (same PID: systemd and
+// process supervisors see one process). Each was measured on an idle node (docs/decisions.md):
+// - The V8 heap. V8 sizes it from the machine's memory (a quarter of it, up to 4 GiB, and young
+//   semi-spaces of up to 64 MiB), and collects lazily below that: on a big machine a node under
+//   ingest held 340 MiB of heap it no longer used, and a 1 GiB box has no room for that.
+//   `-heap-mb` caps the old space and keeps the young generation small.
+// - glibc's malloc arenas (MALLOC_ARENA_MAX): one per thread that allocates, up to eight per core,
+//   each keeping its freed memory. The node's allocating threads are few and mostly idle (the
+//   analytics engine has an allocator of its own): one arena takes ~15 MiB off an idle node.
+// - Node's compile cache (NODE_COMPILE_CACHE), in the install's node_modules/.cache: Plumb runs
+//   its TypeScript as it is, and stripping the types loads a compiler (and its wasm memory) into
+//   the process; with the stripped code cached that compiler is never loaded again (~18 MiB), and
+//   modules load faster. The cache lives beside the code, writable by whoever can change the code.
+import { join } from 'node:path';
+
+/** The young generation's semi-spaces under a cap: 8 MiB each (V8's default here is up to 64). */
+const SEMI_SPACE_MB = 8;
+
+/** Where the compile cache lives: with the installed code, never in a directory others may write to. */
+export const COMPILE_CACHE_DIR = join(import.meta.dirname, '..', 'node_modules', '.cache', 'plumb-compile');
+
+/** An operator's own heap flags (on the command line or in NODE_OPTIONS) are left as they are. */
+const HEAP_FLAG = /(^|\s)--max[-_](old[-_]space[-_]size([-_]percentage)?|semi[-_]space[-_]size|heap[-_]size)(?==|\s|$)/;
+
+/**
+ * The V8 flags to re-execute with, or null when the process already runs as it should: no cap asked
+ * (`heapMb` 0), or heap flags already given (by the operator, or by the re-execution itself).
+ */
+export function heapFlags(heapMb: number, execArgv: readonly string[], nodeOptions: string | undefined): string[] | null {
+  if (heapMb === 0) return null;
+  if (execArgv.some((arg) => HEAP_FLAG.test(arg)) || HEAP_FLAG.test(nodeOptions ?? '')) return null;
+  return [`--max-old-space-size=${heapMb}`, `--max-semi-space-size=${SEMI_SPACE_MB}`];
+}
+
+/** The environment variables to add, none of which the operator has set (an empty one counts as set). */
+export function startEnvironment(env: NodeJS.ProcessEnv, compileCacheDir = COMPILE_CACHE_DIR): Record<string, string> {
+  const added: Record<string, string> = {};
+  if (env.MALLOC_ARENA_MAX === undefined) added.MALLOC_ARENA_MAX = '1';
+  if (env.NODE_COMPILE_CACHE === undefined && env.NODE_DISABLE_COMPILE_CACHE === undefined) added.NODE_COMPILE_CACHE = compileCacheDir;
+  return added;
+}
+
+/** Replaces this process with the same command under the heap flags and environment, when either is needed; returns otherwise. */
+export function applyProcessSettings(heapMb: number): void {
+  const flags = heapFlags(heapMb, process.execArgv, process.env.NODE_OPTIONS) ?? [];
+  const added = startEnvironment(process.env);
+  if (flags.length === 0 && Object.keys(added).length === 0) return;
+  try {
+    if (!process.execve) throw new Error('this platform has no execve');
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...flags, ...process.argv.slice(1)], { ...process.env, ...added });
+  } catch (err) {
+    // A platform without execve (Windows), or a binary that cannot be run again: the node still
+    // starts, with V8's own heap sizing and the runtime's defaults.
+    process.stderr.write(`plumb: cannot restart with -heap-mb ${heapMb} and ${Object.keys(added).join(', ') || 'no environment'} (${(err as Error).message}); running with the runtime's defaults\n`);
+  }
+}
