@@ -11,7 +11,7 @@ import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
-import { type SlicedQuery, slicesOf } from './slices.ts';
+import { afterSlice, eachSlice, type Slice, type SlicedQuery } from './slices.ts';
 import { decodeStruct, encodeStruct, field, type ThriftList, type ThriftStruct, TYPE } from './thrift-compact.ts';
 
 const MAGIC = Buffer.from('PAR1');
@@ -29,8 +29,11 @@ export class ParquetStitchError extends Error {}
  * once or in parts. `onRows` hears each slice's row count as its bytes go out. Break to cancel:
  * the slice being written finishes, then its file and the folder are removed.
  */
-export async function* slicedParquet(store: AnalyticsStore, query: SlicedQuery, onRows: (rows: number) => void = () => undefined): AsyncIterable<Uint8Array> {
-  const slices = await slicesOf(store, query);
+export function slicedParquet(store: AnalyticsStore, query: SlicedQuery, onRows: (rows: number) => void = () => undefined): AsyncIterable<Uint8Array> {
+  return eachSlice(store, query, (slices) => stitched(store, query, slices, onRows));
+}
+
+async function* stitched(store: AnalyticsStore, query: SlicedQuery, slices: Slice[], onRows: (rows: number) => void): AsyncIterable<Uint8Array> {
   // No rows: one empty slice still gives the file its schema.
   const empty = query.range?.from ?? new Date(0);
   if (slices.length === 0) slices.push({ from: empty, to: empty });
@@ -49,6 +52,7 @@ export async function* slicedParquet(store: AnalyticsStore, query: SlicedQuery, 
       position += chunks.end - chunks.start;
       await rm(file, { force: true });
       onRows(rows);
+      afterSlice();
     }
     const encoded = encodeStruct(footer.metadata());
     const length = Buffer.alloc(4);

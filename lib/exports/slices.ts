@@ -4,6 +4,7 @@
 // rows cost what one slice holds: the engine sorts a whole slice in memory (a 200,000-row slice
 // of pageviews needs 40–80 MiB, a 50,000-row one under 20). The slices are found first from a
 // count of rows an hour, and run in order, so the rows and their order are the same as one query's.
+import { collectYoungGeneration } from '../process-settings.ts';
 import type { AnalyticsStore, Params, RowFormat } from '../stores/analytics/index.ts';
 
 /** Rows a slice holds at most (whole hours: an hour with more is a slice of its own). */
@@ -20,7 +21,7 @@ export interface SlicedQuery {
   range?: { from: Date; to: Date };
 }
 
-interface Slice {
+export interface Slice {
   from: Date;
   to: Date;
 }
@@ -58,12 +59,41 @@ export async function slicesOf(store: AnalyticsStore, query: SlicedQuery, maxRow
   return slices.map(({ from, to }) => ({ from: range && from < range.from ? range.from : from, to: range && to > range.to ? range.to : to }));
 }
 
+/**
+ * After each slice: the slice's blocks, dead once sent, are freed now rather than when V8's
+ * external-memory limit next forces a collection (~60 MiB of them later; lib/process-settings.ts).
+ */
+export const afterSlice = collectYoungGeneration;
+
+/**
+ * Runs `read` over the query's slices, then has the engine give back what the read freed, however
+ * it ended: each table's first large read grows the embedded engine's allocator by what it worked
+ * ahead of the reader, and a takeout reads one table after another.
+ */
+export async function* eachSlice<T>(store: AnalyticsStore, query: SlicedQuery, read: (slices: Slice[]) => AsyncIterable<T>): AsyncIterable<T> {
+  try {
+    yield* read(await slicesOf(store, query));
+  } finally {
+    await store.releaseMemory().catch(() => undefined);
+  }
+}
+
 /** The query's bytes in `format`, slice after slice: what one query would give. Break to cancel. */
-export async function* slicedBytes(store: AnalyticsStore, query: SlicedQuery, format: RowFormat): AsyncIterable<Uint8Array> {
-  for (const slice of await slicesOf(store, query)) yield* store.streamBytes(query.sql, { ...query.params, ...slice }, format);
+export function slicedBytes(store: AnalyticsStore, query: SlicedQuery, format: RowFormat): AsyncIterable<Uint8Array> {
+  return eachSlice(store, query, async function* (slices) {
+    for (const slice of slices) {
+      yield* store.streamBytes(query.sql, { ...query.params, ...slice }, format);
+      afterSlice();
+    }
+  });
 }
 
 /** The query's rows, slice after slice. Break to cancel. */
-export async function* slicedRows<T>(store: AnalyticsStore, query: SlicedQuery): AsyncIterable<T> {
-  for (const slice of await slicesOf(store, query)) yield* store.stream<T>(query.sql, { ...query.params, ...slice });
+export function slicedRows<T>(store: AnalyticsStore, query: SlicedQuery): AsyncIterable<T> {
+  return eachSlice(store, query, async function* (slices) {
+    for (const slice of slices) {
+      yield* store.stream<T>(query.sql, { ...query.params, ...slice });
+      afterSlice();
+    }
+  });
 }

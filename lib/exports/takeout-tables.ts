@@ -160,13 +160,27 @@ export function columnSql(column: TakeoutColumn, parquet: boolean): string {
   }
 }
 
+/**
+ * Where a table's rows come from. A collapsed table (visits) holds each state of a visit and the
+ * cancellation of the state it replaced (same version, sign -1) until merged: the live states are
+ * those no cancellation names, which a visit's start keeps in the same slice. Read so rather than
+ * with FINAL, which reads the parts side by side in key order: on 2M visits FINAL grew the node by
+ * ~180 MiB during a takeout, this by ~110, what the first read of any table costs.
+ */
+function rowsSource(table: AnalyticsTakeoutTable, where: (alias: string) => string): string {
+  if (!table.collapsed) return `{db:Identifier}.${table.table} AS row WHERE ${where('row')}`;
+  return `{db:Identifier}.${table.table} AS row
+    WHERE ${where('row')} AND row.sign = 1
+      AND (row.session_id, row.version) NOT IN (SELECT cancelled.session_id, cancelled.version FROM {db:Identifier}.${table.table} AS cancelled WHERE ${where('cancelled')} AND cancelled.sign = -1)`;
+}
+
 /** The one SELECT of a table's rows for the site, in its total order; every value is bound. */
-export function takeoutQuery(table: AnalyticsTakeoutTable, parquet: boolean): string {
-  const live = table.collapsed ? ' FINAL' : '';
+export function takeoutQuery(table: AnalyticsTakeoutTable, parquet: boolean, slice = false): string {
+  const time = timeOf(table);
+  const where = (alias: string) => `${alias}.site_id = {site:UUID}${slice ? ` AND ${alias}.${time} >= {from:DateTime64(3)} AND ${alias}.${time} < {to:DateTime64(3)}` : ''}`;
   return `
     SELECT ${table.columns.map((column) => columnSql(column, parquet)).join(', ')}
-    FROM {db:Identifier}.${table.table} AS row${live}
-    WHERE row.site_id = {site:UUID}${table.collapsed ? ' AND row.sign = 1' : ''}
+    FROM ${rowsSource(table, where)}
     ORDER BY ${orderOf(table)}`;
 }
 
@@ -175,7 +189,7 @@ export const timeOf = (table: AnalyticsTakeoutTable) => table.columns.find((colu
 
 /** takeoutQuery bounded to one slice of time (`{from}`, `{to}`). */
 export function takeoutSliceQuery(table: AnalyticsTakeoutTable, parquet: boolean): string {
-  return takeoutQuery(table, parquet).replace('WHERE row.site_id = {site:UUID}', `WHERE row.site_id = {site:UUID} AND row.${timeOf(table)} >= {from:DateTime64(3)} AND row.${timeOf(table)} < {to:DateTime64(3)}`);
+  return takeoutQuery(table, parquet, true);
 }
 
 /**

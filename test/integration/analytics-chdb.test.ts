@@ -40,6 +40,17 @@ describe('chDB analytics store', () => {
     }
   });
 
+  it('gives the engine’s freed memory back on request, and goes on answering', async () => {
+    const store = await openAnalyticsStore({ dataDir, log: silentLog });
+    try {
+      await store.query('SELECT count() AS n FROM numbers(1000000) GROUP BY number % 1000');
+      await store.releaseMemory();
+      expect(await store.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('stores an insert of encoded lines bigger than one conversion slice whole', async () => {
     const store = await openAnalyticsStore({ dataDir, log: silentLog });
     try {

@@ -365,6 +365,28 @@ describe('a client that hangs up midway', () => {
     expect((await asViewer(exportUrl(t.site, 'hits', `${RANGE}&format=ndjson`))).status).toBe(200);
   }, 30_000);
 
+  it('has the engine give back what the read freed, whether the export ran to its end or was cut short', async () => {
+    const store: AnalyticsStore = t.node.runtime.analytics();
+    const original = store.releaseMemory.bind(store);
+    let released = 0;
+    store.releaseMemory = async () => {
+      released++;
+      await original();
+    };
+    try {
+      for (const format of ['csv', 'parquet']) {
+        const before = released;
+        expect((await (await asViewer(exportUrl(t.site, 'hits', `${RANGE}&format=${format}`))).arrayBuffer()).byteLength).toBeGreaterThan(0);
+        await waitFor(async () => released > before, 5000, () => `a whole ${format} export did not release the engine’s memory`);
+      }
+      const before = released;
+      await hangUp(exportUrl(bigSite, 'hits', 'from=2026-02-01&to=2026-02-03'));
+      await waitFor(async () => released > before, 5000, () => 'an export cut short did not release the engine’s memory');
+    } finally {
+      store.releaseMemory = original;
+    }
+  }, 30_000);
+
   it('leaves no Parquet file behind', async () => {
     const temporary = () => readdirSync(tmpdir()).filter((name) => name.startsWith('plumb-parquet-'));
     const before = new Set(temporary());

@@ -33,10 +33,10 @@ describe('plumb serve on a fresh data dir', () => {
     expect(JSON.parse(lines[0])).toMatchObject({ msg: 'request', method: 'GET', url: '/api/status', status: 200 });
   });
 
-  it('runs under the -heap-mb ceiling, in the very process it was started as', () => {
+  it('runs under the -heap-mb ceiling with gc() exposed, in the very process it was started as', () => {
     // The process re-executes itself with the heap flags: same PID, new command line.
     const commandLine = readFileSync(`/proc/${instance.child.pid}/cmdline`, 'utf8').split('\0');
-    expect(commandLine).toEqual(expect.arrayContaining(['--max-old-space-size=256', '--max-semi-space-size=8', 'serve']));
+    expect(commandLine).toEqual(expect.arrayContaining(['--max-old-space-size=256', '--max-semi-space-size=8', '--expose-gc', 'serve']));
   });
 
   it('runs with one malloc arena and its TypeScript from the compile cache, which holds the node’s modules once it is up', () => {

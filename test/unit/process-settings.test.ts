@@ -1,7 +1,7 @@
 // What `plumb serve` re-executes itself with: the JavaScript heap it asks V8 for, and the
 // environment the runtime reads only at start (malloc arenas, the compile cache).
 import { describe, expect, it } from '@jest/globals';
-import { heapFlags, startEnvironment } from '../../lib/process-settings.ts';
+import { gcFlags, heapFlags, startEnvironment } from '../../lib/process-settings.ts';
 
 describe('heapFlags', () => {
   it('caps the old space at -heap-mb and keeps the young semi-spaces at 8 MiB', () => {
@@ -29,6 +29,18 @@ describe('heapFlags', () => {
 
   it('is not fooled by other flags', () => {
     expect(heapFlags(256, ['--enable-source-maps', '--max-http-header-size=16384'], '--no-deprecation')).toEqual(['--max-old-space-size=256', '--max-semi-space-size=8']);
+  });
+});
+
+describe('gcFlags', () => {
+  it('exposes gc() so that exports can collect the young generation between their slices', () => {
+    expect(gcFlags([], undefined)).toEqual(['--expose-gc']);
+  });
+
+  it('asks for nothing when gc() is exposed already, in node’s arguments or in NODE_OPTIONS, in either spelling', () => {
+    expect(gcFlags(['--max-old-space-size=256', '--expose-gc'], undefined)).toEqual([]);
+    expect(gcFlags([], '--enable-source-maps --expose_gc')).toEqual([]);
+    expect(gcFlags(['--expose-gc-as=collect'], undefined)).toEqual(['--expose-gc']);
   });
 });
 

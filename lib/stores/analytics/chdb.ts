@@ -269,6 +269,12 @@ export class ChdbTransport implements Transport {
     await this.onOwnConnection({}, `INSERT INTO ${target} SELECT * FROM file(${stringLiteral(filePath)}, 'Parquet') ${settings}`, NARROW_ARGS);
   }
 
+  async releaseMemory(): Promise<void> {
+    // libchdb's jemalloc keeps freed pages for reuse (5 s decay, no background thread): purged
+    // after a large read, which is rare, rather than decayed at once, which made reads 4–5× slower.
+    await this.run('SYSTEM JEMALLOC PURGE', {}, 'TabSeparated');
+  }
+
   async ping(): Promise<void> {
     await this.run('SELECT 1', {}, 'TabSeparated');
   }

@@ -195,6 +195,10 @@ export class ClickHouseTransport implements Transport {
     }
   }
 
+  async releaseMemory(): Promise<void> {
+    // The server's memory is its own process's, not this node's.
+  }
+
   async ping(): Promise<void> {
     this.assertOpen();
     const result = await this.client.ping();

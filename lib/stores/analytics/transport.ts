@@ -30,6 +30,8 @@ export interface Transport {
   exportParquet(sql: string, params: Params, filePath: string): Promise<void>;
   /** Inserts the Parquet file at `filePath` (on this machine) into `target`, an already validated `db.table`. */
   importParquet(target: string, filePath: string): Promise<void>;
+  /** Hands memory the engine has freed back to the system, where the engine runs in this process. */
+  releaseMemory(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
