@@ -17,6 +17,7 @@ import { INTERVALS, type Interval } from '../lib/analytics/query/interval.ts';
 import * as S from '../lib/analytics/query/responses.ts';
 import { COMPARISONS, siteBreakdown, siteKpis, siteStats, siteTimeseries, type StatsRequest, type StatsSite } from '../lib/analytics/query/stats.ts';
 import type { AccessRule } from '../lib/auth/access.ts';
+import { withImports } from '../lib/imports/imports.ts';
 import { liveSite } from '../lib/sites/sites.ts';
 import { action } from '../lib/openapi/action.ts';
 import { type PageQuery, pageParams } from '../lib/pagination.ts';
@@ -51,7 +52,7 @@ type StatsParams = StatsRequest & { id: string; interval?: Interval | 'auto' };
 type BreakdownParams = StatsRequest & PageQuery & { id: string; dimension: BreakdownDimension };
 
 function statsActions(runtime: Runtime): ServiceSchema['actions'] {
-  const siteOf = (id: string): Promise<StatsSite> => liveSite(runtime.sites, id);
+  const siteOf = async (id: string): Promise<StatsSite> => withImports(runtime.metadata(), await liveSite(runtime.sites, id));
   const interval = (value: StatsParams['interval']) => (value === 'auto' ? undefined : value);
 
   return {

@@ -22,6 +22,7 @@ import { getFunnel, listFunnels } from '../lib/funnels/funnels.ts';
 import { funnelStats } from '../lib/funnels/stats.ts';
 import { goalStats } from '../lib/goals/conversions.ts';
 import { siteGoals } from '../lib/goals/goals.ts';
+import { withImports } from '../lib/imports/imports.ts';
 import { checkRangeLength, readableSite } from '../lib/mcp/site-access.ts';
 import type { PageQuery } from '../lib/pagination.ts';
 import type { Runtime } from '../lib/runtime.ts';
@@ -67,6 +68,8 @@ export default function createMcpService(runtime: Runtime): ServiceSchema {
     checkRangeLength(found, ctx.params);
     return found;
   };
+  /** The site for the stats tools, which read its imported data only when it has some (as the stats routes do). */
+  const statsSite = async (ctx: Ctx<RangeInput>) => withImports(runtime.metadata(), await siteOverRange(ctx));
   /** The event query of `input` (the tool's arguments, less those that are not filters). */
   const eventQuery = async (ctx: Ctx<EventInput>, { site_id: _, ...input }: EventInput, needsEvent: boolean) =>
     parseEventQuery(input, await siteOverRange(ctx), { needsEvent });
@@ -80,17 +83,17 @@ export default function createMcpService(runtime: Runtime): ServiceSchema {
       },
       get_kpis: {
         ...internal,
-        handler: async (ctx: Ctx<StatsInput>) => siteKpis(analytics(), await siteOverRange(ctx), statsRequest(ctx.params)),
+        handler: async (ctx: Ctx<StatsInput>) => siteKpis(analytics(), await statsSite(ctx), statsRequest(ctx.params)),
       },
       get_timeseries: {
         ...internal,
-        handler: async (ctx: Ctx<StatsInput & { interval?: Interval }>) => siteTimeseries(analytics(), await siteOverRange(ctx), { ...statsRequest(ctx.params), interval: ctx.params.interval }),
+        handler: async (ctx: Ctx<StatsInput & { interval?: Interval }>) => siteTimeseries(analytics(), await statsSite(ctx), { ...statsRequest(ctx.params), interval: ctx.params.interval }),
       },
       get_breakdown: {
         ...internal,
         async handler(ctx: Ctx<StatsInput & PageQuery & { dimension: BreakdownDimension }>) {
           const { dimension, limit, offset } = ctx.params;
-          return siteBreakdown(analytics(), await siteOverRange(ctx), { ...statsRequest(ctx.params), dimension, limit, offset });
+          return siteBreakdown(analytics(), await statsSite(ctx), { ...statsRequest(ctx.params), dimension, limit, offset });
         },
       },
       list_event_names: {

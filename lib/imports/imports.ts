@@ -89,6 +89,21 @@ async function views(db: MetadataQueryable, rows: ImportRow[]): Promise<ImportVi
   }));
 }
 
+/**
+ * Whether the site has a completed import, the only way rows reach its imported tables (a deleted
+ * import takes its rows along; a running or failed one is not shown). Stats read those tables only
+ * when it has: a site that never imported anything pays for no imported-data queries.
+ */
+export async function hasCompletedImport(db: MetadataQueryable, siteId: string): Promise<boolean> {
+  const { rows } = await db.query<{ found: boolean }>("SELECT EXISTS (SELECT 1 FROM imports WHERE site_id = $1 AND state = 'completed') AS found", [siteId]);
+  return rows[0]?.found === true;
+}
+
+/** The site as the stats read it: with whether it has a completed import (StatsSite.imports). */
+export async function withImports<T extends { id: string }>(db: MetadataQueryable, site: T): Promise<T & { imports: boolean }> {
+  return { ...site, imports: await hasCompletedImport(db, site.id) };
+}
+
 export async function getImport(db: MetadataQueryable, siteId: string, importId: string): Promise<ImportView> {
   const { rows } = await db.query<ImportRow>(`${SELECT_IMPORTS} WHERE site_id = $1 AND id = $2`, [siteId, importId]);
   if (!rows[0]) throw notFound('Import not found');

@@ -45,16 +45,17 @@ describe('gcFlags', () => {
 });
 
 describe('startEnvironment', () => {
-  it('asks for one malloc arena and the compile cache beside the code', () => {
+  it('asks for one malloc arena, one arena of the analytics engine’s allocator and the compile cache beside the code', () => {
     expect(startEnvironment({ PATH: '/usr/bin' }, '/opt/plumb/node_modules/.cache/plumb-compile')).toEqual({
       MALLOC_ARENA_MAX: '1',
+      JE_MALLOC_CONF: 'percpu_arena:disabled,narenas:1',
       NODE_COMPILE_CACHE: '/opt/plumb/node_modules/.cache/plumb-compile',
     });
   });
 
   it('leaves what the operator set, an empty value included, and a disabled compile cache', () => {
-    expect(startEnvironment({ MALLOC_ARENA_MAX: '4', NODE_COMPILE_CACHE: '' })).toEqual({});
-    expect(startEnvironment({ MALLOC_ARENA_MAX: '2', NODE_DISABLE_COMPILE_CACHE: '1' })).toEqual({});
+    expect(startEnvironment({ MALLOC_ARENA_MAX: '4', JE_MALLOC_CONF: '', NODE_COMPILE_CACHE: '' })).toEqual({});
+    expect(startEnvironment({ MALLOC_ARENA_MAX: '2', JE_MALLOC_CONF: 'narenas:2', NODE_DISABLE_COMPILE_CACHE: '1' })).toEqual({});
   });
 
   it('adds nothing once the process runs with it (no second restart)', () => {

@@ -53,6 +53,11 @@ export interface StatsSite {
   id: string;
   tenant: string;
   timezone: string;
+  /**
+   * false: the site has no completed import (lib/imports/imports.ts hasCompletedImport), so its
+   * imported tables are not read at all; absent: they are read, and add nothing when empty.
+   */
+  imports?: boolean;
 }
 
 /** Query parameters shared by every stats endpoint (already type-checked by the action). */
@@ -147,7 +152,7 @@ export function parseStatsRequest(site: StatsSite, request: StatsRequest, now: D
   if (problems.length > 0 || !range) throw validationFailed(problems);
   if (request.compare === 'previous_period') comparison = previousPeriod(range);
   if (request.compare === 'year') comparison = previousYear(range);
-  const withImported = request.with_imported !== false;
+  const withImported = request.with_imported !== false && site.imports !== false;
   return comparison ? { range, filters, comparison, withImported } : { range, filters, withImported };
 }
 
