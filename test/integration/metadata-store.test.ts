@@ -47,7 +47,7 @@ describe('openMetadataStore on PGlite', () => {
     const store = await openMetadataStore({ dataDir, log: silentLog });
     try {
       expect(readdirSync(dataDir).filter((name) => name.startsWith('meta'))).toEqual(['meta']);
-      expect((await store.query<{ shared_buffers: string }>('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '8MB' }]);
+      expect((await store.query<{ shared_buffers: string }>('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '2MB' }]);
     } finally {
       await store.close();
     }
