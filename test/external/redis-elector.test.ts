@@ -228,12 +228,15 @@ describe('createRedisElector', () => {
     const key = newKey();
     const a = elector(key, 'node-a', { epochFloor: async () => 41 });
     await a.start();
+    // The floor is read before each attempt, so a slow first attempt may leave it to the next tick.
+    await waitFor(() => a.isLeader(), INTERVAL_MS + 500, 'node-a to lead');
     expect(a.state()).toMatchObject({ leader: true, epoch: 42 });
     expect(await raw.get(`${key}:epoch`)).toBe('42');
     await a.stop();
     // A floor below the counter changes nothing: epochs only grow.
     const b = elector(key, 'node-b', { epochFloor: async () => 7 });
     await b.start();
+    await waitFor(() => b.isLeader(), INTERVAL_MS + 500, 'node-b to lead');
     expect(b.state().epoch).toBe(43);
   });
 
