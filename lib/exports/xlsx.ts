@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type ExcelJS from 'exceljs';
 import { ZipFile } from 'yazl';
+import { escapeHtml } from '../mail/html.ts';
 
 /**
  * exceljs, loaded at the first spreadsheet read: with the zip, XML and polyfill libraries it brings
@@ -48,15 +49,13 @@ const XML_HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n';
 /** Characters XML 1.0 cannot hold at all (control characters, lone surrogates), dropped. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is dropped
 const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-const ESCAPED = /[&<>"]/g;
-const ENTITY: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
-/** Anything that needs either of the above; most values have none of it. */
+/** Anything that needs dropping or escaping; most values have none of it. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is looked for
-const NEEDS_WORK = /[&<>"\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
+const NEEDS_WORK = /[&<>"'\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
 
-/** `text` as XML character data or an attribute value. */
+/** `text` as XML character data or an attribute value (HTML's escapes are XML's). */
 export function xmlText(text: string): string {
-  return NEEDS_WORK.test(text) ? text.replace(NOT_XML, '').replace(ESCAPED, (c) => ENTITY[c]) : text;
+  return NEEDS_WORK.test(text) ? escapeHtml(text.replace(NOT_XML, '')) : text;
 }
 
 /** A column's letters: 0 → A, 25 → Z, 26 → AA. */
@@ -121,16 +120,18 @@ function workbookParts(names: readonly string[]): [path: string, xml: string][] 
   ];
 }
 
+const READER_GONE = 'the reader of the workbook went away';
+
 /**
- * Resolves once `stream` can take more, or throws once `out` (the workbook's reader) has gone: its
- * pipe from the zip then stops, and the sheet's stream would never drain.
+ * Resolves at `event` on `emitter` (a sheet's stream draining, the zip ending), or throws once `out`
+ * (the workbook's reader) has gone: its pipe from the zip then stops, and nothing would come.
  */
-async function drained(stream: Writable, out: Writable): Promise<void> {
-  if (out.destroyed) throw new Error('the reader of the workbook went away');
+async function until(emitter: NodeJS.EventEmitter, event: string, out: Writable): Promise<void> {
+  if (out.destroyed) throw new Error(READER_GONE);
   const settled = new AbortController();
   try {
-    const gone = await Promise.race([once(stream, 'drain', { signal: settled.signal }).then(() => false), once(out, 'close', { signal: settled.signal }).then(() => true)]);
-    if (gone) throw new Error('the reader of the workbook went away');
+    const gone = await Promise.race([once(emitter, event, { signal: settled.signal }).then(() => false), once(out, 'close', { signal: settled.signal }).then(() => true)]);
+    if (gone && !out.writableFinished) throw new Error(READER_GONE);
   } finally {
     settled.abort();
   }
@@ -167,10 +168,10 @@ class SheetWriter {
   }
 
   private async flush(): Promise<void> {
-    if (this.out.destroyed) throw new Error('the reader of the workbook went away');
+    if (this.out.destroyed) throw new Error(READER_GONE);
     const chunk = this.pending;
     this.pending = '';
-    if (!this.stream.write(chunk)) await drained(this.stream, this.out);
+    if (!this.stream.write(chunk)) await until(this.stream, 'drain', this.out);
   }
 }
 
@@ -213,20 +214,9 @@ export async function writeWorkbook(out: PassThrough, sheets: Iterable<SheetSour
   }
   for (const [path, xml] of workbookParts(names)) zip.addBuffer(Buffer.from(xml), path);
   zip.end();
-  if (!out.writableFinished) await drainedToEnd(zip, out);
+  // Done once the zip's last byte went into `out`.
+  if (!(zip.outputStream as Readable).readableEnded) await until(zip.outputStream, 'end', out);
   return counts;
-}
-
-/** Resolves when the zip's last byte went into `out`; throws if `out` went away first. */
-async function drainedToEnd(zip: ZipFile, out: Writable): Promise<void> {
-  if ((zip.outputStream as Readable).readableEnded) return;
-  const settled = new AbortController();
-  try {
-    const gone = await Promise.race([once(zip.outputStream, 'end', { signal: settled.signal }).then(() => false), once(out, 'close', { signal: settled.signal }).then(() => true)]);
-    if (gone && !out.writableFinished) throw new Error('the reader of the workbook went away');
-  } finally {
-    settled.abort();
-  }
 }
 
 /** One part (zip entry) of an .xlsx file. */
