@@ -4,7 +4,7 @@
 // costs). Then p99 at 80% of Plumb's maximum, with the durable reference at that same rate beside
 // it, then how fast accepted events reach the analytics store and the RSS while they do. Last,
 // Plumb acknowledging on write (-ingest-sync write: the journal fsync'd every second instead of
-// before each 202).
+// before each 202), and Plumb under traffic shaped like a site's (many visitors, short visits, many pages).
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,8 +34,44 @@ interface Load {
   other: number;
 }
 
-async function load(url: string, overallRate?: number, duration = DURATION_S): Promise<Load> {
-  const result = await autocannon({ url: `${url}/ingest`, method: 'POST', headers: HEADERS, body: BODY, connections: CONNECTIONS, duration, overallRate });
+/**
+ * Traffic shaped like a site's: visits of three pageviews (a visitor's address in X-Forwarded-For,
+ * read with one trusted proxy hop; one of six browsers, one of six referrers), on 200 pages, each
+ * visitor new, so the caches of visitor ids, places and pages miss as they do on a site. Every
+ * request is made as it is sent, from a count shared by all connections (each connection would
+ * otherwise walk the same list in step, and every visitor would arrive fifty times at once).
+ */
+const PAGES_PER_VISIT = 3;
+const USER_AGENTS = [
+  HEADERS['user-agent'],
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
+  'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0',
+];
+const REFERRERS = ['', 'https://www.google.com/', 'https://news.ycombinator.com/', 'https://chatgpt.com/', 'https://t.co/abc', 'https://example.org/blog/post'];
+/** Public unicast first octets, so every address is looked up in the geography database. */
+const FIRST_OCTETS = [23, 31, 45, 62, 77, 81, 89, 94, 103, 151, 176, 185, 188, 193, 212, 217];
+let siteTrafficSent = 0;
+
+const SITE_TRAFFIC: autocannon.Request[] = [
+  {
+    method: 'POST',
+    path: '/ingest',
+    setupRequest(request) {
+      const n = siteTrafficSent++;
+      const visitor = Math.floor(n / PAGES_PER_VISIT);
+      const address = `${FIRST_OCTETS[visitor % FIRST_OCTETS.length]}.${(visitor >> 4) & 255}.${(visitor >> 12) & 255}.${(visitor % 250) + 1}`;
+      const page = (visitor * 7 + (n % PAGES_PER_VISIT) * 13) % 200;
+      const headers = { ...HEADERS, 'user-agent': USER_AGENTS[visitor % USER_AGENTS.length], 'x-forwarded-for': address };
+      return { ...request, headers, body: JSON.stringify({ url: `https://bench.example/page-${page}`, referrer: REFERRERS[visitor % REFERRERS.length], width: 1440 }) };
+    },
+  },
+];
+
+async function load(url: string, overallRate?: number, duration = DURATION_S, requests?: autocannon.Request[]): Promise<Load> {
+  const result = await autocannon({ url: `${url}/ingest`, method: 'POST', headers: HEADERS, body: BODY, connections: CONNECTIONS, duration, overallRate, requests });
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, accepted: result['2xx'], other: result.non2xx + result.errors + result.timeouts };
 }
 
@@ -60,8 +96,8 @@ function cpuSeconds(pid: number, mainThreadOnly = false): number {
 const WARM_UP_S = 3;
 
 /** Runs a load after the warm-up, and the CPU the server used for it, in µs per answered request (process and main thread). */
-async function measured(url: string, pid: number, run: () => Promise<Load>): Promise<Load & { cpuUs: number; mainCpuUs: number; warmUpAccepted: number }> {
-  const warmUp = await load(url, undefined, WARM_UP_S);
+async function measured(url: string, pid: number, run: () => Promise<Load>, requests?: autocannon.Request[]): Promise<Load & { cpuUs: number; mainCpuUs: number; warmUpAccepted: number }> {
+  const warmUp = await load(url, undefined, WARM_UP_S, requests);
   const [process0, main0] = [cpuSeconds(pid), cpuSeconds(pid, true)];
   const result = await run();
   const answered = Math.max(1, result.accepted + result.other);
@@ -121,6 +157,10 @@ const suite: BenchSuite = {
     const onWrite = await startInstance({ dataDir, env: { ...env, PLUMB_INGEST_SYNC: 'write' } });
     const writeLoad = await measured(onWrite.url, onWrite.child.pid!, () => load(onWrite.url));
     await onWrite.stop('SIGTERM');
+
+    const site = await startInstance({ dataDir, env: { ...env, PLUMB_TRUSTED_PROXY_HOPS: '1' } });
+    const siteLoad = await measured(site.url, site.child.pid!, () => load(site.url, undefined, DURATION_S, SITE_TRAFFIC), SITE_TRAFFIC);
+    await site.stop('SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });
     const accepted = full.warmUpAccepted + full.accepted + steady.accepted;
 
@@ -149,6 +189,10 @@ const suite: BenchSuite = {
       'plumb -ingest-sync write / bare durable': `${(writeLoad.rps / durableLoad.rps).toFixed(2)}×`,
       'plumb -ingest-sync write p50 / p99 ms at max': `${writeLoad.p50} / ${writeLoad.p99}`,
       'plumb -ingest-sync write non-202 responses': writeLoad.other,
+      'plumb req/s (max), visits of 3 pages on 200 pages': Math.round(siteLoad.rps),
+      'plumb / bare durable, visits of 3 pages': `${(siteLoad.rps / durableLoad.rps).toFixed(2)}×`,
+      'plumb CPU µs/request, visits of 3 pages (main thread / process)': `${Math.round(siteLoad.mainCpuUs)} / ${Math.round(siteLoad.cpuUs)}`,
+      'plumb non-202 responses, visits of 3 pages': siteLoad.other,
     };
   },
 };
