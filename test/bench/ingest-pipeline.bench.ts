@@ -19,19 +19,11 @@ import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import type { Site } from '../../lib/sites/sites.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 import type { BenchSuite } from './run.ts';
+import { VISITOR_REFERRERS, VISITOR_USER_AGENTS } from './traffic.ts';
 
 const SITE: Site = { id: 'bde49a38-3920-4f2f-877e-d5f635bc4290', team_id: '3fa1648f-7a2b-4e60-be35-e2f197d1934f', domain: 'bench.example', timezone: 'UTC', tenant: 'tenant_3fa1648f7a2b4e60be35e2f197d1934f' };
 const WARMUP = 20_000;
 const PAGEVIEWS = 200_000;
-const USER_AGENTS = [
-  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
-  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
-  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
-  'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
-  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
-  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0',
-];
-const REFERRERS = [undefined, 'https://www.google.com/', 'https://news.ycombinator.com/', 'https://chatgpt.com/', 'https://t.co/abc', 'https://example.org/blog/post'];
 
 interface Pageview {
   body: { url: string; referrer?: string; width: number };
@@ -41,7 +33,7 @@ interface Pageview {
 /** One visitor, one page, as the HTTP benchmark sends. */
 function sameVisitor(): Pageview[] {
   const body = { url: 'https://bench.example/pricing?utm_source=newsletter', referrer: 'https://www.google.com/', width: 1440 };
-  const request = { ip: '127.0.0.1', userAgent: USER_AGENTS[0], origin: 'https://bench.example', headers: {} };
+  const request = { ip: '127.0.0.1', userAgent: VISITOR_USER_AGENTS[0], origin: 'https://bench.example', headers: {} };
   return [{ body, request }];
 }
 
@@ -52,11 +44,11 @@ function manyVisitors(count: number): Pageview[] {
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
   const visitors = Array.from({ length: 20_000 }, () => ({
     ip: `${1 + Math.floor(next() * 222)}.${Math.floor(next() * 256)}.${Math.floor(next() * 256)}.${1 + Math.floor(next() * 254)}`,
-    userAgent: pick(USER_AGENTS),
+    userAgent: pick(VISITOR_USER_AGENTS),
   }));
   return Array.from({ length: count }, () => {
     const visitor = pick(visitors);
-    const body = { url: `https://bench.example/docs/page-${Math.floor(next() * 200)}?utm_source=${pick(['', 'newsletter', 'ads'])}`, referrer: pick(REFERRERS), width: pick([390, 1024, 1440]) };
+    const body = { url: `https://bench.example/docs/page-${Math.floor(next() * 200)}?utm_source=${pick(['', 'newsletter', 'ads'])}`, referrer: pick(VISITOR_REFERRERS), width: pick([390, 1024, 1440]) };
     return { body, request: { ...visitor, origin: 'https://bench.example', headers: {} } };
   });
 }

@@ -16,6 +16,7 @@ import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { NODE_BIN, ROOT, startInstance, tempDataDir } from '../support/instance.ts';
 import { rssMiB } from './measure.ts';
 import type { BenchSuite } from './run.ts';
+import { VISITOR_REFERRERS, VISITOR_USER_AGENTS } from './traffic.ts';
 
 const DURATION_S = 10;
 const CONNECTIONS = 50;
@@ -23,7 +24,7 @@ const BODY = JSON.stringify({ url: 'https://bench.example/pricing?utm_source=new
 const HEADERS = {
   'content-type': 'text/plain',
   origin: 'https://bench.example',
-  'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  'user-agent': VISITOR_USER_AGENTS[0],
 };
 
 interface Load {
@@ -42,15 +43,6 @@ interface Load {
  * otherwise walk the same list in step, and every visitor would arrive fifty times at once).
  */
 const PAGES_PER_VISIT = 3;
-const USER_AGENTS = [
-  HEADERS['user-agent'],
-  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
-  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
-  'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
-  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
-  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0',
-];
-const REFERRERS = ['', 'https://www.google.com/', 'https://news.ycombinator.com/', 'https://chatgpt.com/', 'https://t.co/abc', 'https://example.org/blog/post'];
 /** Public unicast first octets, so every address is looked up in the geography database. */
 const FIRST_OCTETS = [23, 31, 45, 62, 77, 81, 89, 94, 103, 151, 176, 185, 188, 193, 212, 217];
 let siteTrafficSent = 0;
@@ -64,8 +56,8 @@ const SITE_TRAFFIC: autocannon.Request[] = [
       const visitor = Math.floor(n / PAGES_PER_VISIT);
       const address = `${FIRST_OCTETS[visitor % FIRST_OCTETS.length]}.${(visitor >> 4) & 255}.${(visitor >> 12) & 255}.${(visitor % 250) + 1}`;
       const page = (visitor * 7 + (n % PAGES_PER_VISIT) * 13) % 200;
-      const headers = { ...HEADERS, 'user-agent': USER_AGENTS[visitor % USER_AGENTS.length], 'x-forwarded-for': address };
-      return { ...request, headers, body: JSON.stringify({ url: `https://bench.example/page-${page}`, referrer: REFERRERS[visitor % REFERRERS.length], width: 1440 }) };
+      const headers = { ...HEADERS, 'user-agent': VISITOR_USER_AGENTS[visitor % VISITOR_USER_AGENTS.length], 'x-forwarded-for': address };
+      return { ...request, headers, body: JSON.stringify({ url: `https://bench.example/page-${page}`, referrer: VISITOR_REFERRERS[visitor % VISITOR_REFERRERS.length], width: 1440 }) };
     },
   },
 ];
