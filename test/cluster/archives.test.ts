@@ -75,6 +75,19 @@ function backupLog(node: Instance): { msg: string; backup: string }[] {
     .map((line) => ({ msg: line.msg!, backup: line.backup! }));
 }
 
+/**
+ * Waits until `node` has logged the end of backup `id`. The leader logs it just after it commits
+ * the backup's status, so another node can list the backup as finished a moment before the line
+ * has come through the leader's output.
+ */
+async function loggedEnd(node: Instance, id: string): Promise<void> {
+  await waitFor(
+    async () => backupLog(node).some((line) => line.backup === id && line.msg !== 'backup started'),
+    10_000,
+    () => `the node at ${node.url} never logged the end of backup ${id}:\n${node.output().slice(-3000)}`,
+  );
+}
+
 /** What the dashboard shows of the seeded site over the test's range: what a restore must give back identical. */
 async function figures(node: Instance, cookie: string) {
   const q = new URLSearchParams(range).toString();
@@ -159,6 +172,7 @@ describe('archives in a cluster', () => {
     const id = await askForBackup(b);
     expect(await finished(c, id)).toMatchObject({ id, status: 'completed', error: null });
     expect(existsSync(join(target, 'backups', id, 'manifest.json'))).toBe(true);
+    await loggedEnd(a, id);
     expect(backupLog(a)).toEqual(
       expect.arrayContaining([
         { msg: 'backup started', backup: id },
@@ -187,6 +201,7 @@ describe('archives in a cluster', () => {
     const [leader, follower] = successor === 'node-b' ? [b, c] : [c, b];
     const next = await askForBackup(follower);
     expect(await finished(follower, next)).toMatchObject({ id: next, status: 'completed', error: null });
+    await loggedEnd(leader, next);
     expect(backupLog(leader)).toEqual([
       { msg: 'backup started', backup: next },
       { msg: 'backup completed', backup: next },
