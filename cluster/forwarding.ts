@@ -23,8 +23,8 @@ export interface ForwardedBatch {
 }
 
 /**
- * Counted in events (pageviews, custom events, vitals, AI fetches): the visit states that travel
- * with them are derived rows, not counted, so the figures match what clients sent.
+ * Counted in events (pageviews, custom events, vitals, AI fetches), so the figures match what
+ * clients sent: visit rows that nodes of an earlier version journaled with them are not counted.
  */
 export interface ForwardingStats {
   /** Events this node handed to another node that leads. */

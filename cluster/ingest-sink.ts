@@ -29,7 +29,7 @@ export interface ClusterSinkOptions {
 
 export function clusterSink(options: ClusterSinkOptions): OpenIngestSink {
   const { config, log } = options;
-  return async ({ broker, onStored }): Promise<IngestSink> => {
+  return async ({ broker, onStored, visitTimeoutMs }): Promise<IngestSink> => {
     // Loaded here so a single node never loads the NATS client.
     const { openIngestStream } = await import('./ingest-stream.ts');
     const stream = await openIngestStream({
@@ -48,7 +48,15 @@ export function clusterSink(options: ClusterSinkOptions): OpenIngestSink {
         // Claim the fencing row at once, so a deposed leader is refused from the first moment.
         options.fence.run(epoch, async () => undefined).catch((err: Error) => log.warn({ err: err.message, epoch }, 'ingest stream: could not claim the leader epoch yet'));
         const journal = createStreamJournal({ stream, metadata: options.metadata, fence: options.fence, epoch, log, refreshMs: Math.min(config.ingestFlushMs, 500) });
-        const writer = createIngestWriter({ journal, analytics: options.analytics, log, batchSize: config.ingestBatchSize, flushMs: config.ingestFlushMs, onStored });
+        const writer = createIngestWriter({
+          journal,
+          analytics: options.analytics,
+          log,
+          batchSize: config.ingestBatchSize,
+          flushMs: config.ingestFlushMs,
+          onStored,
+          visitIdleMs: visitTimeoutMs,
+        });
         writer.start();
         drain = { journal, writer };
       },

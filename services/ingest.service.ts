@@ -188,14 +188,15 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
         await this.broker.broadcastLocal('ingest.batch.stored', { records }, { throwError: true });
         runtime.metrics.ingestStored();
       };
-      const sink = await runtime.openIngestSink({ broker: this.broker, onStored });
+      const visitTimeoutMs = config.sessionTimeoutMinutes * 60_000;
+      const sink = await runtime.openIngestSink({ broker: this.broker, onStored, visitTimeoutMs });
       const flushRejections = () => rejections.flush().catch((err: Error) => log.warn({ err: err.message }, 'could not store ingest rejection counts'));
       const deps: ingest.IngestDeps = {
         journal: sink.local,
         geo,
         salts,
         rejections,
-        visits: createVisitTracker({ timeoutMs: config.sessionTimeoutMinutes * 60_000 }),
+        visits: createVisitTracker({ timeoutMs: visitTimeoutMs }),
         sites: runtime.sites,
         // The sink wakes its own writer; this only counts.
         appended: (items) => runtime.metrics.ingest('accepted', '', items),

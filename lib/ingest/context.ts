@@ -9,7 +9,7 @@ import type { PageUrl } from './enrich/url.ts';
 import { parseUserAgent } from './enrich/user-agent.ts';
 import { visitorHash } from './enrich/visitor.ts';
 import type { SaltRing } from './salts.ts';
-import type { VisitLedger, VisitTracker } from './visit-tracker.ts';
+import type { VisitHandle, VisitTracker } from './visit-tracker.ts';
 
 export interface IdentityDeps {
   geo: GeoLookup;
@@ -37,8 +37,8 @@ export interface Visit {
   isEntry: boolean;
   /** Only pageviews keep versions; events group by browser and OS name. */
   versions: { browser_version: string; os_version: string };
-  /** The visitor's visit, which this hit extends (see lib/ingest/visits.ts). */
-  visit: VisitLedger;
+  /** The visitor's visit, which this hit extends: ended if the hit cannot be stored. */
+  visit: VisitHandle;
 }
 
 export async function visitColumns(deps: IdentityDeps, hit: HitInput): Promise<Visit> {

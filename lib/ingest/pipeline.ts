@@ -11,7 +11,6 @@ import { BoundedCache } from './enrich/cache.ts';
 import { isBotRequest } from './enrich/bots.ts';
 import { type PageUrl, parsePageUrl } from './enrich/url.ts';
 import { type Journal, JournalFullError } from './journal.ts';
-import { visitStateKey, withoutPassingStates } from './visits.ts';
 import type { RejectionCounter } from './rejections.ts';
 import { SERVER_BATCH_ITEM, type ServerBatchItem, type ServerEvent, type ServerPageview, type TrackerEvent, type TrackerPageview, type TrackerWebVital } from './schemas.ts';
 
@@ -23,6 +22,11 @@ export interface JournalRecord {
   /** The team whose tenant database receives the row. */
   team: string;
   row: Record<string, unknown>;
+  /**
+   * Set on the hits and events whose visit the ingest writer derives from them (lib/ingest/visit-states.ts).
+   * Journals of earlier versions carry each visit's rows beside its hits instead (table `visits`).
+   */
+  derivesVisit?: true;
 }
 
 export interface RequestInfo {
@@ -38,7 +42,7 @@ export interface IngestDeps extends IdentityDeps {
   journal: Pick<Journal<JournalRecord>, 'append'>;
   sites: SiteDirectory;
   rejections: RejectionCounter;
-  /** Called after records are durable, with how many items (pageviews, events, vitals, fetches; not visit states) they hold. */
+  /** Called after records are durable, with how many items (pageviews, events, vitals, fetches) they hold. */
   appended(items: number): void;
   now?: () => Date;
 }
@@ -47,33 +51,25 @@ export type ItemStatus = 'accepted' | 'filtered';
 
 
 /**
- * Appends records to the durable path. `visits` are the visits whose rows are among them: if the
- * append fails those visits end, so no later row cancels a state that was never stored.
+ * Appends records to the durable path. `visits` are the visits the records extend: if the append
+ * fails those visits end, so the visitor's next hit starts a visit of its own with its entry page.
  */
 export async function append(deps: IngestDeps, records: JournalRecord[], visits: readonly Visit['visit'][] = []): Promise<void> {
   try {
-    await deps.journal.append(withoutPassingStates(records, (r) => visitStateKey(r.row)));
+    await deps.journal.append(records);
   } catch (err) {
     for (const visit of visits) visit.abandon();
     if (err instanceof JournalFullError) throw unavailable('Ingest buffer is full; retry shortly', err.retryAfterSeconds);
     throw err;
   }
-  let items = 0;
-  for (const record of records) if (record.table !== 'visits') items++;
-  deps.appended(items);
+  deps.appended(records.length);
 }
 
-const visitRecords = (team: string, rows: Record<string, unknown>[]): JournalRecord[] => rows.map((row) => ({ table: 'visits', team, row }));
+/** The record of one pageview; the writer makes its visit's new state from it. */
+const pageviewRecords = (site: Site, hit: Record<string, unknown>): JournalRecord[] => [{ table: 'hits', team: site.team_id, row: hit, derivesVisit: true }];
 
-/** The records of one pageview: the hit, then its visit's new state (and the cancelled old one). */
-function pageviewRecords(site: Site, visit: Visit, hit: Record<string, unknown>): JournalRecord[] {
-  return [{ table: 'hits', team: site.team_id, row: hit }, ...visitRecords(site.team_id, visit.visit.pageview({ ts: String(hit.ts), columns: visit.columns }))];
-}
-
-/** The records of one event; `$engagement` adds its time to the visit, any other event counts. */
-function eventRecords(site: Site, visit: Visit, event: Record<string, unknown>, engagementMs: number | undefined): JournalRecord[] {
-  return [{ table: 'events', team: site.team_id, row: event }, ...visitRecords(site.team_id, visit.visit.event({ engagementMs }))];
-}
+/** The record of one event; the writer adds `$engagement`'s time to its visit, and counts any other event. */
+const eventRecords = (site: Site, event: Record<string, unknown>): JournalRecord[] => [{ table: 'events', team: site.team_id, row: event, derivesVisit: true }];
 
 /** Hostnames of the Origin headers seen (a site's pages send one Origin): parsing it costs more than the rest of the lookup. */
 const originHostnames = new BoundedCache<string | null>(1000);
@@ -127,7 +123,7 @@ export async function trackerPageview(deps: IngestDeps, body: TrackerPageview, r
   if (botFiltered(deps, site, request.userAgent, request.headers)) return 'filtered';
   const page = await pageOfSite(deps, site, body.url);
   const visit = await visitColumns(deps, { site, page, referrer: body.referrer, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
-  await append(deps, pageviewRecords(site, visit, hitRow(visit, { width: body.width, source: 'tracker' })), [visit.visit]);
+  await append(deps, pageviewRecords(site, hitRow(visit, { width: body.width, source: 'tracker' })), [visit.visit]);
   return 'accepted';
 }
 
@@ -140,7 +136,7 @@ export async function trackerEvent(deps: IngestDeps, body: TrackerEvent, request
   const visit = await visitColumns(deps, { site, page, referrer: body.referrer, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
   const props = engagement ? { engagement_ms: String(body.engagement_ms) } : body.props;
   const row = eventRow(visit, { name: body.name, props, source: 'tracker' });
-  await append(deps, eventRecords(site, visit, row, engagement ? body.engagement_ms : undefined), [visit.visit]);
+  await append(deps, eventRecords(site, row), [visit.visit]);
   return 'accepted';
 }
 
@@ -180,8 +176,8 @@ async function serverRecords(deps: IngestDeps, item: ServerBatchItem, client: Ap
   });
   const records =
     item.type === 'pageview'
-      ? pageviewRecords(site, visit, hitRow(visit, { width: item.width, source: 'server' }))
-      : eventRecords(site, visit, eventRow(visit, { name: item.name, props: item.properties, source: 'server' }), undefined);
+      ? pageviewRecords(site, hitRow(visit, { width: item.width, source: 'server' }))
+      : eventRecords(site, eventRow(visit, { name: item.name, props: item.properties, source: 'server' }));
   return { records, visit: visit.visit };
 }
 

@@ -1,4 +1,4 @@
-// The column layouts in which a pageview's rows (its hit and its visit's state) are journaled and
+// The column layouts in which a pageview's hit is journaled and inserted, and its visit's state
 // inserted: one array of values a row (JSONCompactEachRow), not an object with every key name.
 // The store parses half the bytes at ~40% less CPU per row, and the journal writes and checksums
 // half the bytes. A journal record names the version of the layout its values are in, so a

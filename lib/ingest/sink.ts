@@ -37,6 +37,8 @@ export interface IngestSinkContext {
   broker: ServiceBroker;
   /** Called after a batch is in the analytics store, before it is acknowledged (see WriterOptions.onStored). */
   onStored(records: readonly JournalRecord[]): void | Promise<void>;
+  /** A visitor's inactivity after which a new visit starts: how long the writer remembers an idle visit. */
+  visitTimeoutMs: number;
 }
 
 export type OpenIngestSink = (context: IngestSinkContext) => Promise<IngestSink>;
@@ -58,6 +60,7 @@ export class EncodedRecord implements JournalRecord {
    * listener and the writer read them without parsing it. */
   readonly siteId: string | undefined;
   readonly visitState: VisitStateKey | undefined;
+  readonly derivesVisit: true | undefined;
   #row: Record<string, unknown> | undefined;
 
   constructor(
@@ -65,7 +68,7 @@ export class EncodedRecord implements JournalRecord {
     team: string,
     line: string,
     row: Record<string, unknown> | undefined,
-    keys: { siteId: string | undefined; visitState: VisitStateKey | undefined },
+    keys: { siteId: string | undefined; visitState: VisitStateKey | undefined; derivesVisit?: true },
     layout?: number,
   ) {
     this.table = table;
@@ -74,6 +77,7 @@ export class EncodedRecord implements JournalRecord {
     this.layout = layout;
     this.siteId = keys.siteId;
     this.visitState = keys.visitState;
+    this.derivesVisit = keys.derivesVisit;
     this.#row = row;
   }
 
@@ -89,12 +93,13 @@ export class EncodedRecord implements JournalRecord {
 const keysOf = (record: JournalRecord) => ({
   siteId: record.row.site_id === undefined ? undefined : String(record.row.site_id),
   visitState: record.table === 'visits' ? visitStateKey(record.row) : undefined,
+  derivesVisit: record.derivesVisit,
 });
 
 /**
  * A record as the single-node sink appends it to the journal: its row encoded once, here, in its
- * table's layout. A cancellation by reference keeps the object form: it is never inserted as
- * such (the writer fills in the row it cancels).
+ * table's layout. A visit's cancellation by reference (as earlier versions journaled them) keeps
+ * the object form: it is never inserted as such (the writer fills in the row it cancels).
  */
 export function encodeRecord(record: JournalRecord): EncodedRecord {
   const keys = keysOf(record);
@@ -105,8 +110,8 @@ export function encodeRecord(record: JournalRecord): EncodedRecord {
 }
 
 /** What precedes the line in a record's payload; the payload ends with `}` after it. */
-const frameHead = (table: string, team: string, layout: number | undefined) =>
-  `{"table":${JSON.stringify(table)},"team":${JSON.stringify(team)},${layout === undefined ? '"row":' : `"layout":${layout},"values":`}`;
+const frameHead = (table: string, team: string, layout: number | undefined, derivesVisit: true | undefined) =>
+  `{"table":${JSON.stringify(table)},"team":${JSON.stringify(team)},${derivesVisit ? '"derivesVisit":true,' : ''}${layout === undefined ? '"row":' : `"layout":${layout},"values":`}`;
 
 /** Heads by team, then table and layout: a node writes few of them, and every accepted row needs one. */
 const heads = new Map<string, Map<string, string>>();
@@ -118,10 +123,10 @@ function cachedFrameHead(record: EncodedRecord): string {
     byTable = new Map();
     heads.set(record.team, byTable);
   }
-  const key = record.layout === undefined ? record.table : `${record.table}/${record.layout}`;
+  const key = `${record.table}/${record.layout}/${record.derivesVisit === true}`;
   let head = byTable.get(key);
   if (head === undefined) {
-    head = frameHead(record.table, record.team, record.layout);
+    head = frameHead(record.table, record.team, record.layout, record.derivesVisit);
     byTable.set(key, head);
   }
   return head;
@@ -134,11 +139,13 @@ interface RecordPayload {
   row?: Record<string, unknown>;
   layout?: number;
   values?: unknown[];
+  derivesVisit?: true;
 }
 
 /**
  * On disk a record is `{"table":…,"team":…,"layout":1,"values":[…]}` for a table with a layout,
  * else `{"table":…,"team":…,"row":{…}}` (as every record was before layouts, and is still read),
+ * with `"derivesVisit":true,` after the team for a hit or event the writer derives its visit from,
  * put together around the row's encoded line so the line can be cut back out after a restart
  * instead of encoded again.
  */
@@ -147,12 +154,13 @@ export const ENCODED_RECORD_CODEC: RecordCodec<EncodedRecord> = {
   decode(payload) {
     const record = JSON.parse(payload) as RecordPayload;
     const { table, team } = record;
+    const derivesVisit = record.derivesVisit === true ? true : undefined;
     const layout = record.values === undefined ? undefined : (record.layout as number);
     const row = layout === undefined ? (record.row ?? {}) : rowOfValues(layoutColumns(table, layout), record.values!);
-    const head = frameHead(table, team, layout);
+    const head = frameHead(table, team, layout, derivesVisit);
     const cut = payload.startsWith(head) && payload.endsWith('}') ? payload.slice(head.length, -1) : undefined;
     const line = cut ?? (layout === undefined ? encodeRow(row) : JSON.stringify(record.values));
-    return new EncodedRecord(table, team, line, row, keysOf({ table, team, row }), layout);
+    return new EncodedRecord(table, team, line, row, keysOf({ table, team, row, derivesVisit }), layout);
   },
 };
 
@@ -166,7 +174,7 @@ export function journalSink(
   analytics: () => AnalyticsStore,
   whenStoresReady: (hook: () => void) => Promise<void>,
 ): OpenIngestSink {
-  return async ({ onStored }) => {
+  return async ({ onStored, visitTimeoutMs }) => {
     const journal = await openJournal<EncodedRecord>({
       dir: join(config.dataDir, 'journal'),
       log,
@@ -174,7 +182,15 @@ export function journalSink(
       syncEveryMs: config.ingestSync === 'write' ? WRITE_MODE_SYNC_MS : 0,
       codec: ENCODED_RECORD_CODEC,
     });
-    const writer = createIngestWriter({ journal, analytics, log, batchSize: config.ingestBatchSize, flushMs: config.ingestFlushMs, onStored });
+    const writer = createIngestWriter({
+      journal,
+      analytics,
+      log,
+      batchSize: config.ingestBatchSize,
+      flushMs: config.ingestFlushMs,
+      onStored,
+      visitIdleMs: visitTimeoutMs,
+    });
     // Events are accepted into the journal at once; the writer starts with the stores (the ingest
     // service opens its sink before they are open), so nothing retries against a missing store.
     let closed = false;

@@ -1,28 +1,24 @@
 // Visits from cookieless visitor ids: a visitor's activity belongs to one visit until it has been
 // idle for the timeout. Kept in a bounded in-memory map (oldest visitors forgotten first); a
-// forgotten or restarted node simply starts a new visit for the visitor. Each tracked visit carries
-// its running state (lib/ingest/visits.ts), which turns hits into `visits` rows. (The stored column
-// is `session_id`, the analytics contract's name for a visit's id.)
+// forgotten or restarted node simply starts a new visit for the visitor. The tracker only names the
+// visit a hit belongs to; the visit's state (its `visits` row) is derived from the stored hits and
+// events by the ingest writer (lib/ingest/visit-states.ts). (The stored column is `session_id`, the
+// analytics contract's name for a visit's id.)
 import { randomBytes } from 'node:crypto';
-import { type PageviewFacts, type PendingActivity, stateReference, type VisitState, visitRow, withEvent, withPageview } from './visits.ts';
 
 export interface VisitTouch {
   /** UInt64 as a decimal string. */
   visitId: string;
   /** First hit of the visit: its entry page. */
   isEntry: boolean;
-  visit: VisitLedger;
+  visit: VisitHandle;
 }
 
 /**
- * The running visit of one visitor. Each change applies at once (so hits of one visit arriving together
- * build on each other) and returns the `visits` rows to store with the hit. If storing them fails,
- * `abandon()` ends the visit: what was stored stays a whole visit, and the visitor's next hit
- * starts a new one instead of cancelling a state that never reached the store.
+ * The running visit of one visitor. If the hit that touched it cannot be stored, `abandon()` ends
+ * the visit, so the visitor's next hit starts a new one as its entry, as every stored visit has.
  */
-export interface VisitLedger {
-  pageview(hit: PageviewFacts): Record<string, unknown>[];
-  event(event: { engagementMs?: number }): Record<string, unknown>[];
+export interface VisitHandle {
   abandon(): void;
 }
 
@@ -38,46 +34,20 @@ interface TrackedVisit {
   /** Wall-clock time of the latest hit: what idle visits are dropped by. */
   touchedAt: number;
   abandoned: boolean;
-  /** The last state written, with its version; null until the first pageview. */
-  visit: VisitState | null;
-  version: number;
-  pending: PendingActivity;
   /** Made once with the visit, so a hit allocates nothing for it. */
-  ledger: VisitLedger;
+  handle: VisitHandle;
 }
 
 const newVisitId = () => randomBytes(8).readBigUInt64BE().toString();
-
-function ledgerOf(tracked: TrackedVisit): VisitLedger {
-  const replace = (next: VisitState) => {
-    const rows = tracked.visit ? [stateReference(tracked.visit, tracked.version)] : [];
-    tracked.visit = next;
-    tracked.version++;
-    rows.push(visitRow(next, 1, tracked.version));
-    return rows;
-  };
-  return {
-    pageview: (hit) => replace(withPageview(tracked.visit, tracked.pending, hit)),
-    event(event) {
-      if (tracked.visit) return replace(withEvent(tracked.visit, event));
-      if (event.engagementMs === undefined) tracked.pending.events++;
-      else tracked.pending.engagementMs += event.engagementMs;
-      return [];
-    },
-    abandon() {
-      tracked.abandoned = true;
-    },
-  };
-}
 
 export function createVisitTracker(options: { timeoutMs: number; maxEntries?: number; clock?: () => number }): VisitTracker {
   const maxEntries = options.maxEntries ?? 500_000;
   const clock = options.clock ?? Date.now;
   const visits = new Map<string, TrackedVisit>();
   /**
-   * Visits nobody touched for the timeout are over: dropped with their visit's state, so memory
-   * follows the visitors active now rather than everyone seen since the start. The map is in
-   * touch order, so the idle ones are at its front.
+   * Visits nobody touched for the timeout are over: dropped, so memory follows the visitors active
+   * now rather than everyone seen since the start. The map is in touch order, so the idle ones
+   * are at its front.
    */
   const dropIdle = (now: number) => {
     for (const [key, visit] of visits) {
@@ -97,14 +67,18 @@ export function createVisitTracker(options: { timeoutMs: number; maxEntries?: nu
         known.lastSeen = Math.max(known.lastSeen, atMs);
         known.touchedAt = now;
         visits.set(key, known);
-        return { visitId: known.visitId, isEntry: false, visit: known.ledger };
+        return { visitId: known.visitId, isEntry: false, visit: known.handle };
       }
       if (known) visits.delete(key);
       else if (visits.size >= maxEntries) visits.delete(visits.keys().next().value!);
-      const fresh = { visitId: newVisitId(), lastSeen: atMs, touchedAt: now, abandoned: false, visit: null, version: 0, pending: { events: 0, engagementMs: 0 } } as TrackedVisit;
-      fresh.ledger = ledgerOf(fresh);
+      const fresh = { visitId: newVisitId(), lastSeen: atMs, touchedAt: now, abandoned: false } as TrackedVisit;
+      fresh.handle = {
+        abandon() {
+          fresh.abandoned = true;
+        },
+      };
       visits.set(key, fresh);
-      return { visitId: fresh.visitId, isEntry: true, visit: fresh.ledger };
+      return { visitId: fresh.visitId, isEntry: true, visit: fresh.handle };
     },
     size: () => visits.size,
   };

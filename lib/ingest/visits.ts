@@ -1,9 +1,7 @@
-// The running state of each visit, kept with it in the visit tracker, and the rows it
-// writes to the `visits` table (lib/stores/analytics/migrations/0003_visits.sql). Every pageview
-// or event that changes a visit yields the new state (sign 1, next version) and, when an earlier
-// state was written, its cancellation (sign -1, that state's version, journaled by reference: see
-// stateReference); both go into the same journal append as the hit itself, so they are stored
-// together or not at all.
+// The running state of a visit and its rows in the `visits` table
+// (lib/stores/analytics/migrations/0003_visits.sql). The ingest writer folds each stored pageview
+// and event into its visit's state and stores the new state (sign 1, next version) with the
+// cancellation of the one it replaces (sign -1, that state's version): lib/ingest/visit-states.ts.
 //
 // A visit exists from its first pageview: events that arrive before it are counted into the
 // state but write nothing until then. Its day (`start`) and entry and acquisition columns are
@@ -174,29 +172,18 @@ export function visitRow(state: VisitState, sign: 1 | -1, version: number): Reco
 }
 
 /**
- * Marks a cancellation journaled by reference (stateReference): the key of the state it cancels,
- * and no columns. Never stored as such: the writer fills in the cancelled row before inserting.
+ * Marks a cancellation journaled by reference by an earlier version, which journaled a visit's
+ * rows with each hit: the key of the state it cancels (`site_id`, `session_id`, `version`, and
+ * `start`), no other column. The writer fills in the cancelled row before inserting it.
  */
 const REFERENCE_FIELD = '$reference';
-
-/**
- * The cancellation of a visit's state, journaled by reference. A pageview used to journal the
- * whole row of the state it replaces, again (every column, the page lists): a quarter of a
- * pageview's journal bytes and one of its three row encodings on the request path, for a row
- * that the writer drops anyway whenever the state it cancels is in the same batch. The writer
- * takes the cancelled row from the states it stored last, or from the store
- * (lib/ingest/writer.ts). `start` lets a lookup in the store use the table's sort key.
- */
-export function stateReference(state: VisitState, version: number): Record<string, unknown> {
-  return { site_id: state.siteId, session_id: state.visitId, sign: -1, version, start: state.start, [REFERENCE_FIELD]: 1 };
-}
 
 /** Which state of which visit a `visits` row is: the pair a cancellation shares with its state. */
 export interface VisitStateKey {
   /** Site, visit and version: a state and its cancellation have the same. */
   key: string;
   sign: number;
-  /** A cancellation by reference (stateReference), whose row the writer has to fill in. */
+  /** A cancellation by reference (REFERENCE_FIELD), whose row the writer has to fill in. */
   reference?: boolean;
 }
 
@@ -206,17 +193,12 @@ export const visitStateKey = (row: Record<string, unknown>): VisitStateKey => {
 };
 
 /**
- * Drops the visit states that are written and cancelled within the same records (a server batch
- * with several hits of one visit, or a writer's batch): both rows of such a pair would only cancel
- * out in the store. What is left per visit is the cancellation of the state before these records
+ * Drops the visit states that are written and cancelled within the same records (a writer's batch
+ * of a journal that holds visit rows): both rows of such a pair would only cancel out in the store. What is left per visit is the cancellation of the state before these records
  * and the last state. `stateOf` reads a `visits` record's state key.
  */
 export function withoutPassingStates<T extends { table: string }>(records: T[], stateOf: (record: T) => VisitStateKey): T[] {
-  // A tracker append has at most two visit rows: nothing to drop, and nothing allocated to see it.
-  let visits = 0;
-  for (const record of records) if (record.table === 'visits') visits++;
-  if (visits <= 2) return records;
-  // The writer's batches hold thousands: each record's state is read once, into sets of keys.
+  // Each record's state is read once, into sets of keys.
   const states = records.map((record) => (record.table === 'visits' ? stateOf(record) : undefined));
   const written = new Set<string>();
   for (const state of states) if (state?.sign === 1) written.add(state.key);

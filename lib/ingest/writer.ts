@@ -1,6 +1,7 @@
 // Drains the journal into the analytics store: a batch when enough events wait or the flush
 // interval passes, one insert per tenant table with a token derived from the batch, so a batch
-// retried after a failure or replayed after a crash is stored once. Acks only after every insert
+// retried after a failure or replayed after a crash is stored once. The visits rows are derived
+// here from the batch's hits and events (lib/ingest/visit-states.ts). Acks only after every insert
 // and after the stored-batch listener has finished with it.
 import type { Log } from '../log.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
@@ -8,24 +9,17 @@ import { encodeCompactRow, encodeRow } from '../stores/analytics/transport.ts';
 import type { Journal, JournalBatch } from './journal.ts';
 import type { JournalRecord } from './pipeline.ts';
 import { currentLayout, type RowLayout } from './row-layouts.ts';
+import { cancellationLine, createVisitStates, type DerivedVisits } from './visit-states.ts';
 import { type VisitStateKey, visitStateKey, withoutPassingStates } from './visits.ts';
 
 /**
- * Visit states the writer remembers having stored (their lines, by state key), so that a
- * cancellation journaled by reference (stateReference in lib/ingest/visits.ts) gets its row without
- * asking the store. The oldest are forgotten past this many; a forgotten one, or any after a
- * restart or a leader change, is read back from the store.
+ * Visit states the writer remembers having stored, so that the next batch builds on them (and, in
+ * a journal of an earlier version, a cancellation journaled by reference gets its row) without
+ * asking the store. The oldest are forgotten past this many, and visits once idle for the visit
+ * timeout; a forgotten one, or any after a restart or a leader change, is read back from the store.
  */
 const REMEMBERED_STATES = 100_000;
-
-/** A visits layout's values begin with site_id, session_id, sign (lib/ingest/row-layouts.ts). */
-const STATE_LINE_HEAD = /^(\["[^"\\]*","[^"\\]*",)1,/;
-
-/** The cancellation of a stored state from the state's own line: the same row with sign -1. */
-function cancellationLine(stateLine: string): string | undefined {
-  const head = STATE_LINE_HEAD.exec(stateLine);
-  return head ? `${head[1]}-1,${stateLine.slice(head[0].length)}` : undefined;
-}
+const DEFAULT_VISIT_IDLE_MS = 30 * 60_000;
 
 const VISIT_LAYOUT = currentLayout('visits') as RowLayout;
 
@@ -80,6 +74,8 @@ export interface WriterOptions {
    * idempotent, and should throw only for failures worth retrying (a store that is unavailable).
    */
   onStored?: (records: readonly JournalRecord[]) => void | Promise<void>;
+  /** The visit timeout: how long the writer remembers a visit nobody touched (default 30 minutes). */
+  visitIdleMs?: number;
 }
 
 const MAX_BACKOFF_MS = 5_000;
@@ -100,6 +96,7 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
   const { journal, log, batchSize, flushMs } = options;
   const ensured = new Set<string>();
   const remembered = new Map<string, string>();
+  const visitStates = createVisitStates({ idleMs: options.visitIdleMs ?? DEFAULT_VISIT_IDLE_MS, maxVisits: REMEMBERED_STATES });
   let running = false;
   let stopping = false;
   let wake: (() => void) | undefined;
@@ -119,41 +116,48 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
       };
     });
 
-  async function write(batch: JournalBatch<WritableRecord>): Promise<void> {
+  /**
+   * Stores a batch: one insert per team and table. Answers the visits it derived from the batch's
+   * hits and events, which run() keeps or forgets once the batch is acknowledged.
+   */
+  async function write(batch: JournalBatch<WritableRecord>): Promise<DerivedVisits[]> {
     const analytics = options.analytics();
-    // By team, then table: one insert each (a batch's records are mostly of one or two teams).
-    const teams = new Map<string, Map<string, WritableRecord[]>>();
+    // By team, then table (a batch's records are mostly of one or two teams), with the hits and
+    // events each team's visits are derived from, in journal order.
+    const teams = new Map<string, { tables: Map<string, WritableRecord[]>; visitSources: WritableRecord[] }>();
     for (const record of batch.records) {
-      let tables = teams.get(record.team);
-      if (tables === undefined) {
-        tables = new Map();
-        teams.set(record.team, tables);
+      let team = teams.get(record.team);
+      if (team === undefined) {
+        team = { tables: new Map(), visitSources: [] };
+        teams.set(record.team, team);
       }
-      const group = tables.get(record.table);
+      const group = team.tables.get(record.table);
       if (group) group.push(record);
-      else tables.set(record.table, [record]);
+      else team.tables.set(record.table, [record]);
+      if (record.derivesVisit) team.visitSources.push(record);
     }
-    for (const group of [...teams.values()].flatMap((tables) => [...tables.values()])) {
-      const { team, table } = group[0];
-      const key = `${team}.${table}`;
-      // A visit's states written and cancelled again within the batch (a burst of its hits, a
-      // replayed journal) would only cancel out in the store: they are not sent. The batch's
-      // records alone decide what is dropped; a retried or replayed batch is sent with the same
-      // token, so if it was stored already the store takes nothing from it.
-      const records = table === 'visits' ? withoutPassingStates(group, stateOf) : group;
+    const derived: DerivedVisits[] = [];
+    for (const [team, { tables, visitSources }] of teams) {
       const database = analytics.tenantDatabase(team);
       if (!ensured.has(team)) {
         await analytics.ensureTenant(team);
         ensured.add(team);
       }
-      const lines = table === 'visits' ? await visitLines(analytics, database, records) : records.map(lineOf);
-      await analytics.insertLines(
-        table,
-        lines.filter((line) => line !== undefined),
-        { database, dedupToken: `${batch.token}:${key}`, columns: currentLayout(table)?.columns },
-      );
-      if (table === 'visits') remember(records, lines);
+      const insert = (table: string, lines: string[]) =>
+        analytics.insertLines(table, lines, { database, dedupToken: `${batch.token}:${team}.${table}`, columns: currentLayout(table)?.columns });
+      for (const [table, group] of tables) if (table !== 'visits') await insert(table, group.map(lineOf));
+      // Visit rows journaled by an earlier version: a visit's states written and cancelled again
+      // within the batch (a burst of its hits) would only cancel out in the store, so they are not
+      // sent. The batch's records alone decide what is dropped, so a replayed batch sends the same.
+      const journaled = tables.has('visits') ? withoutPassingStates(tables.get('visits')!, stateOf) : [];
+      const journaledLines = journaled.length > 0 ? await visitLines(analytics, database, journaled) : [];
+      const visits = visitSources.length > 0 ? await visitStates.derive(analytics, database, visitSources) : undefined;
+      const lines = [...journaledLines.filter((line) => line !== undefined), ...(visits?.lines ?? [])];
+      if (lines.length > 0) await insert('visits', lines);
+      if (journaled.length > 0) remember(journaled, journaledLines);
+      if (visits) derived.push(visits);
     }
+    return derived;
   }
 
   /**
@@ -200,6 +204,9 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
   async function run(): Promise<void> {
     let backoff = 100;
     let batch: JournalBatch<WritableRecord> | null = null;
+    // The first batch may be the one outstanding when the last writer stopped, stored already;
+    // so may a batch written again after a failure (see lib/ingest/visit-states.ts).
+    let mayBeStored = true;
     while (running) {
       if (!batch) {
         const pending = journal.pendingRecords();
@@ -215,14 +222,20 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
       }
       const current = batch;
       try {
-        await write(current);
+        const visits = await write(current);
         await options.onStored?.(current.records);
         await current.ack();
+        for (const derived of visits) {
+          if (mayBeStored) derived.forget();
+          else derived.keep();
+        }
+        mayBeStored = false;
         stats.inserted += current.records.length;
         stats.batches++;
         batch = null;
         backoff = 100;
       } catch (err) {
+        mayBeStored = true;
         // The batch stays outstanding and is retried as is: same records, same token.
         stats.failures++;
         log.warn({ err: (err as Error).message, records: current.records.length, retryMs: backoff }, 'ingest writer: storing a batch failed, retrying');

@@ -31,45 +31,37 @@ function depsWithJournal(refused: Set<number>) {
 }
 
 describe('tracker pageviews and their visits', () => {
-  it('store the hit with its visit state in one append', async () => {
+  it('journal the hit alone, marked for the writer to derive its visit from', async () => {
     const { deps, stored } = depsWithJournal(new Set());
     await trackerPageview(deps, { url: 'https://example.com/' }, REQUEST);
     await trackerPageview(deps, { url: 'https://example.com/pricing' }, REQUEST);
-    expect(stored.map((records) => records.map((r) => `${r.table}${r.table === 'visits' ? `:${r.row.sign}:${r.row.version}` : ''}`))).toEqual([
-      ['hits', 'visits:1:1'],
-      ['hits', 'visits:-1:1', 'visits:1:2'],
-    ]);
+    expect(stored.map((records) => records.map((r) => [r.table, r.derivesVisit, r.row.is_entry]))).toEqual([[['hits', true, 1]], [['hits', true, 0]]]);
+    expect(stored[1][0].row.session_id).toBe(stored[0][0].row.session_id);
   });
 
-  it("journal the hit and the visit state with exactly the columns of their tables' layouts, in order", async () => {
-    // The layouts are how these rows are journaled and inserted (values without names): a column
-    // a row has and its layout lacks would be lost.
+  it("journal the hit with exactly the columns of its table's layout, in order", async () => {
+    // The layout is how the hit is journaled and inserted (values without names): a column the
+    // row has and its layout lacks would be lost.
     const { deps, stored } = depsWithJournal(new Set());
     await trackerPageview(deps, { url: 'https://example.com/?utm_source=news&utm_medium=mail', referrer: 'https://www.google.com/', width: 390 }, REQUEST);
     await trackerPageview(deps, { url: 'https://example.com/pricing' }, REQUEST);
-    const states = stored.flat().filter((r) => r.table === 'visits' && r.row.sign === 1);
-    const hits = stored.flat().filter((r) => r.table === 'hits');
-    expect(states).toHaveLength(2);
-    for (const state of states) expect(Object.keys(state.row)).toEqual(currentLayout('visits')!.columns);
+    const hits = stored.flat();
+    expect(hits).toHaveLength(2);
     for (const hit of hits) expect(Object.keys(hit.row)).toEqual(currentLayout('hits')!.columns);
   });
 
-  it('start a new visit after an append that failed, so nothing stored cancels the lost state', async () => {
+  it('start a new visit, with its entry, after an append that failed', async () => {
     const { deps, stored } = depsWithJournal(new Set([1]));
     await trackerPageview(deps, { url: 'https://example.com/' }, REQUEST);
     await expect(trackerPageview(deps, { url: 'https://example.com/pricing' }, REQUEST)).rejects.toMatchObject({ code: 503 });
     await trackerPageview(deps, { url: 'https://example.com/docs' }, REQUEST);
     const [first, third] = stored;
-    const sessionOf = (records: JournalRecord[]) => records[0].row.session_id;
-    expect(sessionOf(third)).not.toBe(sessionOf(first));
-    expect(third.map((r) => [r.table, r.row.sign ?? null, r.row.is_entry ?? null])).toEqual([
-      ['hits', null, 1],
-      ['visits', 1, null],
-    ]);
+    expect(third[0].row.session_id).not.toBe(first[0].row.session_id);
+    expect(third.map((r) => [r.table, r.row.is_entry])).toEqual([['hits', 1]]);
   });
 });
 
-describe('withoutPassingStates', () => {
+describe('withoutPassingStates, over visit rows of an earlier version', () => {
   const visit = (version: number, sign: 1 | -1, session = '1') => ({ table: 'visits' as const, team: 'team', row: { site_id: SITE.id, session_id: session, version, sign } });
   const hit = (id: number) => ({ table: 'hits' as const, team: 'team', row: { hit_id: String(id) } });
 

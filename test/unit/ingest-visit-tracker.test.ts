@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
 import { createVisitTracker } from '../../lib/ingest/visit-tracker.ts';
-import { MAX_VISIT_PAGES } from '../../lib/ingest/visits.ts';
 
 const MINUTE = 60_000;
 
@@ -37,81 +36,14 @@ describe('createVisitTracker', () => {
   });
 });
 
-describe('the running state of a visit', () => {
-  const hit = (ts: string, path: string, extra: Record<string, string> = {}) => ({
-    ts,
-    columns: { site_id: 'site', session_id: '1', visitor_id: '7', path, hostname: 'example.com', referrer: 'google.com', country: 'DE', ...extra },
-  });
-
-  it('writes its first state, then for each change the cancellation of the last state (by reference) and the next one', () => {
-    const { visit } = createVisitTracker({ timeoutMs: 30 * MINUTE }).touch('site', 'v1', 0);
-    const first = visit.pageview(hit('2026-01-01T10:00:00.000Z', '/'));
-    expect(first).toEqual([expect.objectContaining({ sign: 1, version: 1, visit_pageviews: 1, entry_page: '/', exit_page: '/', pages: ['/'], page_hits: [1], referrer: 'google.com' })]);
-    const second = visit.pageview(hit('2026-01-01T10:02:00.000Z', '/pricing', { referrer: '' }));
-    expect(second).toEqual([
-      { site_id: 'site', session_id: '1', sign: -1, version: 1, start: '2026-01-01T10:00:00.000Z', $reference: 1 },
-      expect.objectContaining({ sign: 1, version: 2, visit_pageviews: 2, exit_page: '/pricing', pages: ['/', '/pricing'], page_hits: [1, 1], referrer: 'google.com', last_ts: '2026-01-01T10:02:00.000Z' }),
-    ]);
-    const engaged = visit.event({ engagementMs: 1500 });
-    expect(engaged[1]).toMatchObject({ sign: 1, version: 3, visit_engagement_ms: 1500, events: 0 });
-    expect(visit.event({})[1]).toMatchObject({ version: 4, events: 1, visit_engagement_ms: 1500 });
-  });
-
-  it('counts events sent before the first pageview into the visit, and writes nothing for them', () => {
-    const { visit } = createVisitTracker({ timeoutMs: 30 * MINUTE }).touch('site', 'v1', 0);
-    expect(visit.event({ engagementMs: 300 })).toEqual([]);
-    expect(visit.event({})).toEqual([]);
-    expect(visit.pageview(hit('2026-01-01T10:00:00.000Z', '/'))).toEqual([expect.objectContaining({ sign: 1, version: 1, events: 1, visit_engagement_ms: 300 })]);
-  });
-
-  it('keeps the day and entry of the first pageview received when an earlier one arrives late, and lengthens the visit', () => {
-    const { visit } = createVisitTracker({ timeoutMs: 30 * MINUTE }).touch('site', 'v1', 0);
-    visit.pageview(hit('2026-01-01T10:05:00.000Z', '/b'));
-    const [, late] = visit.pageview(hit('2026-01-01T10:01:00.000Z', '/a'));
-    expect(late).toMatchObject({ start: '2026-01-01T10:05:00.000Z', first_ts: '2026-01-01T10:01:00.000Z', last_ts: '2026-01-01T10:05:00.000Z', entry_page: '/b', exit_page: '/b', pages: ['/a', '/b'] });
-  });
-
-  it('ends a visit whose rows could not be stored: the next hit starts a new visit that cancels nothing', () => {
+describe('a visit whose hit could not be stored', () => {
+  it('ends: the next hit starts a new visit, as its entry', () => {
     const visits = createVisitTracker({ timeoutMs: 30 * MINUTE });
     const failed = visits.touch('site', 'v1', 0);
-    failed.visit.pageview(hit('2026-01-01T10:00:00.000Z', '/'));
     failed.visit.abandon();
     const next = visits.touch('site', 'v1', 1000);
     expect([next.isEntry, next.visitId === failed.visitId]).toEqual([true, false]);
-    expect(next.visit.pageview(hit('2026-01-01T10:00:01.000Z', '/'))).toEqual([expect.objectContaining({ sign: 1, version: 1 })]);
-  });
-});
-
-describe('the pages a visit lists', () => {
-  it('lists pages and hostnames in code-unit order with their hits, whatever order they come in, and never changes a row it gave', () => {
-    const { visit } = createVisitTracker({ timeoutMs: 30 * MINUTE }).touch('site', 'v1', 0);
-    const view = (path: string, hostname = 'example.com', second = 0) =>
-      visit.pageview({ ts: `2026-01-01T10:00:${String(second).padStart(2, '0')}.000Z`, columns: { site_id: 's', session_id: '1', visitor_id: '7', path, hostname } });
-    const rows = ['/m', '/b', '/z', '/b', '/B', '/é', '/a', '/m'].map((path, i) => view(path, i % 3 === 0 ? 'www.example.com' : 'example.com', i));
-    const states = rows.map((written) => written[written.length - 1]);
-    const snapshot = JSON.stringify(states);
-    const last = states[states.length - 1];
-    expect([last.pages, last.page_hits]).toEqual([['/B', '/a', '/b', '/m', '/z', '/é'], [1, 1, 2, 2, 1, 1]]);
-    expect([last.hostnames, last.hostname_hits]).toEqual([['example.com', 'www.example.com'], [5, 3]]);
-    // Each pageview cancels exactly the state written before it.
-    for (let i = 1; i < rows.length; i++) {
-      expect(rows[i][0]).toMatchObject({ site_id: states[i - 1].site_id, session_id: states[i - 1].session_id, version: states[i - 1].version, sign: -1, $reference: 1 });
-    }
-    view('/new', 'example.com', 30);
-    expect(JSON.stringify(states)).toBe(snapshot);
-  });
-
-  it(`stop growing at ${MAX_VISIT_PAGES} distinct pages, while every pageview still counts`, () => {
-    const { visit } = createVisitTracker({ timeoutMs: 30 * MINUTE }).touch('site', 'v1', 0);
-    let last: Record<string, unknown> = {};
-    for (let i = 0; i < MAX_VISIT_PAGES + 10; i++) {
-      const rows = visit.pageview({ ts: `2026-01-01T10:00:${String(i % 60).padStart(2, '0')}.000Z`, columns: { site_id: 's', session_id: '1', visitor_id: '7', path: `/p${String(i).padStart(3, '0')}`, hostname: 'example.com' } });
-      last = rows[rows.length - 1];
-    }
-    const again = visit.pageview({ ts: '2026-01-01T10:01:00.000Z', columns: { site_id: 's', session_id: '1', visitor_id: '7', path: '/p000', hostname: 'example.com' } });
-    last = again[again.length - 1];
-    expect((last.pages as string[]).length).toBe(MAX_VISIT_PAGES);
-    expect([last.visit_pageviews, (last.page_hits as number[])[0], last.hostname_hits]).toEqual([MAX_VISIT_PAGES + 11, 2, [MAX_VISIT_PAGES + 11]]);
+    expect(visits.touch('site', 'v1', 2000)).toMatchObject({ visitId: next.visitId, isEntry: false });
   });
 });
 

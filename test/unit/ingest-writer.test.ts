@@ -5,9 +5,9 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Journal, JournalBatch } from '../../lib/ingest/journal.ts';
 import type { JournalRecord } from '../../lib/ingest/pipeline.ts';
-import { createVisitTracker } from '../../lib/ingest/visit-tracker.ts';
 import { currentLayout } from '../../lib/ingest/row-layouts.ts';
 import { encodeRecord } from '../../lib/ingest/sink.ts';
+import { type VisitState, visitRow, withPageview } from '../../lib/ingest/visits.ts';
 import { createIngestWriter, type WritableRecord } from '../../lib/ingest/writer.ts';
 import { silentLog } from '../../lib/log.ts';
 import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
@@ -149,24 +149,30 @@ describe('createIngestWriter rows', () => {
     const batch = [state('a', 1, -1), carried, record(1), state('a', 2, -1), state('a', 3, 1), state('b', 1, 1), state('a', 3, -1), state('a', 4, 1)];
     const { rows, writer } = await writeUntilAcked(batch, async () => undefined);
     expect(rows).toEqual([
+      { hit_id: 'h1' },
       { site_id: 's', session_id: 'a', version: 1, sign: -1 },
       { site_id: 's', session_id: 'b', version: 1, sign: 1 },
       { site_id: 's', session_id: 'a', version: 4, sign: 1 },
-      { hit_id: 'h1' },
     ]);
     expect(writer.stats()).toMatchObject({ batches: 1, inserted: 8 });
   });
 });
 
-describe('createIngestWriter and cancellations by reference', () => {
+describe('createIngestWriter and cancellations by reference, in a journal of an earlier version', () => {
   const SITE = '6d1f4b2e-8f0a-4c55-9d0e-1b2c3d4e5f60';
-  /** A visit's rows as the visit ledger writes them, each encoded as the single-node sink does. */
+  /**
+   * A visit's rows as an earlier version journaled them with its hits: each state, and before
+   * each but the first the cancellation of the one before by reference; encoded as the
+   * single-node sink does.
+   */
   function visitRows(pageviews: number): WritableRecord[] {
-    const { visit } = createVisitTracker({ timeoutMs: 30 * 60_000 }).touch(SITE, 'visitor', 0);
     const records: WritableRecord[] = [];
+    let state: VisitState | null = null;
     for (let i = 0; i < pageviews; i++) {
       const columns = { site_id: SITE, session_id: '42', visitor_id: '7', path: `/p${i}`, hostname: 'example.com', country: 'NL' };
-      for (const row of visit.pageview({ ts: `2026-11-22T10:0${i}:00.000Z`, columns })) records.push(encodeRecord({ table: 'visits', team: TEAM, row }));
+      if (state) records.push(encodeRecord({ table: 'visits', team: TEAM, row: { site_id: SITE, session_id: '42', sign: -1, version: i, start: state.start, $reference: 1 } }));
+      state = withPageview(state, { events: 0, engagementMs: 0 }, { ts: `2026-11-22T10:0${i}:00.000Z`, columns });
+      records.push(encodeRecord({ table: 'visits', team: TEAM, row: visitRow(state, 1, i + 1) }));
     }
     return records;
   }
@@ -233,5 +239,103 @@ describe('createIngestWriter and cancellations by reference', () => {
     expect(found.queries).toEqual([expect.objectContaining({ sites: [SITE], days: ['2026-11-22'], visits: [42n], versions: [2] })]);
     const gone = await writeAll(records, 10, []);
     expect(gone.inserts).toEqual([[expect.objectContaining({ version: 3, sign: 1 })]]);
+  });
+});
+
+describe('createIngestWriter and the visits it derives from hits', () => {
+  const SITE = '6d1f4b2e-8f0a-4c55-9d0e-1b2c3d4e5f60';
+  const hit = (minute: number, path: string): WritableRecord =>
+    encodeRecord({
+      table: 'hits',
+      team: TEAM,
+      derivesVisit: true,
+      row: Object.fromEntries(
+        currentLayout('hits')!.columns.map((column) => [column, { ts: `2026-11-22T10:0${minute}:00.000Z`, site_id: SITE, session_id: '42', visitor_id: '7', path, hostname: 'example.com', is_entry: minute === 0 ? 1 : 0 }[column] ?? '']),
+      ),
+    });
+
+  /**
+   * A store that keeps each insert token once, as ClickHouse does, and answers the latest stored
+   * state of a visit; `failAfterVisits` makes that many visits inserts fail after storing (the
+   * answer lost on the way back).
+   */
+  function deduplicatingStore(failAfterVisits = 0) {
+    const tokens = new Set<string>();
+    const visits: Record<string, unknown>[] = [];
+    let reads = 0;
+    const store = {
+      tenantDatabase: () => 'tenant_x',
+      ensureTenant: async () => 'tenant_x',
+      async insertLines(table: string, lines: string[], options: { dedupToken: string; columns?: readonly string[] }) {
+        if (tokens.has(options.dedupToken)) return;
+        tokens.add(options.dedupToken);
+        if (table !== 'visits') return;
+        visits.push(...lines.map((line) => storedRow(line, options.columns)));
+        if (failAfterVisits-- > 0) throw new Error('connection reset');
+      },
+      async query() {
+        reads++;
+        const latest = new Map<string, Record<string, unknown>>();
+        for (const row of visits) if (row.sign === 1 && Number(latest.get(String(row.session_id))?.version ?? 0) < Number(row.version)) latest.set(String(row.session_id), row);
+        return [...latest.values()];
+      },
+    } as unknown as AnalyticsStore;
+    /** What the dashboard reads: pageviews summed with sign, per visit. */
+    const pageviews = () => visits.reduce((sum, row) => sum + Number(row.sign) * Number(row.visit_pageviews), 0);
+    return { store, visits, pageviews, reads: () => reads };
+  }
+
+  /** A journal of `batches` handed out in turn, each with its own token. */
+  function batchJournal(batches: { token: string; records: WritableRecord[] }[]): Journal<WritableRecord> {
+    let at = 0;
+    return {
+      ...memoryJournal([], []),
+      async next() {
+        const batch = batches[at];
+        if (!batch) return null;
+        return {
+          ...batch,
+          async ack() {
+            at = batches.indexOf(batch) + 1;
+          },
+        };
+      },
+      pendingRecords: () => batches.slice(at).reduce((sum, batch) => sum + batch.records.length, 0),
+    } as Journal<WritableRecord>;
+  }
+
+  async function drain(journal: Journal<WritableRecord>, store: AnalyticsStore) {
+    const writer = createIngestWriter({ journal, analytics: () => store, log: silentLog, batchSize: 1, flushMs: 5 });
+    writer.start();
+    await until(() => journal.pendingRecords() === 0);
+    await writer.stop(1000);
+  }
+
+  const first = { token: 'batch-1', records: [hit(0, '/')] };
+  const second = { token: 'batch-2', records: [hit(1, '/a')] };
+  const third = { token: 'batch-3', records: [hit(2, '/b')] };
+
+  it('stores one visit of every pageview, reading it back only after the first batch (which may have been stored before)', async () => {
+    const stored = deduplicatingStore();
+    await drain(batchJournal([first, second, third]), stored.store);
+    expect(stored.pageviews()).toBe(3);
+    expect(stored.visits.at(-1)).toMatchObject({ sign: 1, version: 3, visit_pageviews: 3, pages: ['/', '/a', '/b'] });
+    expect(stored.reads()).toBe(1);
+  });
+
+  it('counts a batch replayed after a crash once, though the store had its visit already', async () => {
+    const stored = deduplicatingStore();
+    await drain(batchJournal([first, second]), stored.store);
+    // The process died before acknowledging the second batch: the next one replays it, then goes on.
+    await drain(batchJournal([second, third]), stored.store);
+    expect(stored.pageviews()).toBe(3);
+    expect(stored.visits.at(-1)).toMatchObject({ sign: 1, version: 3, visit_pageviews: 3, pages: ['/', '/a', '/b'] });
+  });
+
+  it('counts a batch written again after an insert whose answer was lost once', async () => {
+    const stored = deduplicatingStore(2);
+    await drain(batchJournal([first, second, third]), stored.store);
+    expect(stored.pageviews()).toBe(3);
+    expect(stored.visits.at(-1)).toMatchObject({ sign: 1, version: 3, visit_pageviews: 3 });
   });
 });

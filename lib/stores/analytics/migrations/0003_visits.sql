@@ -1,6 +1,6 @@
 -- 0003: one row per visit, so the stats API reads visits without grouping pageviews by session.
--- The ingest pipeline writes a visit's new state (sign 1, next version) and cancels the state it
--- replaces (sign -1, same version as that state) in the same journal append as the hit; queries
+-- The ingest writer stores a visit's new state (sign 1, next version) and cancels the state it
+-- replaces (sign -1, same version as that state) with the batch of hits they come from; queries
 -- sum with `sign`, and merges drop cancelled pairs in the background (VersionedCollapsingMergeTree
 -- collapses a pair whatever order its rows were inserted in). A visit belongs to the day of its
 -- first pageview (`start`, never changed once written), and its entry and acquisition columns are

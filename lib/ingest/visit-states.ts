@@ -1,0 +1,207 @@
+// The `visits` rows, derived by the ingest writer from the hits and events it stores: per batch,
+// each visit the batch touches gets the cancellation of its stored state (sign -1, that state's
+// version) and its new state (sign 1, the next version), inserted with the batch's other rows under
+// the batch's token. The request path thus journals a pageview's hit alone, and a visit's state is
+// encoded once a batch rather than once a hit.
+//
+// The writer starts each visit from the state it remembers having stored, or reads it from the
+// analytics store (after a restart, a leader change, or once it forgot an idle visit). A hit that is
+// its visit's entry starts a new visit without a read. A batch that may have been stored before
+// (the first one a writer takes, which can be the one outstanding at a crash, or one retried after
+// a failure) is inserted under the same token, so the store keeps what it had; the writer forgets
+// that batch's visits afterwards, and reads them back from the store when they come again.
+import type { AnalyticsStore } from '../stores/analytics/index.ts';
+import { encodeCompactRow } from '../stores/analytics/transport.ts';
+import type { JournalRecord } from './pipeline.ts';
+import { currentLayout, type RowLayout } from './row-layouts.ts';
+import { ORIGIN_COLUMNS, type PendingActivity, type SortedCounts, type VisitState, visitRow, withEvent, withPageview } from './visits.ts';
+
+const VISIT_COLUMNS = (currentLayout('visits') as RowLayout).columns;
+
+/** A visits layout's values begin with site_id, session_id, sign (lib/ingest/row-layouts.ts). */
+const STATE_LINE_HEAD = /^(\["[^"\\]*","[^"\\]*",)1,/;
+
+/** The cancellation of a stored state from the state's own line: the same row with sign -1. */
+export function cancellationLine(stateLine: string): string | undefined {
+  const head = STATE_LINE_HEAD.exec(stateLine);
+  return head ? `${head[1]}-1,${stateLine.slice(head[0].length)}` : undefined;
+}
+
+/** A visit as the writer last stored it (or as events before its first pageview left it). */
+interface StoredVisit {
+  /** Null until the visit's first pageview: nothing of it is stored yet. */
+  state: VisitState | null;
+  /** The stored state's version; 0 when none is stored. */
+  version: number;
+  /** The stored state's line as inserted, when the writer made it (its cancellation is that line with sign -1). */
+  line?: string;
+  /** The stored state's row as the store answered it, when read from the store. */
+  row?: Record<string, unknown>;
+  /** Events counted before the first pageview. */
+  pending: PendingActivity;
+  /** Wall-clock time the writer last touched it: what idle visits are forgotten by. */
+  touchedAt: number;
+}
+
+const NOTHING_STORED = (): StoredVisit => ({ state: null, version: 0, pending: { events: 0, engagementMs: 0 }, touchedAt: 0 });
+
+export interface DerivedVisits {
+  /** Per visit whose state changed: the cancellation of its stored state, if one is stored, then its new state. */
+  lines: string[];
+  /** The lines are in the store: their states are the ones to build on. */
+  keep(): void;
+  /** The lines may have been stored before (see the head of this file): read these visits back next time. */
+  forget(): void;
+}
+
+export interface VisitStates {
+  /** The visits rows `records` (hits and events of one tenant database, in journal order) make. Remembers nothing until keep(). */
+  derive(analytics: AnalyticsStore, database: string, records: readonly JournalRecord[]): Promise<DerivedVisits>;
+  size(): number;
+}
+
+const keyOf = (row: Record<string, unknown>) => `${row.site_id}|${row.session_id}`;
+
+/** A store's DateTime64 text (`2026-11-22 10:00:00.000`, UTC) as the ISO string hits carry, which compare in time order. */
+function isoTime(value: unknown): string {
+  const text = String(value);
+  return new Date(text.includes('T') ? text : `${text.replace(' ', 'T')}Z`).toISOString();
+}
+
+/** Keys and counts as SortedCounts holds them, in code-unit order (rows written by SQL may list them otherwise). */
+function sortedCounts(keys: readonly string[], counts: readonly number[]): SortedCounts {
+  const inOrder = keys.every((key, i) => i === 0 || keys[i - 1] < key);
+  if (inOrder) return { keys: [...keys], counts: counts.map(Number) };
+  const order = keys.map((_, i) => i).sort((a, b) => (keys[a] < keys[b] ? -1 : keys[a] > keys[b] ? 1 : 0));
+  return { keys: order.map((i) => keys[i]), counts: order.map((i) => Number(counts[i])) };
+}
+
+/** The running state of a visit from its stored row. */
+export function stateOfRow(row: Record<string, unknown>): VisitState {
+  const origin: Record<string, string | number> = {};
+  for (const column of ORIGIN_COLUMNS) origin[column] = (row[column] as string | number | undefined) ?? '';
+  return {
+    siteId: String(row.site_id),
+    visitId: String(row.session_id),
+    visitorId: String(row.visitor_id),
+    start: isoTime(row.start),
+    firstTs: isoTime(row.first_ts),
+    lastTs: isoTime(row.last_ts),
+    pageviews: Number(row.visit_pageviews),
+    events: Number(row.events),
+    engagementMs: Number(row.visit_engagement_ms),
+    entryPage: String(row.entry_page),
+    exitPage: String(row.exit_page),
+    pages: sortedCounts(row.pages as string[], row.page_hits as number[]),
+    hostnames: sortedCounts(row.hostnames as string[], row.hostname_hits as number[]),
+    origin,
+  };
+}
+
+/** The latest state of each of `keys` (site|visit) in the store. */
+async function readStored(analytics: AnalyticsStore, database: string, wanted: readonly Record<string, unknown>[]): Promise<Map<string, Record<string, unknown>>> {
+  const rows = await analytics.query(
+    `SELECT * FROM {db:Identifier}.visits
+      WHERE site_id IN {sites:Array(UUID)} AND session_id IN {visits:Array(UInt64)} AND sign = 1
+      ORDER BY version DESC LIMIT 1 BY site_id, session_id`,
+    {
+      db: database,
+      sites: [...new Set(wanted.map((row) => String(row.site_id)))],
+      // A UInt64 binds from a bigint (its decimal text does not parse inside an array parameter).
+      visits: [...new Set(wanted.map((row) => String(row.session_id)))].map((id) => BigInt(id)),
+    },
+  );
+  return new Map(rows.map((row) => [keyOf(row), row]));
+}
+
+export function createVisitStates(options: { idleMs: number; maxVisits: number; clock?: () => number }): VisitStates {
+  const clock = options.clock ?? Date.now;
+  /** In the order they were last touched, so the idle ones are at the front. */
+  const remembered = new Map<string, StoredVisit>();
+
+  function forgetIdle(now: number): void {
+    for (const [key, visit] of remembered) {
+      if (remembered.size <= options.maxVisits && now - visit.touchedAt <= options.idleMs) break;
+      remembered.delete(key);
+    }
+  }
+
+  return {
+    async derive(analytics, database, records) {
+      // Where each visit starts from: remembered, new (its entry hit), or read from the store.
+      const base = new Map<string, StoredVisit>();
+      const unknown: Record<string, unknown>[] = [];
+      for (const record of records) {
+        const key = keyOf(record.row);
+        if (base.has(key)) continue;
+        const known = remembered.get(key);
+        if (known) base.set(key, known);
+        else if (record.table === 'hits' && Number(record.row.is_entry) === 1) base.set(key, NOTHING_STORED());
+        else {
+          base.set(key, NOTHING_STORED());
+          unknown.push(record.row);
+        }
+      }
+      if (unknown.length > 0) {
+        const stored = await readStored(analytics, database, unknown);
+        for (const [key, row] of stored) base.set(key, { ...NOTHING_STORED(), state: stateOfRow(row), version: Number(row.version), row });
+      }
+
+      const next = new Map<string, { state: VisitState | null; pending: PendingActivity; changed: boolean }>();
+      for (const record of records) {
+        const key = keyOf(record.row);
+        let visit = next.get(key);
+        if (visit === undefined) {
+          const from = base.get(key)!;
+          visit = { state: from.state, pending: { ...from.pending }, changed: false };
+          next.set(key, visit);
+        }
+        if (record.table === 'hits') {
+          const started = visit.state === null;
+          visit.state = withPageview(visit.state, visit.pending, { ts: String(record.row.ts), columns: record.row as Record<string, string | number> });
+          // What was pending is in the state now.
+          if (started) visit.pending = { events: 0, engagementMs: 0 };
+          visit.changed = true;
+          continue;
+        }
+        const engagementMs = record.row.name === '$engagement' ? Number((record.row.props as Record<string, string> | undefined)?.engagement_ms ?? 0) : undefined;
+        if (visit.state) {
+          visit.state = withEvent(visit.state, { engagementMs });
+          visit.changed = true;
+        } else if (engagementMs === undefined) visit.pending.events++;
+        else visit.pending.engagementMs += engagementMs;
+      }
+
+      const lines: string[] = [];
+      const kept = new Map<string, StoredVisit>();
+      for (const [key, visit] of next) {
+        const from = base.get(key)!;
+        if (!visit.changed || visit.state === null) {
+          kept.set(key, { ...from, pending: visit.pending });
+          continue;
+        }
+        if (from.version > 0) lines.push((from.line && cancellationLine(from.line)) ?? encodeCompactRow(VISIT_COLUMNS, { ...(from.row ?? visitRow(from.state!, 1, from.version)), sign: -1 }));
+        const version = from.version + 1;
+        const line = encodeCompactRow(VISIT_COLUMNS, visitRow(visit.state, 1, version));
+        lines.push(line);
+        kept.set(key, { state: visit.state, version, line, pending: visit.pending, touchedAt: 0 });
+      }
+      return {
+        lines,
+        keep() {
+          const now = clock();
+          for (const [key, visit] of kept) {
+            remembered.delete(key);
+            visit.touchedAt = now;
+            remembered.set(key, visit);
+          }
+          forgetIdle(now);
+        },
+        forget() {
+          for (const key of next.keys()) remembered.delete(key);
+        },
+      };
+    },
+    size: () => remembered.size,
+  };
+}
