@@ -10,6 +10,7 @@
 // (the first one a writer takes, which can be the one outstanding at a crash, or one retried after
 // a failure) is inserted under the same token, so the store keeps what it had; the writer forgets
 // that batch's visits afterwards, and reads them back from the store when they come again.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import { encodeCompactRow } from '../stores/analytics/transport.ts';
 import type { JournalRecord } from './pipeline.ts';
@@ -42,6 +43,12 @@ interface StoredVisit {
   /** Wall-clock time the writer last touched it: what idle visits are forgotten by. */
   touchedAt: number;
 }
+
+/**
+ * Records read (a JSON parse each), then folded, between two turns of the event loop: a writer's
+ * batch of 10,000 in one go would hold requests waiting for tens of milliseconds.
+ */
+const SLICE_RECORDS = 500;
 
 const NOTHING_STORED = (): StoredVisit => ({ state: null, version: 0, pending: { events: 0, engagementMs: 0 }, touchedAt: 0 });
 
@@ -131,7 +138,9 @@ export function createVisitStates(options: { idleMs: number; maxVisits: number; 
       // Where each visit starts from: remembered, new (its entry hit), or read from the store.
       const base = new Map<string, StoredVisit>();
       const unknown: Record<string, unknown>[] = [];
-      for (const record of records) {
+      for (let i = 0; i < records.length; i++) {
+        if (i > 0 && i % SLICE_RECORDS === 0) await nextTurn();
+        const record = records[i];
         const key = keyOf(record.row);
         if (base.has(key)) continue;
         const known = remembered.get(key);
@@ -148,7 +157,9 @@ export function createVisitStates(options: { idleMs: number; maxVisits: number; 
       }
 
       const next = new Map<string, { state: VisitState | null; pending: PendingActivity; changed: boolean }>();
-      for (const record of records) {
+      for (let i = 0; i < records.length; i++) {
+        if (i > 0 && i % SLICE_RECORDS === 0) await nextTurn();
+        const record = records[i];
         const key = keyOf(record.row);
         let visit = next.get(key);
         if (visit === undefined) {
@@ -174,7 +185,9 @@ export function createVisitStates(options: { idleMs: number; maxVisits: number; 
 
       const lines: string[] = [];
       const kept = new Map<string, StoredVisit>();
+      let encoded = 0;
       for (const [key, visit] of next) {
+        if (++encoded % SLICE_RECORDS === 0) await nextTurn();
         const from = base.get(key)!;
         if (!visit.changed || visit.state === null) {
           kept.set(key, { ...from, pending: visit.pending });
