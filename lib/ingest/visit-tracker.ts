@@ -4,7 +4,7 @@
 // visit a hit belongs to; the visit's state (its `visits` row) is derived from the stored hits and
 // events by the ingest writer (lib/ingest/visit-states.ts). (The stored column is `session_id`, the
 // analytics contract's name for a visit's id.)
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 export interface VisitTouch {
   /** UInt64 as a decimal string. */
@@ -38,7 +38,22 @@ interface TrackedVisit {
   handle: VisitHandle;
 }
 
-const newVisitId = () => randomBytes(8).readBigUInt64BE().toString();
+/**
+ * Random bytes for visit ids, drawn from the system's generator 4 KiB at a time: a call per new
+ * visit cost ~3% of the CPU under traffic of many short visits.
+ */
+const idPool = Buffer.alloc(4096);
+let idPoolAt = idPool.length;
+
+function newVisitId(): string {
+  if (idPoolAt === idPool.length) {
+    randomFillSync(idPool);
+    idPoolAt = 0;
+  }
+  const id = idPool.readBigUInt64BE(idPoolAt);
+  idPoolAt += 8;
+  return id.toString();
+}
 
 export function createVisitTracker(options: { timeoutMs: number; maxEntries?: number; clock?: () => number }): VisitTracker {
   const maxEntries = options.maxEntries ?? 500_000;

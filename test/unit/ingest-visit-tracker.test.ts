@@ -64,3 +64,14 @@ describe('idle visits', () => {
     expect(visits.size()).toBe(1);
   });
 });
+
+describe('visit ids', () => {
+  it('are distinct 64-bit numbers, past the random bytes drawn at a time', () => {
+    const visits = createVisitTracker({ timeoutMs: 30 * MINUTE });
+    const ids = Array.from({ length: 2000 }, (_, i) => visits.touch('site', `visitor-${i}`, 0).visitId);
+    expect(new Set(ids).size).toBe(2000);
+    for (const id of ids) expect(BigInt(id) < 2n ** 64n && /^\d+$/.test(id)).toBe(true);
+    // Random, not counted: the ids spread over the whole range.
+    expect(ids.filter((id) => BigInt(id) >= 2n ** 63n).length).toBeGreaterThan(800);
+  });
+});
