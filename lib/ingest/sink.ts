@@ -82,11 +82,18 @@ export class EncodedRecord implements JournalRecord {
   }
 
   get row(): Record<string, unknown> {
-    if (this.#row === undefined) {
-      const parsed = JSON.parse(this.line) as Record<string, unknown> | unknown[];
-      this.#row = this.layout === undefined ? (parsed as Record<string, unknown>) : rowOfValues(layoutColumns(this.table, this.layout), parsed as unknown[]);
-    }
+    this.#row ??= this.readRow();
     return this.#row;
+  }
+
+  /**
+   * The row, parsed from the line without being kept: for a reader that needs it once (the writer
+   * deriving visits), so the parsed objects die young instead of living as long as the record.
+   */
+  readRow(): Record<string, unknown> {
+    if (this.#row !== undefined) return this.#row;
+    const parsed = JSON.parse(this.line) as Record<string, unknown> | unknown[];
+    return this.layout === undefined ? (parsed as Record<string, unknown>) : rowOfValues(layoutColumns(this.table, this.layout), parsed as unknown[]);
   }
 }
 

@@ -63,7 +63,7 @@ export interface DerivedVisits {
 
 export interface VisitStates {
   /** The visits rows `records` (hits and events of one tenant database, in journal order) make. Remembers nothing until keep(). */
-  derive(analytics: AnalyticsStore, database: string, records: readonly JournalRecord[]): Promise<DerivedVisits>;
+  derive(analytics: AnalyticsStore, database: string, records: readonly (JournalRecord & { readRow?(): Record<string, unknown> })[]): Promise<DerivedVisits>;
   size(): number;
 }
 
@@ -121,6 +121,35 @@ async function readStored(analytics: AnalyticsStore, database: string, wanted: r
   return new Map(rows.map((row) => [keyOf(row), row]));
 }
 
+/** A visit's state as a batch folds its hits and events into it. */
+interface Folding {
+  state: VisitState | null;
+  pending: PendingActivity;
+  changed: boolean;
+}
+
+/** A record's row; parsed for this read alone when the record holds it encoded (see EncodedRecord.readRow). */
+const rowOf = (record: JournalRecord & { readRow?(): Record<string, unknown> }) => record.readRow?.() ?? record.row;
+
+/** Folds one hit (a pageview) or event into its visit. */
+function fold(visit: Folding, table: string, row: Record<string, unknown>): void {
+  if (table === 'hits') {
+    const started = visit.state === null;
+    visit.state = withPageview(visit.state, visit.pending, { ts: String(row.ts), columns: row as Record<string, string | number> });
+    // What was pending is in the state now.
+    if (started) visit.pending = { events: 0, engagementMs: 0 };
+    visit.changed = true;
+    return;
+  }
+  // `$engagement` adds its time; any other event counts as one.
+  const engagementMs = row.name === '$engagement' ? Number((row.props as Record<string, string> | undefined)?.engagement_ms ?? 0) : undefined;
+  if (visit.state) {
+    visit.state = withEvent(visit.state, { engagementMs });
+    visit.changed = true;
+  } else if (engagementMs === undefined) visit.pending.events++;
+  else visit.pending.engagementMs += engagementMs;
+}
+
 export function createVisitStates(options: { idleMs: number; maxVisits: number; clock?: () => number }): VisitStates {
   const clock = options.clock ?? Date.now;
   /** In the order they were last touched, so the idle ones are at the front. */
@@ -135,52 +164,45 @@ export function createVisitStates(options: { idleMs: number; maxVisits: number; 
 
   return {
     async derive(analytics, database, records) {
-      // Where each visit starts from: remembered, new (its entry hit), or read from the store.
+      // Per visit: the state it starts from (remembered, nothing for its entry hit, or read from
+      // the store) and the one the batch folds it into.
       const base = new Map<string, StoredVisit>();
-      const unknown: Record<string, unknown>[] = [];
+      const next = new Map<string, Folding>();
+      const start = (key: string, from: StoredVisit) => {
+        base.set(key, from);
+        const visit = { state: from.state, pending: { ...from.pending }, changed: false };
+        next.set(key, visit);
+        return visit;
+      };
+      // The records of visits neither remembered nor begun in the batch wait for one read of the store.
+      const unknown: { table: string; row: Record<string, unknown> }[] = [];
+      const unknownKeys = new Set<string>();
       for (let i = 0; i < records.length; i++) {
         if (i > 0 && i % SLICE_RECORDS === 0) await nextTurn();
-        const record = records[i];
-        const key = keyOf(record.row);
-        if (base.has(key)) continue;
-        const known = remembered.get(key);
-        if (known) base.set(key, known);
-        else if (record.table === 'hits' && Number(record.row.is_entry) === 1) base.set(key, NOTHING_STORED());
-        else {
-          base.set(key, NOTHING_STORED());
-          unknown.push(record.row);
+        const { table } = records[i];
+        const row = rowOf(records[i]);
+        const key = keyOf(row);
+        let visit = next.get(key);
+        if (visit === undefined && !unknownKeys.has(key)) {
+          const known = remembered.get(key);
+          if (known) visit = start(key, known);
+          else if (table === 'hits' && Number(row.is_entry) === 1) visit = start(key, NOTHING_STORED());
+          else unknownKeys.add(key);
         }
+        if (visit) fold(visit, table, row);
+        else unknown.push({ table, row });
       }
       if (unknown.length > 0) {
-        const stored = await readStored(analytics, database, unknown);
-        for (const [key, row] of stored) base.set(key, { ...NOTHING_STORED(), state: stateOfRow(row), version: Number(row.version), row });
-      }
-
-      const next = new Map<string, { state: VisitState | null; pending: PendingActivity; changed: boolean }>();
-      for (let i = 0; i < records.length; i++) {
-        if (i > 0 && i % SLICE_RECORDS === 0) await nextTurn();
-        const record = records[i];
-        const key = keyOf(record.row);
-        let visit = next.get(key);
-        if (visit === undefined) {
-          const from = base.get(key)!;
-          visit = { state: from.state, pending: { ...from.pending }, changed: false };
-          next.set(key, visit);
+        const stored = await readStored(analytics, database, unknown.map(({ row }) => row));
+        for (const { table, row } of unknown) {
+          const key = keyOf(row);
+          let visit = next.get(key);
+          if (visit === undefined) {
+            const found = stored.get(key);
+            visit = start(key, found ? { ...NOTHING_STORED(), state: stateOfRow(found), version: Number(found.version), row: found } : NOTHING_STORED());
+          }
+          fold(visit, table, row);
         }
-        if (record.table === 'hits') {
-          const started = visit.state === null;
-          visit.state = withPageview(visit.state, visit.pending, { ts: String(record.row.ts), columns: record.row as Record<string, string | number> });
-          // What was pending is in the state now.
-          if (started) visit.pending = { events: 0, engagementMs: 0 };
-          visit.changed = true;
-          continue;
-        }
-        const engagementMs = record.row.name === '$engagement' ? Number((record.row.props as Record<string, string> | undefined)?.engagement_ms ?? 0) : undefined;
-        if (visit.state) {
-          visit.state = withEvent(visit.state, { engagementMs });
-          visit.changed = true;
-        } else if (engagementMs === undefined) visit.pending.events++;
-        else visit.pending.engagementMs += engagementMs;
       }
 
       const lines: string[] = [];

@@ -65,6 +65,16 @@ describe('encodeRecord and ENCODED_RECORD_CODEC with row layouts', () => {
     expect(read.visitState).toEqual({ key: 's|7|2', sign: -1, reference: true });
   });
 
+  it('journals the mark of a hit whose visit the writer derives, and reads it back with the line cut out', () => {
+    const row = rowIn(HIT_COLUMNS, { site_id: 's', session_id: '7', path: '/a', is_entry: 1 });
+    const record = encodeRecord({ table: 'hits', team: TEAM, row, derivesVisit: true });
+    const payload = payloadOf(record);
+    expect(JSON.parse(payload)).toEqual({ table: 'hits', team: TEAM, derivesVisit: true, layout: record.layout, values: JSON.parse(record.line) });
+    const read = ENCODED_RECORD_CODEC.decode(payload);
+    expect([read.derivesVisit, read.line, read.row]).toEqual([true, record.line, row]);
+    expect(ENCODED_RECORD_CODEC.decode(payloadOf(encodeRecord({ table: 'hits', team: TEAM, row }))).derivesVisit).toBeUndefined();
+  });
+
   it('refuses a record in a layout this version does not know, rather than misread its values', () => {
     expect(() => ENCODED_RECORD_CODEC.decode(`{"table":"hits","team":"${TEAM}","layout":99,"values":["x"]}`)).toThrow(/layout 99/);
   });
@@ -75,5 +85,13 @@ describe('EncodedRecord', () => {
     const record = new EncodedRecord('hits', TEAM, '{"path":"/a","ts":"2026-11-21 10:00:00.000"}', undefined, { siteId: 's', visitState: undefined });
     expect(record.row).toEqual({ path: '/a', ts: '2026-11-21 10:00:00.000' });
     expect(record.row).toBe(record.row);
+  });
+
+  it('parses its row for a single read without keeping it, until something reads `row`', () => {
+    const record = new EncodedRecord('hits', TEAM, '{"path":"/a"}', undefined, { siteId: 's', visitState: undefined });
+    expect(record.readRow()).toEqual({ path: '/a' });
+    expect(record.readRow()).not.toBe(record.readRow());
+    const kept = record.row;
+    expect(record.readRow()).toBe(kept);
   });
 });

@@ -134,6 +134,24 @@ describe('visit states derived by the ingest writer', () => {
     expect(reads).toEqual([expect.objectContaining({ sites: [SITE], visits: [42n] })]);
   });
 
+  it("fold the records of a visit read from the store in journal order, beside the batch's other visits, with one read", async () => {
+    const inStore = {
+      ...Object.fromEntries(VISIT_COLUMNS.map((column) => [column, ''])),
+      ...{ site_id: SITE, session_id: '42', sign: 1, version: 2, visitor_id: '7', start: '2026-01-01 10:00:00.000', first_ts: '2026-01-01 10:00:00.000', last_ts: '2026-01-01 10:01:00.000' },
+      ...{ visit_pageviews: 2, events: 0, visit_engagement_ms: '0', entry_page: '/', exit_page: '/a', pages: ['/', '/a'], page_hits: [1, 1], hostnames: ['example.com'], hostname_hits: [2] },
+    };
+    const { analytics, reads } = storeWith([inStore]);
+    const other = (ts: string, path: string) => entry(ts, path, { session_id: '43' });
+    const batch = [hit('2026-01-01T10:05:00.000Z', '/x'), other('2026-01-01T10:05:00.000Z', '/'), event('signup'), hit('2026-01-01T10:06:00.000Z', '/y')];
+    const [rows] = await deriveAll(newStates(), [batch], analytics);
+    expect(rows).toEqual([
+      expect.objectContaining({ session_id: '43', sign: 1, version: 1, visit_pageviews: 1 }),
+      expect.objectContaining({ session_id: '42', sign: -1, version: 2, visit_pageviews: 2 }),
+      expect.objectContaining({ session_id: '42', sign: 1, version: 3, visit_pageviews: 4, events: 1, exit_page: '/y', last_ts: '2026-01-01T10:06:00.000Z', pages: ['/', '/a', '/x', '/y'] }),
+    ]);
+    expect(reads).toEqual([expect.objectContaining({ visits: [42n] })]);
+  });
+
   it('start a visit the store does not have from its first pageview received', async () => {
     const [rows] = await deriveAll(newStates(), [[hit('2026-01-01T10:00:00.000Z', '/late-entry')]]);
     expect(rows).toEqual([expect.objectContaining({ sign: 1, version: 1, entry_page: '/late-entry', visit_pageviews: 1 })]);
