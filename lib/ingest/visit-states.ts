@@ -13,8 +13,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import { encodeCompactRow } from '../stores/analytics/transport.ts';
-import type { JournalRecord } from './pipeline.ts';
-import { currentLayout, type RowLayout } from './row-layouts.ts';
+import type { WritableRecord } from './writer.ts';
+import { currentLayout, type RowLayout, rowOfValues } from './row-layouts.ts';
 import { ORIGIN_COLUMNS, type PendingActivity, type SortedCounts, type VisitState, visitRow, withEvent, withPageview } from './visits.ts';
 
 const VISIT_COLUMNS = (currentLayout('visits') as RowLayout).columns;
@@ -22,10 +22,14 @@ const VISIT_COLUMNS = (currentLayout('visits') as RowLayout).columns;
 /** A visits layout's values begin with site_id, session_id, sign (lib/ingest/row-layouts.ts). */
 const STATE_LINE_HEAD = /^(\["[^"\\]*","[^"\\]*",)1,/;
 
-/** The cancellation of a stored state from the state's own line: the same row with sign -1. */
-export function cancellationLine(stateLine: string): string | undefined {
+/**
+ * The cancellation of a stored state from the state's own line: the same row with sign -1, by
+ * rewriting the sign in place, or (a line whose head has another form) by encoding it again.
+ */
+export function cancellationLine(stateLine: string): string {
   const head = STATE_LINE_HEAD.exec(stateLine);
-  return head ? `${head[1]}-1,${stateLine.slice(head[0].length)}` : undefined;
+  if (head) return `${head[1]}-1,${stateLine.slice(head[0].length)}`;
+  return encodeCompactRow(VISIT_COLUMNS, { ...rowOfValues(VISIT_COLUMNS, JSON.parse(stateLine) as unknown[]), sign: -1 });
 }
 
 /** A visit as the writer last stored it (or as events before its first pageview left it). */
@@ -34,10 +38,8 @@ interface StoredVisit {
   state: VisitState | null;
   /** The stored state's version; 0 when none is stored. */
   version: number;
-  /** The stored state's line as inserted, when the writer made it (its cancellation is that line with sign -1). */
+  /** The stored state's line, as inserted or as the store answered it (its cancellation is that line with sign -1). */
   line?: string;
-  /** The stored state's row as the store answered it, when read from the store. */
-  row?: Record<string, unknown>;
   /** Events counted before the first pageview. */
   pending: PendingActivity;
   /** Wall-clock time the writer last touched it: what idle visits are forgotten by. */
@@ -63,7 +65,7 @@ export interface DerivedVisits {
 
 export interface VisitStates {
   /** The visits rows `records` (hits and events of one tenant database, in journal order) make. Remembers nothing until keep(). */
-  derive(analytics: AnalyticsStore, database: string, records: readonly (JournalRecord & { readRow?(): Record<string, unknown> })[]): Promise<DerivedVisits>;
+  derive(analytics: AnalyticsStore, database: string, records: readonly WritableRecord[]): Promise<DerivedVisits>;
   size(): number;
 }
 
@@ -129,7 +131,7 @@ interface Folding {
 }
 
 /** A record's row; parsed for this read alone when the record holds it encoded (see EncodedRecord.readRow). */
-const rowOf = (record: JournalRecord & { readRow?(): Record<string, unknown> }) => record.readRow?.() ?? record.row;
+const rowOf = (record: WritableRecord) => record.readRow?.() ?? record.row;
 
 /** Folds one hit (a pageview) or event into its visit. */
 function fold(visit: Folding, table: string, row: Record<string, unknown>): void {
@@ -199,7 +201,7 @@ export function createVisitStates(options: { idleMs: number; maxVisits: number; 
           let visit = next.get(key);
           if (visit === undefined) {
             const found = stored.get(key);
-            visit = start(key, found ? { ...NOTHING_STORED(), state: stateOfRow(found), version: Number(found.version), row: found } : NOTHING_STORED());
+            visit = start(key, found ? { ...NOTHING_STORED(), state: stateOfRow(found), version: Number(found.version), line: encodeCompactRow(VISIT_COLUMNS, found) } : NOTHING_STORED());
           }
           fold(visit, table, row);
         }
@@ -215,7 +217,8 @@ export function createVisitStates(options: { idleMs: number; maxVisits: number; 
           kept.set(key, { ...from, pending: visit.pending });
           continue;
         }
-        if (from.version > 0) lines.push((from.line && cancellationLine(from.line)) ?? encodeCompactRow(VISIT_COLUMNS, { ...(from.row ?? visitRow(from.state!, 1, from.version)), sign: -1 }));
+        // A stored state (version > 0) always has its line.
+        if (from.version > 0) lines.push(cancellationLine(from.line!));
         const version = from.version + 1;
         const line = encodeCompactRow(VISIT_COLUMNS, visitRow(visit.state, 1, version));
         lines.push(line);

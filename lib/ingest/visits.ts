@@ -194,8 +194,9 @@ export const visitStateKey = (row: Record<string, unknown>): VisitStateKey => {
 
 /**
  * Drops the visit states that are written and cancelled within the same records (a writer's batch
- * of a journal that holds visit rows): both rows of such a pair would only cancel out in the store. What is left per visit is the cancellation of the state before these records
- * and the last state. `stateOf` reads a `visits` record's state key.
+ * of a journal that holds visit rows): both rows of such a pair would only cancel out in the
+ * store. What is left per visit is the cancellation of the state before these records and the
+ * last state. `stateOf` reads a `visits` record's state key.
  */
 export function withoutPassingStates<T extends { table: string }>(records: T[], stateOf: (record: T) => VisitStateKey): T[] {
   // Each record's state is read once, into sets of keys.

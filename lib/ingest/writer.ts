@@ -172,7 +172,7 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
     records.forEach((record, i) => {
       const state = stateOf(record);
       const stored = state.reference ? remembered.get(state.key) : undefined;
-      lines[i] = state.reference ? stored && cancellationLine(stored) : lineOf(record);
+      lines[i] = state.reference ? (stored === undefined ? undefined : cancellationLine(stored)) : lineOf(record);
       if (lines[i] === undefined) unresolved.push(i);
     });
     if (unresolved.length === 0) return lines;
