@@ -67,9 +67,9 @@ export function layoutColumns(table: string, version: unknown): readonly string[
   return layout.columns;
 }
 
-/** A row from the values of a compact line. */
-export function rowOfValues(columns: readonly string[], values: readonly unknown[]): Record<string, unknown> {
-  const row: Record<string, unknown> = {};
+/** A row from the values of a compact line: a new object, or `into` with every column set again. */
+export function rowOfValues(columns: readonly string[], values: readonly unknown[], into?: Record<string, unknown>): Record<string, unknown> {
+  const row: Record<string, unknown> = into ?? {};
   for (let i = 0; i < columns.length; i++) row[columns[i]] = values[i];
   return row;
 }

@@ -89,11 +89,22 @@ export class EncodedRecord implements JournalRecord {
   /**
    * The row, parsed from the line without being kept: for a reader that needs it once (the writer
    * deriving visits), so the parsed objects die young instead of living as long as the record.
+   * With `scratch`, a line in a layout fills the one row object kept there for its columns, which
+   * the next call overwrites: a row object per record is garbage the collector has to handle, and
+   * V8 allocates straight into its old generation from any place whose objects it once saw survive
+   * (the goals listener keeps the rows it reads), where they then cost full collections.
    */
-  readRow(): Record<string, unknown> {
+  readRow(scratch?: Map<readonly string[], Record<string, unknown>>): Record<string, unknown> {
     if (this.#row !== undefined) return this.#row;
     const parsed = JSON.parse(this.line) as Record<string, unknown> | unknown[];
-    return this.layout === undefined ? (parsed as Record<string, unknown>) : rowOfValues(layoutColumns(this.table, this.layout), parsed as unknown[]);
+    if (this.layout === undefined) return parsed as Record<string, unknown>;
+    const columns = layoutColumns(this.table, this.layout);
+    let into = scratch?.get(columns);
+    if (scratch && into === undefined) {
+      into = {};
+      scratch.set(columns, into);
+    }
+    return rowOfValues(columns, parsed as unknown[], into);
   }
 }
 

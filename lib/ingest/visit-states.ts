@@ -107,17 +107,17 @@ export function stateOfRow(row: Record<string, unknown>): VisitState {
   };
 }
 
-/** The latest state of each of `keys` (site|visit) in the store. */
-async function readStored(analytics: AnalyticsStore, database: string, wanted: readonly Record<string, unknown>[]): Promise<Map<string, Record<string, unknown>>> {
+/** The latest stored state of each of `visits` (keys `site|visit`) of `sites`, by key. */
+async function readStored(analytics: AnalyticsStore, database: string, sites: ReadonlySet<string>, visits: ReadonlySet<string>): Promise<Map<string, Record<string, unknown>>> {
   const rows = await analytics.query(
     `SELECT * FROM {db:Identifier}.visits
       WHERE site_id IN {sites:Array(UUID)} AND session_id IN {visits:Array(UInt64)} AND sign = 1
       ORDER BY version DESC LIMIT 1 BY site_id, session_id`,
     {
       db: database,
-      sites: [...new Set(wanted.map((row) => String(row.site_id)))],
+      sites: [...sites],
       // A UInt64 binds from a bigint (its decimal text does not parse inside an array parameter).
-      visits: [...new Set(wanted.map((row) => String(row.session_id)))].map((id) => BigInt(id)),
+      visits: [...new Set([...visits].map((key) => key.slice(key.indexOf('|') + 1)))].map((id) => BigInt(id)),
     },
   );
   return new Map(rows.map((row) => [keyOf(row), row]));
@@ -130,8 +130,12 @@ interface Folding {
   changed: boolean;
 }
 
-/** A record's row; parsed for this read alone when the record holds it encoded (see EncodedRecord.readRow). */
-const rowOf = (record: WritableRecord) => record.readRow?.() ?? record.row;
+/**
+ * A record's row; parsed for this read alone when the record holds it encoded, into `scratch`'s row
+ * for its columns (see EncodedRecord.readRow): valid until the next record is read, so nothing
+ * that folding keeps may refer to it.
+ */
+const rowOf = (record: WritableRecord, scratch: Map<readonly string[], Record<string, unknown>>) => record.readRow?.(scratch) ?? record.row;
 
 /** Folds one hit (a pageview) or event into its visit. */
 function fold(visit: Folding, table: string, row: Record<string, unknown>): void {
@@ -176,27 +180,36 @@ export function createVisitStates(options: { idleMs: number; maxVisits: number; 
         next.set(key, visit);
         return visit;
       };
-      // The records of visits neither remembered nor begun in the batch wait for one read of the store.
-      const unknown: { table: string; row: Record<string, unknown> }[] = [];
-      const unknownKeys = new Set<string>();
+      const scratch = new Map<readonly string[], Record<string, unknown>>();
+      // The records of visits neither remembered nor begun in the batch wait for one read of the
+      // store, by their place in the batch: their rows are read again after it.
+      const unknown: number[] = [];
+      const unknownSites = new Set<string>();
+      const unknownVisits = new Set<string>();
       for (let i = 0; i < records.length; i++) {
         if (i > 0 && i % SLICE_RECORDS === 0) await nextTurn();
         const { table } = records[i];
-        const row = rowOf(records[i]);
+        const row = rowOf(records[i], scratch);
         const key = keyOf(row);
         let visit = next.get(key);
-        if (visit === undefined && !unknownKeys.has(key)) {
+        if (visit === undefined && !unknownVisits.has(key)) {
           const known = remembered.get(key);
           if (known) visit = start(key, known);
           else if (table === 'hits' && Number(row.is_entry) === 1) visit = start(key, NOTHING_STORED());
-          else unknownKeys.add(key);
+          else {
+            unknownVisits.add(key);
+            unknownSites.add(String(row.site_id));
+          }
         }
         if (visit) fold(visit, table, row);
-        else unknown.push({ table, row });
+        else unknown.push(i);
       }
       if (unknown.length > 0) {
-        const stored = await readStored(analytics, database, unknown.map(({ row }) => row));
-        for (const { table, row } of unknown) {
+        const stored = await readStored(analytics, database, unknownSites, unknownVisits);
+        for (let n = 0; n < unknown.length; n++) {
+          if (n > 0 && n % SLICE_RECORDS === 0) await nextTurn();
+          const { table } = records[unknown[n]];
+          const row = rowOf(records[unknown[n]], scratch);
           const key = keyOf(row);
           let visit = next.get(key);
           if (visit === undefined) {

@@ -33,6 +33,11 @@ interface TrackedVisit {
   lastSeen: number;
   /** Wall-clock time of the latest hit: what idle visits are dropped by. */
   touchedAt: number;
+  /** Wall-clock time it took its place at the back of the tracker's queue. */
+  queuedAt: number;
+  /** Its hits (the tracker's count of them all) at its latest hit and when it was queued: touched since queued when they differ. */
+  touchedHit: number;
+  queuedHit: number;
   abandoned: boolean;
   /** Made once with the visit, so a hit allocates nothing for it. */
   handle: VisitHandle;
@@ -58,35 +63,56 @@ function newVisitId(): string {
 export function createVisitTracker(options: { timeoutMs: number; maxEntries?: number; clock?: () => number }): VisitTracker {
   const maxEntries = options.maxEntries ?? 500_000;
   const clock = options.clock ?? Date.now;
-  const visits = new Map<string, TrackedVisit>();
   /**
-   * Visits nobody touched for the timeout are over: dropped, so memory follows the visitors active
-   * now rather than everyone seen since the start. The map is in touch order, so the idle ones
-   * are at its front.
+   * Visits in the order they were queued, oldest first. A hit does not move its visit to the back:
+   * deleting and setting a key of a long-lived Map makes V8 rebuild its table now and then straight
+   * into the old generation, which a hit per request turned into full collections. A visit found at
+   * the front is moved back only if it was touched since it was queued, so each active visit moves
+   * at most once a timeout, and an idle one is dropped between one and two timeouts after its last hit.
    */
+  const visits = new Map<string, TrackedVisit>();
+  let hits = 0;
+  const requeue = (key: string, visit: TrackedVisit, now: number) => {
+    visits.delete(key);
+    visit.queuedAt = now;
+    visit.queuedHit = visit.touchedHit;
+    visits.set(key, visit);
+  };
+  /** Visits nobody touched for the timeout are over: dropped, so memory follows the visitors active now. */
   const dropIdle = (now: number) => {
     for (const [key, visit] of visits) {
-      if (now - visit.touchedAt <= options.timeoutMs) break;
-      visits.delete(key);
+      // Everything behind it was queued later, so it cannot be idle for the timeout either.
+      if (now - visit.queuedAt <= options.timeoutMs) break;
+      if (now - visit.touchedAt <= options.timeoutMs) requeue(key, visit, now);
+      else visits.delete(key);
+    }
+  };
+  /** When full, the least recently seen visit goes: one touched since it was queued gets a second place at the back first. */
+  const dropOne = (now: number) => {
+    for (const [key, visit] of visits) {
+      if (visit.touchedHit === visit.queuedHit) {
+        visits.delete(key);
+        return;
+      }
+      requeue(key, visit, now);
     }
   };
   return {
     touch(siteId, visitorKey, atMs) {
       const now = clock();
+      const hit = ++hits;
       dropIdle(now);
       const key = `${siteId}:${visitorKey}`;
       const known = visits.get(key);
       if (known && !known.abandoned && atMs - known.lastSeen <= options.timeoutMs && atMs >= known.lastSeen - options.timeoutMs) {
-        // Re-insert so the Map's order stays least-recently-seen first.
-        visits.delete(key);
         known.lastSeen = Math.max(known.lastSeen, atMs);
         known.touchedAt = now;
-        visits.set(key, known);
+        known.touchedHit = hit;
         return { visitId: known.visitId, isEntry: false, visit: known.handle };
       }
       if (known) visits.delete(key);
-      else if (visits.size >= maxEntries) visits.delete(visits.keys().next().value!);
-      const fresh = { visitId: newVisitId(), lastSeen: atMs, touchedAt: now, abandoned: false } as TrackedVisit;
+      else if (visits.size >= maxEntries) dropOne(now);
+      const fresh = { visitId: newVisitId(), lastSeen: atMs, touchedAt: now, queuedAt: now, touchedHit: hit, queuedHit: hit, abandoned: false } as TrackedVisit;
       fresh.handle = {
         abandon() {
           fresh.abandoned = true;

@@ -47,9 +47,10 @@ async function storedStates(analytics: AnalyticsStore, database: string, referen
  * A record as the writer takes it: `line`, when present, is its row already encoded, by
  * encodeCompactRow in the version `layout` of its table's layout (lib/ingest/row-layouts.ts), or
  * by encodeRow when `layout` is absent; `visitState`, when present, a visits row's state key (else
- * it is read from the row); `readRow`, when present, parses the row from the line without keeping it.
+ * it is read from the row); `readRow`, when present, parses the row from the line without keeping it
+ * (into the scratch row for its columns, when given one).
  */
-export type WritableRecord = JournalRecord & { line?: string; layout?: number; visitState?: VisitStateKey; readRow?(): Record<string, unknown> };
+export type WritableRecord = JournalRecord & { line?: string; layout?: number; visitState?: VisitStateKey; readRow?(scratch?: Map<readonly string[], Record<string, unknown>>): Record<string, unknown> };
 
 export interface IngestWriter {
   start(): void;

@@ -94,4 +94,15 @@ describe('EncodedRecord', () => {
     const kept = record.row;
     expect(record.readRow()).toBe(kept);
   });
+
+  it('reads a row in a layout into the scratch row for its columns, every column set again', () => {
+    const scratch = new Map<readonly string[], Record<string, unknown>>();
+    const first = encodeRecord({ table: 'hits', team: TEAM, row: rowIn(HIT_COLUMNS, { site_id: 's', path: '/a', referrer: 'https://x.example/' }) });
+    const second = encodeRecord({ table: 'hits', team: TEAM, row: rowIn(HIT_COLUMNS, { site_id: 's', path: '/b' }) });
+    const read = first.readRow(scratch);
+    expect(read).toMatchObject({ path: '/a', referrer: 'https://x.example/' });
+    expect(second.readRow(scratch)).toBe(read);
+    expect(read).toEqual(rowIn(HIT_COLUMNS, { site_id: 's', path: '/b' }));
+    expect(scratch.size).toBe(1);
+  });
 });

@@ -65,6 +65,22 @@ describe('idle visits', () => {
   });
 });
 
+describe('a visit kept active past the timeout', () => {
+  it('stays one visit, and once idle is dropped within two timeouts of its last hit', () => {
+    let now = 0;
+    const visits = createVisitTracker({ timeoutMs: 30 * MINUTE, clock: () => now });
+    const first = visits.touch('site', 'active', now);
+    for (let minute = 20; minute <= 120; minute += 20) {
+      now = minute * MINUTE;
+      expect(visits.touch('site', 'active', now)).toMatchObject({ visitId: first.visitId, isEntry: false });
+    }
+    expect(visits.size()).toBe(1);
+    now += 61 * MINUTE;
+    visits.touch('site', 'other', now);
+    expect(visits.size()).toBe(1);
+  });
+});
+
 describe('visit ids', () => {
   it('are distinct 64-bit numbers, past the random bytes drawn at a time', () => {
     const visits = createVisitTracker({ timeoutMs: 30 * MINUTE });
