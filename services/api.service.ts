@@ -111,7 +111,8 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
         const incoming = req.headers['x-request-id'];
         const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
         req.headers['x-request-id'] = requestId;
-        delete req.headers['x-correlation-id'];
+        // Deleted only when sent: deleting a property turns the headers object into a slow dictionary.
+        if (req.headers['x-correlation-id'] !== undefined) delete req.headers['x-correlation-id'];
         const url = req.url ?? '/';
         const queryAt = url.indexOf('?');
         const path = queryAt === -1 ? url : url.slice(0, queryAt);

@@ -64,7 +64,10 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
   };
   const deps = () => started().deps;
   const serverDeps = () => started().serverDeps;
-  const tracker = { auth: 'none' as const, crossOrigin: true, textBody: true, bodyLimit: TRACKER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true };
+  // No request timeout: a tracker hit waits only for this node's journal, and a timeout could not
+  // take back an append already on its way to the disk (it would answer 504 for a stored event);
+  // it also cost every hit a timer.
+  const tracker = { auth: 'none' as const, crossOrigin: true, textBody: true, bodyLimit: TRACKER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true, timeout: 0 };
   const server = { bodyLimit: SERVER_BODY_LIMIT, rateLimit: 'ingest' as const, hotPath: true, auth: 'client' as const };
 
   return {

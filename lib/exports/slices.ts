@@ -1,13 +1,14 @@
 // A large export read a slice at a time. One SELECT over millions of rows sorted by time makes
 // ClickHouse read every part at once in order (8M pageviews as CSV: +450 MiB of the node's memory).
-// Read as slices of consecutive hours, each sorted on its own and read one after another, the
-// rows cost what one slice holds: the engine sorts a whole slice in memory (a 200,000-row slice
-// of pageviews needs 40–80 MiB, a 50,000-row one under 20). The slices are found first from a
-// count of rows an hour, and run in order, so the rows and their order are the same as one query's.
+// Read as slices of consecutive hours (minutes or seconds of a busy hour), each sorted on its own
+// and read one after another, the rows cost what one slice holds: the engine sorts a whole slice
+// in memory (a 200,000-row slice of pageviews needs 40–80 MiB, a 50,000-row one under 20). The
+// slices are found first from a count of rows an hour, and run in order, so the rows and their
+// order are the same as one query's.
 import { collectYoungGeneration } from '../process-settings.ts';
 import type { AnalyticsStore, Params, RowFormat } from '../stores/analytics/index.ts';
 
-/** Rows a slice holds at most (whole hours: an hour with more is a slice of its own). */
+/** Rows a slice holds at most (whole hours, or minutes or seconds of an hour with more). */
 export const SLICE_ROWS = 50_000;
 
 /** A SELECT whose time column is bounded by `{from:DateTime64(3)}` and `{to:DateTime64(3)}`, one slice bound at a time. */
@@ -26,36 +27,58 @@ export interface Slice {
   to: Date;
 }
 
-/**
- * The slices of the query's span: whole UTC hours with rows (whole days for a table whose time
- * column is a Date), packed in order up to `maxRows` rows each.
- */
-export async function slicesOf(store: AnalyticsStore, query: SlicedQuery, maxRows = SLICE_ROWS): Promise<Slice[]> {
-  const bounded = query.range ? `AND ${query.time} >= {from:DateTime64(3)} AND ${query.time} < {to:DateTime64(3)}` : '';
-  // toDateTime: a Date column's hour is its midnight, a DateTime64's is truncated to the second first.
-  const hours = await store.query<{ hour: string; rows: string }>(
-    `SELECT toString(toUnixTimestamp(toStartOfHour(toDateTime(${query.time})))) AS hour, toString(count()) AS rows
+/** The units rows are counted in, coarsest first: an hour with more than a slice holds is counted again by minute, such a minute by second. */
+const UNITS_SECONDS = [3600, 60, 1];
+
+/** Rows a bucket of `unit` seconds holds, for each bucket with rows between `from` and `to` (all of the site when absent), in time order. */
+async function countsIn(store: AnalyticsStore, query: SlicedQuery, unit: number, bounds?: Slice): Promise<{ start: number; rows: number }[]> {
+  const bounded = bounds ? `AND ${query.time} >= {from:DateTime64(3)} AND ${query.time} < {to:DateTime64(3)}` : '';
+  // toDateTime: a Date column's bucket is its midnight, a DateTime64's is truncated to the second first.
+  const counted = await store.query<{ start: string; rows: string }>(
+    `SELECT toString(intDiv(toUnixTimestamp(toDateTime(${query.time})), {unit:UInt32}) * {unit:UInt32}) AS start, toString(count()) AS rows
        FROM {db:Identifier}.${query.table}
       WHERE site_id = {site:UUID} ${bounded}
-      GROUP BY hour ORDER BY toUInt32(hour)`,
-    { db: query.params.db, site: query.params.site, ...(query.range ?? {}) },
+      GROUP BY start ORDER BY toUInt32(start)`,
+    { db: query.params.db, site: query.params.site, unit, ...(bounds ?? {}) },
   );
+  return counted.map(({ start, rows }) => ({ start: Number(start), rows: Number(rows) }));
+}
+
+/**
+ * The slices of the query's span: whole UTC hours with rows (whole days for a table whose time
+ * column is a Date), packed in order up to `maxRows` rows each. An hour with more rows is cut into
+ * minutes, and such a minute into seconds, so a busy hour (a large site's, or a burst of ingest) is
+ * not sorted in one piece; a single second with more rows is a slice of its own.
+ */
+export async function slicesOf(store: AnalyticsStore, query: SlicedQuery, maxRows = SLICE_ROWS): Promise<Slice[]> {
+  const range = query.range;
+  /** Buckets of `UNITS_SECONDS[level]` within `bounds`, those over `maxRows` replaced by their finer buckets. */
+  const buckets = async (level: number, bounds: Slice | undefined): Promise<(Slice & { rows: number })[]> => {
+    const unit = UNITS_SECONDS[level];
+    const found: (Slice & { rows: number })[] = [];
+    for (const { start, rows } of await countsIn(store, query, unit, bounds)) {
+      const bucket = { from: new Date(start * 1000), to: new Date((start + unit) * 1000) };
+      if (rows > maxRows && level + 1 < UNITS_SECONDS.length) {
+        // Kept to the span asked for: the range's bounds need not be whole units.
+        const within = { from: bounds && bounds.from > bucket.from ? bounds.from : bucket.from, to: bounds && bounds.to < bucket.to ? bounds.to : bucket.to };
+        found.push(...(await buckets(level + 1, within)));
+      } else found.push({ ...bucket, rows });
+    }
+    return found;
+  };
   const slices: Slice[] = [];
   let current: (Slice & { rows: number }) | undefined;
-  for (const { hour, rows } of hours) {
-    const from = new Date(Number(hour) * 1000);
-    const to = new Date(from.getTime() + 3_600_000);
-    if (current && current.rows + Number(rows) <= maxRows) {
-      current.to = to;
-      current.rows += Number(rows);
+  for (const bucket of await buckets(0, range)) {
+    if (current && current.rows + bucket.rows <= maxRows) {
+      current.to = bucket.to;
+      current.rows += bucket.rows;
     } else {
       if (current) slices.push(current);
-      current = { from, to, rows: Number(rows) };
+      current = bucket;
     }
   }
   if (current) slices.push(current);
   // The first and last slices keep to the span asked for (its bounds need not be whole UTC hours).
-  const range = query.range;
   return slices.map(({ from, to }) => ({ from: range && from < range.from ? range.from : from, to: range && to > range.to ? range.to : to }));
 }
 

@@ -263,6 +263,23 @@ describe('GET /api/sites/:id/hits/export', () => {
     for (let i = 1; i < slices.length; i++) expect(slices[i].from).toEqual(slices[i - 1].to);
   });
 
+  it('cuts an hour with more rows than a slice holds into minutes, and such a minute into seconds', async () => {
+    const store = t.node.runtime.analytics();
+    const range = { from: new Date('2026-02-01T00:30:00Z'), to: new Date('2026-02-01T02:00:00Z') };
+    const query = { sql: '', params: { db: store.tenantDatabase(t.team.id), site: bigSite.id }, table: 'hits', time: 'ts', range };
+    // One row a second: 3,600 an hour, 60 a minute.
+    const byMinutes = await slicesOf(store, query, 1_000);
+    expect(byMinutes[0]).toEqual({ from: range.from, to: new Date('2026-02-01T00:46:00Z') });
+    expect(byMinutes[1]).toEqual({ from: new Date('2026-02-01T00:46:00Z'), to: new Date('2026-02-01T01:02:00Z') });
+    const bySeconds = await slicesOf(store, query, 45);
+    expect(bySeconds[0]).toEqual({ from: range.from, to: new Date('2026-02-01T00:30:45Z') });
+    expect(bySeconds.length).toBe(120);
+    for (const slices of [byMinutes, bySeconds]) {
+      expect(slices.at(-1)?.to).toEqual(range.to);
+      for (let i = 1; i < slices.length; i++) expect(slices[i].from).toEqual(slices[i - 1].to);
+    }
+  });
+
   it('refuses an unknown format, naming the ones it has, and a bad range', async () => {
     const xml = await asViewer(exportUrl(t.site, 'hits', 'format=xml'));
     expect(xml.status).toBe(400);
