@@ -35,7 +35,7 @@ export const SETTINGS = [
   { flag: 'log-level', env: [envName('LOG_LEVEL')], type: 'enum', default: 'info', values: LOG_LEVELS, description: 'Log level; JSON lines on stdout, human-readable on a terminal when the optional pino-pretty package is installed.' },
   { flag: 'node-id', env: [envName('NODE_ID')], type: 'string', default: undefined, description: 'Moleculer node id (default <hostname>-<pid>).' },
   { flag: 'namespace', env: [envName('NAMESPACE')], type: 'string', default: 'plumb', description: 'Moleculer namespace; nodes of one cluster share it.' },
-  { flag: 'request-timeout-ms', env: [envName('REQUEST_TIMEOUT_MS')], type: 'int', default: 30000, min: 100, max: 600000, description: 'Timeout of one action call between services, in milliseconds.' },
+  { flag: 'request-timeout-ms', env: [envName('REQUEST_TIMEOUT_MS')], type: 'int', default: 30000, min: 100, max: 600000, description: 'Timeout of one action call between services, in milliseconds. Tracker ingest has none: it answers when its journal write does.' },
   { flag: 'shutdown-timeout-ms', env: [envName('SHUTDOWN_TIMEOUT_MS')], type: 'int', default: 8000, min: 100, max: 60000, description: 'How long a SIGTERM waits for in-flight requests before closing stores.' },
   { flag: 'api-body-limit-bytes', env: [envName('API_BODY_LIMIT_BYTES')], type: 'int', default: 1048576, min: 1024, max: 104857600, description: 'Largest JSON body accepted on /api routes (413 beyond it).' },
   { flag: 'plugins', env: [envName('PLUGINS')], type: 'list', default: [], description: 'Comma-separated optional plugins to enable.' },
