@@ -509,11 +509,14 @@ describe('a failure midway', () => {
   }, 60_000);
 });
 
+const ROWS_OF_A_LONG_RUN = 120_000;
+
 describe('DELETE /api/sites/:id/imports/:importId of a running import', () => {
   it('stops it, and no row of it stays', async () => {
     const site = await newSite('deleted-running.example');
-    const rows = Array.from({ length: 20_000 }, (_, i) => `/p${i % 50},,false,,,,s${i % 900},0,,,,,,2024-06-01T${String(Math.floor(i / 1000)).padStart(2, '0')}:00:00Z`);
-    const validated = await uploaded(site, 'goatcounter', [['large.csv', Buffer.from([GOAT_HEADER, ...rows].join('\n'))]]);
+    // Enough rows that the run is still going when its first progress is written, a second in.
+    const rows = Array.from({ length: ROWS_OF_A_LONG_RUN }, (_, i) => `/p${i % 50},,false,,,,s${i % 900},0,,,,,,2024-06-01T${String(Math.floor(i / 6000)).padStart(2, '0')}:00:00Z`);
+    const validated = await uploaded(site, 'goatcounter', [['large.csv.gz', gzipSync([GOAT_HEADER, ...rows].join('\n'))]]);
     await api(admin, 'POST', `${importsOf(site)}/${validated.id}/start`);
     // Deleted once the run has read rows, before it ends.
     let seen: ImportBody | undefined;
@@ -525,7 +528,7 @@ describe('DELETE /api/sites/:id/imports/:importId of a running import', () => {
       20_000,
       () => 'the run never reported progress',
     );
-    expect([seen?.state, seen?.progress?.rows_total]).toEqual(['running', 20_000]);
+    expect([seen?.state, seen?.progress?.rows_total]).toEqual(['running', ROWS_OF_A_LONG_RUN]);
     expect((await api(admin, 'DELETE', `${importsOf(site)}/${validated.id}`)).status).toBe(204);
     await waitFor(async () => (await rowsOf(validated.id)) === 0, 20_000, () => 'the deleted import kept rows');
     // The run noticed within a second and wrote nothing more.
