@@ -41,7 +41,7 @@ describe('plumb serve on a fresh data dir', () => {
 
   it('runs with one malloc arena, one arena of the engine’s allocator and its TypeScript from the compile cache, which holds the node’s modules once it is up', () => {
     const environment = readFileSync(`/proc/${instance.child.pid}/environ`, 'utf8').split('\0');
-    expect(environment).toEqual(expect.arrayContaining(['MALLOC_ARENA_MAX=1', 'JE_MALLOC_CONF=percpu_arena:disabled,narenas:1', `NODE_COMPILE_CACHE=${COMPILE_CACHE_DIR}`]));
+    expect(environment).toEqual(expect.arrayContaining(['MALLOC_ARENA_MAX=1', 'MALLOC_TRIM_THRESHOLD_=131072', 'MALLOC_MMAP_THRESHOLD_=131072', 'JE_MALLOC_CONF=percpu_arena:disabled,narenas:1', `NODE_COMPILE_CACHE=${COMPILE_CACHE_DIR}`]));
     expect(readdirSync(COMPILE_CACHE_DIR, { recursive: true }).length).toBeGreaterThan(100);
   });
 

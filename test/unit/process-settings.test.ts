@@ -45,17 +45,23 @@ describe('gcFlags', () => {
 });
 
 describe('startEnvironment', () => {
-  it('asks for one malloc arena, one arena of the analytics engine’s allocator and the compile cache beside the code', () => {
+  it('asks for one malloc arena with fixed thresholds, one arena of the analytics engine’s allocator and the compile cache beside the code', () => {
     expect(startEnvironment({ PATH: '/usr/bin' }, '/opt/plumb/node_modules/.cache/plumb-compile')).toEqual({
       MALLOC_ARENA_MAX: '1',
+      MALLOC_TRIM_THRESHOLD_: '131072',
+      MALLOC_MMAP_THRESHOLD_: '131072',
       JE_MALLOC_CONF: 'percpu_arena:disabled,narenas:1',
       NODE_COMPILE_CACHE: '/opt/plumb/node_modules/.cache/plumb-compile',
     });
   });
 
   it('leaves what the operator set, an empty value included, and a disabled compile cache', () => {
-    expect(startEnvironment({ MALLOC_ARENA_MAX: '4', JE_MALLOC_CONF: '', NODE_COMPILE_CACHE: '' })).toEqual({});
-    expect(startEnvironment({ MALLOC_ARENA_MAX: '2', JE_MALLOC_CONF: 'narenas:2', NODE_DISABLE_COMPILE_CACHE: '1' })).toEqual({});
+    expect(startEnvironment({ MALLOC_ARENA_MAX: '4', MALLOC_TRIM_THRESHOLD_: '', JE_MALLOC_CONF: '', NODE_COMPILE_CACHE: '' })).toEqual({});
+    expect(startEnvironment({ MALLOC_ARENA_MAX: '2', JE_MALLOC_CONF: 'narenas:2', NODE_DISABLE_COMPILE_CACHE: '1' })).toEqual({ MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '131072' });
+    const thresholdsSet = { MALLOC_ARENA_MAX: '1', JE_MALLOC_CONF: '', NODE_COMPILE_CACHE: '' };
+    expect(startEnvironment({ ...thresholdsSet, MALLOC_TRIM_THRESHOLD_: '1048576' })).toEqual({});
+    expect(startEnvironment({ ...thresholdsSet, MALLOC_MMAP_THRESHOLD_: '' })).toEqual({});
+    expect(startEnvironment({ ...thresholdsSet, GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=65536' })).toEqual({});
   });
 
   it('adds nothing once the process runs with it (no second restart)', () => {
