@@ -87,7 +87,7 @@ export function createVisitTracker(options: { timeoutMs: number; maxEntries?: nu
       else visits.delete(key);
     }
   };
-  /** When full, the least recently seen visit goes: one touched since it was queued gets a second place at the back first. */
+  /** When full, the longest-queued visit not touched since it was queued goes; each touched one met on the way gets a second place at the back. */
   const dropOne = (now: number) => {
     for (const [key, visit] of visits) {
       if (visit.touchedHit === visit.queuedHit) {
