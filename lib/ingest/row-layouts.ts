@@ -67,9 +67,16 @@ export function layoutColumns(table: string, version: unknown): readonly string[
   return layout.columns;
 }
 
-/** A row from the values of a compact line: a new object, or `into` with every column set again. */
-export function rowOfValues(columns: readonly string[], values: readonly unknown[], into?: Record<string, unknown>): Record<string, unknown> {
-  const row: Record<string, unknown> = into ?? {};
+/** Rows to read lines into, one per layout's columns: each read overwrites every column of its layout's row. */
+export type ScratchRows = Map<readonly string[], Record<string, unknown>>;
+
+/** A row from the values of a compact line: a new object, or with `scratch` the one row kept there for these columns, every column set again. */
+export function rowOfValues(columns: readonly string[], values: readonly unknown[], scratch?: ScratchRows): Record<string, unknown> {
+  let row = scratch?.get(columns);
+  if (row === undefined) {
+    row = {};
+    scratch?.set(columns, row);
+  }
   for (let i = 0; i < columns.length; i++) row[columns[i]] = values[i];
   return row;
 }

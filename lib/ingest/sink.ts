@@ -9,7 +9,7 @@ import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import { encodeCompactRow, encodeRow } from '../stores/analytics/transport.ts';
 import { type Journal, openJournal, type RecordCodec } from './journal.ts';
 import type { JournalRecord } from './pipeline.ts';
-import { currentLayout, layoutColumns, rowOfValues } from './row-layouts.ts';
+import { currentLayout, layoutColumns, rowOfValues, type ScratchRows } from './row-layouts.ts';
 import { type VisitStateKey, visitStateKey } from './visits.ts';
 import { createIngestWriter } from './writer.ts';
 
@@ -94,17 +94,10 @@ export class EncodedRecord implements JournalRecord {
    * V8 allocates straight into its old generation from any place whose objects it once saw survive
    * (the goals listener keeps the rows it reads), where they then cost full collections.
    */
-  readRow(scratch?: Map<readonly string[], Record<string, unknown>>): Record<string, unknown> {
+  readRow(scratch?: ScratchRows): Record<string, unknown> {
     if (this.#row !== undefined) return this.#row;
     const parsed = JSON.parse(this.line) as Record<string, unknown> | unknown[];
-    if (this.layout === undefined) return parsed as Record<string, unknown>;
-    const columns = layoutColumns(this.table, this.layout);
-    let into = scratch?.get(columns);
-    if (scratch && into === undefined) {
-      into = {};
-      scratch.set(columns, into);
-    }
-    return rowOfValues(columns, parsed as unknown[], into);
+    return this.layout === undefined ? (parsed as Record<string, unknown>) : rowOfValues(layoutColumns(this.table, this.layout), parsed as unknown[], scratch);
   }
 }
 

@@ -14,7 +14,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import { encodeCompactRow } from '../stores/analytics/transport.ts';
 import type { WritableRecord } from './writer.ts';
-import { currentLayout, type RowLayout, rowOfValues } from './row-layouts.ts';
+import { currentLayout, type RowLayout, rowOfValues, type ScratchRows } from './row-layouts.ts';
 import { ORIGIN_COLUMNS, type PendingActivity, type SortedCounts, type VisitState, visitRow, withEvent, withPageview } from './visits.ts';
 
 const VISIT_COLUMNS = (currentLayout('visits') as RowLayout).columns;
@@ -107,17 +107,18 @@ export function stateOfRow(row: Record<string, unknown>): VisitState {
   };
 }
 
-/** The latest stored state of each of `visits` (keys `site|visit`) of `sites`, by key. */
-async function readStored(analytics: AnalyticsStore, database: string, sites: ReadonlySet<string>, visits: ReadonlySet<string>): Promise<Map<string, Record<string, unknown>>> {
+/** The latest stored state of each of `visits` (keys `site|visit`), by key. */
+async function readStored(analytics: AnalyticsStore, database: string, visits: ReadonlySet<string>): Promise<Map<string, Record<string, unknown>>> {
+  const keys = [...visits].map((key) => key.split('|'));
   const rows = await analytics.query(
     `SELECT * FROM {db:Identifier}.visits
       WHERE site_id IN {sites:Array(UUID)} AND session_id IN {visits:Array(UInt64)} AND sign = 1
       ORDER BY version DESC LIMIT 1 BY site_id, session_id`,
     {
       db: database,
-      sites: [...sites],
+      sites: [...new Set(keys.map(([site]) => site))],
       // A UInt64 binds from a bigint (its decimal text does not parse inside an array parameter).
-      visits: [...new Set([...visits].map((key) => key.slice(key.indexOf('|') + 1)))].map((id) => BigInt(id)),
+      visits: [...new Set(keys.map(([, visit]) => visit))].map((id) => BigInt(id)),
     },
   );
   return new Map(rows.map((row) => [keyOf(row), row]));
@@ -135,7 +136,7 @@ interface Folding {
  * for its columns (see EncodedRecord.readRow): valid until the next record is read, so nothing
  * that folding keeps may refer to it.
  */
-const rowOf = (record: WritableRecord, scratch: Map<readonly string[], Record<string, unknown>>) => record.readRow?.(scratch) ?? record.row;
+const rowOf = (record: WritableRecord, scratch: ScratchRows) => record.readRow?.(scratch) ?? record.row;
 
 /** Folds one hit (a pageview) or event into its visit. */
 function fold(visit: Folding, table: string, row: Record<string, unknown>): void {
@@ -180,11 +181,10 @@ export function createVisitStates(options: { idleMs: number; maxVisits: number; 
         next.set(key, visit);
         return visit;
       };
-      const scratch = new Map<readonly string[], Record<string, unknown>>();
+      const scratch: ScratchRows = new Map();
       // The records of visits neither remembered nor begun in the batch wait for one read of the
       // store, by their place in the batch: their rows are read again after it.
       const unknown: number[] = [];
-      const unknownSites = new Set<string>();
       const unknownVisits = new Set<string>();
       for (let i = 0; i < records.length; i++) {
         if (i > 0 && i % SLICE_RECORDS === 0) await nextTurn();
@@ -196,16 +196,13 @@ export function createVisitStates(options: { idleMs: number; maxVisits: number; 
           const known = remembered.get(key);
           if (known) visit = start(key, known);
           else if (table === 'hits' && Number(row.is_entry) === 1) visit = start(key, NOTHING_STORED());
-          else {
-            unknownVisits.add(key);
-            unknownSites.add(String(row.site_id));
-          }
+          else unknownVisits.add(key);
         }
         if (visit) fold(visit, table, row);
         else unknown.push(i);
       }
       if (unknown.length > 0) {
-        const stored = await readStored(analytics, database, unknownSites, unknownVisits);
+        const stored = await readStored(analytics, database, unknownVisits);
         for (let n = 0; n < unknown.length; n++) {
           if (n > 0 && n % SLICE_RECORDS === 0) await nextTurn();
           const { table } = records[unknown[n]];

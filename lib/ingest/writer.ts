@@ -8,7 +8,7 @@ import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import { encodeCompactRow, encodeRow } from '../stores/analytics/transport.ts';
 import type { Journal, JournalBatch } from './journal.ts';
 import type { JournalRecord } from './pipeline.ts';
-import { currentLayout, type RowLayout } from './row-layouts.ts';
+import { currentLayout, type RowLayout, type ScratchRows } from './row-layouts.ts';
 import { cancellationLine, createVisitStates, type DerivedVisits } from './visit-states.ts';
 import { type VisitStateKey, visitStateKey, withoutPassingStates } from './visits.ts';
 
@@ -50,7 +50,7 @@ async function storedStates(analytics: AnalyticsStore, database: string, referen
  * it is read from the row); `readRow`, when present, parses the row from the line without keeping it
  * (into the scratch row for its columns, when given one).
  */
-export type WritableRecord = JournalRecord & { line?: string; layout?: number; visitState?: VisitStateKey; readRow?(scratch?: Map<readonly string[], Record<string, unknown>>): Record<string, unknown> };
+export type WritableRecord = JournalRecord & { line?: string; layout?: number; visitState?: VisitStateKey; readRow?(scratch?: ScratchRows): Record<string, unknown> };
 
 export interface IngestWriter {
   start(): void;

@@ -2,7 +2,7 @@
 // row's encoded line cut back out when a record is read from disk, for records written by this
 // codec and by journals from before it alike.
 import { describe, expect, it } from '@jest/globals';
-import { currentLayout } from '../../lib/ingest/row-layouts.ts';
+import { currentLayout, type ScratchRows } from '../../lib/ingest/row-layouts.ts';
 import { ENCODED_RECORD_CODEC, EncodedRecord, encodeRecord } from '../../lib/ingest/sink.ts';
 
 const TEAM = '22222222-2222-4222-8222-222222222222';
@@ -96,7 +96,7 @@ describe('EncodedRecord', () => {
   });
 
   it('reads a row in a layout into the scratch row for its columns, every column set again', () => {
-    const scratch = new Map<readonly string[], Record<string, unknown>>();
+    const scratch: ScratchRows = new Map();
     const first = encodeRecord({ table: 'hits', team: TEAM, row: rowIn(HIT_COLUMNS, { site_id: 's', path: '/a', referrer: 'https://x.example/' }) });
     const second = encodeRecord({ table: 'hits', team: TEAM, row: rowIn(HIT_COLUMNS, { site_id: 's', path: '/b' }) });
     const read = first.readRow(scratch);
