@@ -228,6 +228,20 @@ export function analyticsStoreContract(name: string, open: () => Promise<Analyti
         await expect(store.insertLines('hits', ['["/d"]'], { database: db, columns: ['path; DROP TABLE hits'] })).rejects.toThrow(/Invalid column name/);
       });
 
+      it('stores every line of bodies larger than the last one, in multi-byte text, and of inserts made at the same time', async () => {
+        const db = await store.ensureTenant(freshTeam());
+        const columns = ['path', 'ts', 'site_id', 'session_id'];
+        const lines = (prefix: string, count: number) =>
+          Array.from({ length: count }, (_, i) => JSON.stringify([`/${prefix}/${i}/${'ü€😀'.repeat(i % 40)}`, '2024-03-05 06:07:10.000', SITE, String(i)]));
+        // Small, then large (past any buffer the first one left), then three at once.
+        await store.insertLines('hits', lines('small', 3), { database: db, columns });
+        await store.insertLines('hits', lines('large', 3000), { database: db, columns });
+        await Promise.all(['a', 'b', 'c'].map((prefix) => store.insertLines('hits', lines(prefix, 1500), { database: db, columns })));
+        const stored = await store.query<{ path: string }>('SELECT path FROM {db:Identifier}.hits', { db });
+        const expected = ['small', 'large', 'a', 'b', 'c'].flatMap((prefix) => lines(prefix, prefix === 'small' ? 3 : prefix === 'large' ? 3000 : 1500).map((line) => JSON.parse(line)[0]));
+        expect(stored.map((row) => row.path).sort()).toEqual(expected.sort());
+      });
+
       it('stores a batch once when the same dedup token is sent twice', async () => {
         const db = await store.ensureTenant(freshTeam());
         await store.insert('hits', [hit(1), hit(2)], { database: db, dedupToken: 'journal-batch-1' });
