@@ -6,8 +6,9 @@ import type { ServiceBroker } from 'moleculer';
 import type { Config } from '../config.ts';
 import type { Log } from '../log.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
-import { encodeCompactRow, encodeRow } from '../stores/analytics/transport.ts';
+import { type EncodedLine, encodeCompactRow, encodeRow, type LineBytes } from '../stores/analytics/transport.ts';
 import { type Journal, openJournal, type RecordCodec } from './journal.ts';
+import { LineRing } from './line-ring.ts';
 import type { JournalRecord } from './pipeline.ts';
 import { currentLayout, layoutColumns, rowOfValues, type ScratchRows } from './row-layouts.ts';
 import { type VisitStateKey, visitStateKey } from './visits.ts';
@@ -47,13 +48,15 @@ export type OpenIngestSink = (context: IngestSinkContext) => Promise<IngestSink>
  * A journal record whose row travels as its encoded line (once, at append): the values of its
  * table's current layout (lib/ingest/row-layouts.ts) when it has one, else encodeRow's object. The
  * row object is parsed back from the line only when something reads it (the stored-batch listener
- * reads hits and events, never visits), so what waits for the writer is a string, not an object
+ * reads hits and events, never visits), so what waits for the writer is the line, not an object
  * graph for the garbage collector to trace and promote, and it is the row exactly as stored.
+ * Framed by a codec with a line ring (encodedRecordCodec), the line then waits as bytes in the
+ * ring (./line-ring.ts) when it has room, and the record marks how far the ring may be released
+ * once it is stored.
  */
-export class EncodedRecord implements JournalRecord {
+export class EncodedRecord implements JournalRecord, LineBytes {
   readonly table: JournalRecord['table'];
   readonly team: string;
-  readonly line: string;
   /** The version of the layout `line` is in (an array of values), or undefined for a JSON object. */
   readonly layout: number | undefined;
   /** The row's site_id and a visits row's state key, kept beside the line so that the goal
@@ -61,6 +64,14 @@ export class EncodedRecord implements JournalRecord {
   readonly siteId: string | undefined;
   readonly visitState: VisitStateKey | undefined;
   readonly derivesVisit: true | undefined;
+  /** The line's text, unless its bytes are in the ring. */
+  #line: string | undefined;
+  #ring: LineRing | undefined;
+  /** The line's position in the ring, and its length in bytes. */
+  #at = 0;
+  #length = 0;
+  /** What the ring had added once this record was framed: all of it may go once the record is stored. */
+  #releases = 0;
   #row: Record<string, unknown> | undefined;
 
   constructor(
@@ -73,12 +84,50 @@ export class EncodedRecord implements JournalRecord {
   ) {
     this.table = table;
     this.team = team;
-    this.line = line;
+    this.#line = line;
     this.layout = layout;
     this.siteId = keys.siteId;
     this.visitState = keys.visitState;
     this.derivesVisit = keys.derivesVisit;
     this.#row = row;
+  }
+
+  get line(): string {
+    return this.#line ?? this.#ring!.text(this.#at, this.#length);
+  }
+
+  /** The line as the store's insert takes it: its text, or this record when its bytes are in the ring. */
+  get encodedLine(): EncodedLine {
+    return this.#line ?? this;
+  }
+
+  get lineBytes(): number {
+    return this.#line === undefined ? this.#length : Buffer.byteLength(this.#line);
+  }
+
+  copyLine(target: Buffer, at: number): number {
+    return this.#line === undefined ? this.#ring!.copy(this.#at, this.#length, target, at) : target.write(this.#line, at);
+  }
+
+  /** Moves the line's bytes (its UTF-8, as framed) into the ring, if it has room; the text is kept otherwise. */
+  keepLineIn(ring: LineRing, bytes: Uint8Array): void {
+    const at = ring.add(bytes);
+    if (at >= 0) {
+      this.#at = at;
+      this.#length = bytes.length;
+      this.#line = undefined;
+    }
+    this.#ring = ring;
+    this.#releases = ring.added;
+  }
+
+  /**
+   * Once the record is stored: lets the ring overwrite its line and every line framed before it
+   * (records are framed in journal order, and stored in that order). False when it was not framed with a ring.
+   */
+  releaseLine(): boolean {
+    this.#ring?.release(this.#releases);
+    return this.#ring !== undefined;
   }
 
   get row(): Record<string, unknown> {
@@ -158,8 +207,22 @@ interface RecordPayload {
  * else `{"table":…,"team":…,"row":{…}}` (as every record was before layouts, and is still read),
  * with `"derivesVisit":true,` after the team for a hit or event the writer derives its visit from,
  * put together around the row's encoded line so the line can be cut back out after a restart
- * instead of encoded again.
+ * instead of encoded again. With a ring, each framed record moves its line's bytes there.
  */
+export function encodedRecordCodec(ring?: LineRing): RecordCodec<EncodedRecord> {
+  return {
+    ...ENCODED_RECORD_CODEC,
+    framed: ring
+      ? (record, payload) => {
+          // The payload ends with the line and a closing brace.
+          const end = payload.length - 1;
+          record.keepLineIn(ring, payload.subarray(end - Buffer.byteLength(record.line), end));
+        }
+      : undefined,
+  };
+}
+
+/** The codec without a ring: every line is kept as text. */
 export const ENCODED_RECORD_CODEC: RecordCodec<EncodedRecord> = {
   encode: (record) => [cachedFrameHead(record), record.line, '}'],
   decode(payload) {
@@ -175,8 +238,22 @@ export const ENCODED_RECORD_CODEC: RecordCodec<EncodedRecord> = {
   },
 };
 
+/**
+ * The line ring's size: the lines of about a second and a half of ingest at 20,000 events/s. The
+ * writer takes a batch every second at most; when it falls further behind, new lines wait as text.
+ */
+export const LINE_RING_BYTES = 16 * 1024 * 1024;
+
 /** With -ingest-sync write: how often the journal is fsync'd, the most a power loss can take. */
 export const WRITE_MODE_SYNC_MS = 1000;
+
+/** A batch is stored for good: the ring may overwrite its lines (the last record framed with the ring releases them all). */
+export function releaseStoredLines(records: readonly JournalRecord[]): void {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const record = records[i];
+    if (record instanceof EncodedRecord && record.releaseLine()) return;
+  }
+}
 
 /** Single node: every event goes to the journal in <data-dir>/journal (fsync'd before the 202 by default); the writer drains it. */
 export function journalSink(
@@ -191,7 +268,7 @@ export function journalSink(
       log,
       maxPendingBytes: config.ingestBufferMb * 1024 * 1024,
       syncEveryMs: config.ingestSync === 'write' ? WRITE_MODE_SYNC_MS : 0,
-      codec: ENCODED_RECORD_CODEC,
+      codec: encodedRecordCodec(new LineRing(LINE_RING_BYTES)),
     });
     const writer = createIngestWriter({
       journal,
@@ -200,6 +277,7 @@ export function journalSink(
       batchSize: config.ingestBatchSize,
       flushMs: config.ingestFlushMs,
       onStored,
+      onAcknowledged: releaseStoredLines,
       visitIdleMs: visitTimeoutMs,
     });
     // Events are accepted into the journal at once; the writer starts with the stores (the ingest

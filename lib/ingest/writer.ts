@@ -5,7 +5,7 @@
 // and after the stored-batch listener has finished with it.
 import type { Log } from '../log.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
-import { encodeCompactRow, encodeRow } from '../stores/analytics/transport.ts';
+import { type EncodedLine, encodeCompactRow, encodeRow } from '../stores/analytics/transport.ts';
 import type { Journal, JournalBatch } from './journal.ts';
 import type { JournalRecord } from './pipeline.ts';
 import { currentLayout, type RowLayout, type ScratchRows } from './row-layouts.ts';
@@ -46,11 +46,12 @@ async function storedStates(analytics: AnalyticsStore, database: string, referen
 /**
  * A record as the writer takes it: `line`, when present, is its row already encoded, by
  * encodeCompactRow in the version `layout` of its table's layout (lib/ingest/row-layouts.ts), or
- * by encodeRow when `layout` is absent; `visitState`, when present, a visits row's state key (else
+ * by encodeRow when `layout` is absent, and `encodedLine` the same line as the insert takes it (its
+ * text, or where its bytes are); `visitState`, when present, a visits row's state key (else
  * it is read from the row); `readRow`, when present, parses the row from the line without keeping it
  * (into the scratch row for its columns, when given one).
  */
-export type WritableRecord = JournalRecord & { line?: string; layout?: number; visitState?: VisitStateKey; readRow?(scratch?: ScratchRows): Record<string, unknown> };
+export type WritableRecord = JournalRecord & { line?: string; encodedLine?: EncodedLine; layout?: number; visitState?: VisitStateKey; readRow?(scratch?: ScratchRows): Record<string, unknown> };
 
 export interface IngestWriter {
   start(): void;
@@ -75,6 +76,8 @@ export interface WriterOptions {
    * idempotent, and should throw only for failures worth retrying (a store that is unavailable).
    */
   onStored?: (records: readonly JournalRecord[]) => void | Promise<void>;
+  /** Called once a batch is acknowledged: its records are never handed out again. */
+  onAcknowledged?: (records: readonly JournalRecord[]) => void;
   /** The visit timeout: how long the writer remembers a visit nobody touched (default 30 minutes). */
   visitIdleMs?: number;
 }
@@ -87,10 +90,18 @@ const stateOf = (record: WritableRecord) => record.visitState ?? visitStateKey(r
  * record journaled in another layout, or as an object by an older version, is encoded again from
  * its row), else as an object.
  */
-function lineOf(record: WritableRecord): string {
+function lineOf(record: WritableRecord): EncodedLine {
   const layout = currentLayout(record.table);
-  if (layout === undefined) return record.line ?? encodeRow(record.row);
-  return record.line !== undefined && record.layout === layout.version ? record.line : encodeCompactRow(layout.columns, record.row);
+  const line = record.encodedLine ?? record.line;
+  if (layout === undefined) return line ?? encodeRow(record.row);
+  return line !== undefined && record.layout === layout.version ? line : encodeCompactRow(layout.columns, record.row);
+}
+
+/** lineOf's line as text: the visit states the writer remembers are kept as text, for their cancellations. */
+function textLineOf(record: WritableRecord): string {
+  const line = lineOf(record);
+  // Bytes come from the record's own line, whose text it has.
+  return typeof line === 'string' ? line : record.line!;
 }
 
 export function createIngestWriter(options: WriterOptions): IngestWriter {
@@ -144,7 +155,7 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
         await analytics.ensureTenant(team);
         ensured.add(team);
       }
-      const insert = (table: string, lines: string[]) =>
+      const insert = (table: string, lines: EncodedLine[]) =>
         analytics.insertLines(table, lines, { database, dedupToken: `${batch.token}:${team}.${table}`, columns: currentLayout(table)?.columns });
       for (const [table, group] of tables) if (table !== 'visits') await insert(table, group.map(lineOf));
       // Visit rows journaled by an earlier version: a visit's states written and cancelled again
@@ -173,7 +184,7 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
     records.forEach((record, i) => {
       const state = stateOf(record);
       const stored = state.reference ? remembered.get(state.key) : undefined;
-      lines[i] = state.reference ? (stored === undefined ? undefined : cancellationLine(stored)) : lineOf(record);
+      lines[i] = state.reference ? (stored === undefined ? undefined : cancellationLine(stored)) : textLineOf(record);
       if (lines[i] === undefined) unresolved.push(i);
     });
     if (unresolved.length === 0) return lines;
@@ -226,6 +237,7 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
         const visits = await write(current);
         await options.onStored?.(current.records);
         await current.ack();
+        options.onAcknowledged?.(current.records);
         for (const derived of visits) {
           if (mayBeStored) derived.forget();
           else derived.keep();

@@ -2,8 +2,10 @@
 // row's encoded line cut back out when a record is read from disk, for records written by this
 // codec and by journals from before it alike.
 import { describe, expect, it } from '@jest/globals';
+import { encodeFrames } from '../../lib/ingest/journal/frame.ts';
+import { LineRing } from '../../lib/ingest/line-ring.ts';
 import { currentLayout, type ScratchRows } from '../../lib/ingest/row-layouts.ts';
-import { ENCODED_RECORD_CODEC, EncodedRecord, encodeRecord } from '../../lib/ingest/sink.ts';
+import { ENCODED_RECORD_CODEC, EncodedRecord, encodedRecordCodec, encodeRecord, releaseStoredLines } from '../../lib/ingest/sink.ts';
 
 const TEAM = '22222222-2222-4222-8222-222222222222';
 const fields = (record: EncodedRecord) => ({ table: record.table, team: record.team, row: record.row, line: record.line, siteId: record.siteId, visitState: record.visitState });
@@ -104,5 +106,55 @@ describe('EncodedRecord', () => {
     expect(second.readRow(scratch)).toBe(read);
     expect(read).toEqual(rowIn(HIT_COLUMNS, { site_id: 's', path: '/b' }));
     expect(scratch.size).toBe(1);
+  });
+});
+
+describe('encodedRecordCodec with a line ring', () => {
+  /** Frames the records as the journal does: each payload written into one buffer, then handed to `framed`. */
+  const frame = (codec: ReturnType<typeof encodedRecordCodec>, records: EncodedRecord[]) => encodeFrames(records, codec);
+  const hit = (path: string) => encodeRecord({ table: 'hits', team: TEAM, row: rowIn(HIT_COLUMNS, { site_id: 's', path }) });
+
+  it('moves each framed line into the ring: the same text and row, and its UTF-8 bytes for the insert', () => {
+    const ring = new LineRing(4096);
+    const record = hit('/ü€😀');
+    const text = record.line;
+    frame(encodedRecordCodec(ring), [record]);
+    expect(record.encodedLine).toBe(record);
+    expect(record.line).toBe(text);
+    expect(record.row).toEqual(rowIn(HIT_COLUMNS, { site_id: 's', path: '/ü€😀' }));
+    expect(record.lineBytes).toBe(Buffer.byteLength(text));
+    const target = Buffer.alloc(record.lineBytes);
+    expect(record.copyLine(target, 0)).toBe(record.lineBytes);
+    expect(target.toString()).toBe(text);
+    // The payload on disk is unchanged.
+    expect(ENCODED_RECORD_CODEC.decode(payloadOf(record)).line).toBe(text);
+  });
+
+  it('keeps the text of a record the full ring has no room for, and a stored record releases every line framed up to it', () => {
+    const lineBytes = Buffer.byteLength(hit('/a').line);
+    const ring = new LineRing(lineBytes * 2);
+    const records = ['/a', '/b', '/c'].map(hit);
+    frame(encodedRecordCodec(ring), records);
+    expect(records.map((record) => typeof record.encodedLine)).toEqual(['object', 'object', 'string']);
+    expect(records[2].lineBytes).toBe(lineBytes);
+    // The third, kept as text, marks the ring as it was: once it is stored, both lines before it may go.
+    releaseStoredLines(records);
+    expect(ring.used).toBe(0);
+    const later = hit('/d');
+    frame(encodedRecordCodec(ring), [later]);
+    expect(later.encodedLine).toBe(later);
+    expect(records[2].line).toBe(hit('/c').line);
+  });
+
+  it('frames without a ring as text; such a record releases nothing, the last one framed with the ring does', () => {
+    const ring = new LineRing(4096);
+    const framed = hit('/a');
+    frame(encodedRecordCodec(ring), [framed]);
+    const plain = hit('/b');
+    frame(ENCODED_RECORD_CODEC, [plain]);
+    expect(plain.encodedLine).toBe(plain.line);
+    expect(plain.releaseLine()).toBe(false);
+    releaseStoredLines([framed, plain]);
+    expect(ring.used).toBe(0);
   });
 });

@@ -20,6 +20,11 @@ export const MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
 export interface RecordCodec<T> {
   encode(record: T): string | readonly string[];
   decode(payload: string): T;
+  /**
+   * Called with a record's payload bytes once they are in the frame buffer (which the journal
+   * does not keep): a codec whose records wait in memory may copy from them what they hold as text.
+   */
+  framed?(record: T, payload: Buffer): void;
 }
 
 export const JSON_CODEC: RecordCodec<unknown> = { encode: (record) => JSON.stringify(record), decode: (payload) => JSON.parse(payload) };
@@ -48,8 +53,10 @@ export function encodeFrames<T>(records: readonly T[], codec: RecordCodec<T>): {
     const payload = payloads[i];
     if (typeof payload === 'string') data.write(payload, start, 'utf8');
     else for (let part = 0, to = start; part < payload.length; part++) to += data.write(payload[part], to, 'utf8');
+    const bytes = data.subarray(start, start + size);
     data.writeUInt32LE(size, at);
-    data.writeUInt32LE(crc32(data.subarray(start, start + size)), at + 4);
+    data.writeUInt32LE(crc32(bytes), at + 4);
+    codec.framed?.(records[i], bytes);
     at = start + size;
   }
   return { data, sizes };

@@ -6,9 +6,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Log } from '../../log.ts';
 import { ChdbTransport } from './chdb.ts';
 import { loadMigrations, type Migration, migrateTenant } from './migrations.ts';
-import { assertIdentifier, encodeCompactRow, encodeRow, normalizeParams, type Params, type RowFormat, type Transport, tenantDatabase } from './transport.ts';
+import { assertIdentifier, type EncodedLine, encodeCompactRow, encodeRow, normalizeParams, type Params, type RowFormat, type Transport, tenantDatabase } from './transport.ts';
 
-export type { Params, RowFormat } from './transport.ts';
+export type { EncodedLine, LineBytes, Params, RowFormat } from './transport.ts';
 export { AnalyticsStoreError, tenantDatabase } from './transport.ts';
 
 export interface InsertOptions {
@@ -45,8 +45,11 @@ export interface AnalyticsStore {
   command(sql: string, params?: Params): Promise<void>;
   /** One batch insert (JSONEachRow, or JSONCompactEachRow with `options.columns`). Table and database names must match /^[a-z_][a-z0-9_]*$/. */
   insert(table: string, rows: readonly Record<string, unknown>[], options?: InsertOptions): Promise<void>;
-  /** The same insert for rows already encoded, each by encodeRow, or by encodeCompactRow with `options.columns` (the ingest journal keeps them so). */
-  insertLines(table: string, lines: readonly string[], options?: InsertOptions): Promise<void>;
+  /**
+   * The same insert for rows already encoded, each by encodeRow, or by encodeCompactRow with
+   * `options.columns` (the ingest journal keeps them so, as text or as bytes).
+   */
+  insertLines(table: string, lines: readonly EncodedLine[], options?: InsertOptions): Promise<void>;
   /**
    * Writes the rows of `sql` as one Parquet file at `filePath` on this machine (ClickHouse's own
    * writer; the rows never pass through JS). Parameters here may be strings and numbers only.
@@ -99,19 +102,19 @@ const KEPT_BODY_BYTES = 16 * 1024 * 1024;
  * string of ~0.5 MB, which V8 allocates in its old generation, and a new buffer every time; under
  * full ingest, both counted towards the next full collection.
  */
-async function linesBody(lines: readonly string[], buffer: Buffer): Promise<{ body: Buffer; buffer: Buffer }> {
+async function linesBody(lines: readonly EncodedLine[], buffer: Buffer): Promise<{ body: Buffer; buffer: Buffer }> {
   let at = 0;
   for (let i = 0; i < lines.length; i++) {
     if (i > 0 && i % BODY_SLICE_ROWS === 0) await nextTurn();
     const line = lines[i];
-    // Room for the longest UTF-8 a line can make (3 bytes per UTF-16 unit) and its newline.
-    const needed = at + line.length * 3 + 1;
+    // Room for the line's bytes (for text, the most it can make: 3 bytes per UTF-16 unit) and its newline.
+    const needed = at + (typeof line === 'string' ? line.length * 3 : line.lineBytes) + 1;
     if (needed > buffer.length) {
       const grown = Buffer.allocUnsafe(Math.max(needed, buffer.length * 2));
       buffer.copy(grown, 0, 0, at);
       buffer = grown;
     }
-    at += buffer.write(line, at);
+    at += typeof line === 'string' ? buffer.write(line, at) : line.copyLine(buffer, at);
     buffer[at++] = 0x0a;
   }
   return { body: buffer.subarray(0, at), buffer };
@@ -166,7 +169,7 @@ class Store implements AnalyticsStore {
     return this.insertLines(table, rows.map(columns ? (row) => encodeCompactRow(columns, row) : encodeRow), options);
   }
 
-  async insertLines(table: string, lines: readonly string[], options: InsertOptions = {}): Promise<void> {
+  async insertLines(table: string, lines: readonly EncodedLine[], options: InsertOptions = {}): Promise<void> {
     assertIdentifier('table', table);
     const target = options.database === undefined ? table : `${assertIdentifier('database', options.database)}.${table}`;
     if (lines.length === 0) return;

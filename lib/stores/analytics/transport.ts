@@ -219,6 +219,19 @@ export function encodeRow(row: Record<string, unknown>): string {
 }
 
 /**
+ * A row encoded by encodeRow or encodeCompactRow: its text, or where its UTF-8 bytes are kept
+ * (the single node keeps the lines of the ingest records waiting for the writer so:
+ * lib/ingest/line-ring.ts).
+ */
+export type EncodedLine = string | LineBytes;
+
+export interface LineBytes {
+  readonly lineBytes: number;
+  /** Copies the line's bytes into `target` at `at`; answers how many. */
+  copyLine(target: Buffer, at: number): number;
+}
+
+/**
  * One row as its JSONCompactEachRow line: the values of `columns`, in that order, each encoded as
  * encodeRow encodes it; a column the row lacks is null, which the store reads as the column's
  * default (input_format_null_as_default), as it does a key left out of a JSONEachRow line.
