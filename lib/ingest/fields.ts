@@ -3,6 +3,7 @@
 // pass names every malformed field at once and OpenAPI documents the format. The checks run on the
 // tracker's hot path: compiled regular expressions and no allocation unless a field is bad.
 import { isIP } from 'node:net';
+import { BoundedCache } from './enrich/cache.ts';
 
 /** An issue as a fastest-validator custom check reports it (`field` overrides the checked field). */
 interface CheckIssue {
@@ -64,8 +65,18 @@ export function timestampProblem(value: string, now: number): 'dateTime' | 'date
   return null;
 }
 
+/** Answers of isHttpUrl: every tracker hit sends its page's URL, and a site's visitors send the same few. */
+const httpUrls = new BoundedCache<boolean>(2000);
+
 /** An absolute http(s) URL the WHATWG parser accepts as written (it would silently drop tabs and newlines). */
-export const isHttpUrl = (value: string) => HTTP_PREFIX.test(value) && !CONTROL.test(value) && URL.canParse(value);
+export function isHttpUrl(value: string): boolean {
+  let answer = httpUrls.get(value);
+  if (answer === undefined) {
+    answer = HTTP_PREFIX.test(value) && !CONTROL.test(value) && URL.canParse(value);
+    httpUrls.set(value, answer);
+  }
+  return answer;
+}
 
 const withinLength = (value: unknown, min: number, max: number): value is string => typeof value === 'string' && value.length >= min && value.length <= max;
 

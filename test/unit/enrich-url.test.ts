@@ -60,4 +60,15 @@ describe('parsePageUrl', () => {
   it('keeps IDN hostnames in their ASCII form', () => {
     expect(parsePageUrl('https://www.bücher.de/')?.hostname).toBe('xn--bcher-kva.de');
   });
+
+  it('answers a URL seen before with the same frozen page, and each URL with its own', () => {
+    const url = 'https://shop.example/cart?utm_source=mail';
+    const page = parsePageUrl(url);
+    expect(parsePageUrl(url)).toBe(page);
+    expect(Object.isFrozen(page)).toBe(true);
+    expect(Object.isFrozen(page?.utm)).toBe(true);
+    expect(parsePageUrl('https://shop.example/checkout')).toEqual({ hostname: 'shop.example', path: '/checkout', utm: expect.objectContaining({ utm_source: '' }) });
+    expect(parsePageUrl('ftp://shop.example/cart')).toBeNull();
+    expect(parsePageUrl('ftp://shop.example/cart')).toBeNull();
+  });
 });

@@ -1,6 +1,7 @@
 // Where a visit came from: the referrer's hostname, its channel (search, social, email, AI
 // assistant, paid, referral, direct, internal) and a display name, from a bundled catalog of
 // well-known hosts plus the campaign tags (utm_source, utm_medium) the page URL carried.
+import { BoundedCache } from './cache.ts';
 
 export type ReferrerChannel = 'direct' | 'internal' | 'search' | 'social' | 'email' | 'ai' | 'referral' | 'paid';
 
@@ -194,8 +195,21 @@ function sourceOfHost(host: string): Source | undefined {
   return undefined;
 }
 
+/** Referrers seen, by their text: most of a site's visits come from the same few. */
+const referrerHosts = new BoundedCache<Readonly<{ host: string; app: boolean }> | null>(2000);
+
 /** Hostname (or Android package) of a referrer, normalised; null for anything unusable. */
-function referrerHost(referrer: string): { host: string; app: boolean } | null {
+function referrerHost(referrer: string): Readonly<{ host: string; app: boolean }> | null {
+  let answer = referrerHosts.get(referrer);
+  if (answer === undefined) {
+    answer = parseReferrerHost(referrer);
+    if (answer !== null) Object.freeze(answer);
+    referrerHosts.set(referrer, answer);
+  }
+  return answer;
+}
+
+function parseReferrerHost(referrer: string): { host: string; app: boolean } | null {
   let url: URL;
   try {
     url = new URL(referrer.trim());

@@ -2,6 +2,7 @@
 // path without query or fragment (queries carry tokens, emails and session ids we must not store)
 // and the campaign parameters.
 import { parseHttpUrl } from '../../net/http-url.ts';
+import { BoundedCache } from './cache.ts';
 
 export interface UtmFields {
   utm_source: string;
@@ -28,12 +29,26 @@ function param(params: URLSearchParams, name: string): string {
   return value === null ? '' : value.trim().slice(0, UTM_MAX);
 }
 
+/** Page URLs seen, parsed: a site's visitors load the same pages, and parsing a URL costs more than looking it up. */
+const pages = new BoundedCache<Readonly<PageUrl> | null>(2000);
+
 /**
  * Hostname, path and UTM fields of an absolute http(s) URL; null for any other scheme or text
  * the URL parser refuses. Like Plausible, `source` and then `ref` stand in for a missing
- * utm_source (links such as ?ref=producthunt).
+ * utm_source (links such as ?ref=producthunt). The answer is shared with later calls for the same
+ * URL, and frozen.
  */
-export function parsePageUrl(url: string): PageUrl | null {
+export function parsePageUrl(url: string): Readonly<PageUrl> | null {
+  let page = pages.get(url);
+  if (page === undefined) {
+    page = parse(url);
+    if (page !== null) Object.freeze(Object.freeze(page).utm);
+    pages.set(url, page);
+  }
+  return page;
+}
+
+function parse(url: string): PageUrl | null {
   const parsed = parseHttpUrl(url);
   if (!parsed) return null;
   let hostname = parsed.hostname;
