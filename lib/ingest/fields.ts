@@ -65,8 +65,8 @@ export function timestampProblem(value: string, now: number): 'dateTime' | 'date
   return null;
 }
 
-/** Answers of isHttpUrl: every tracker hit sends its page's URL, and a site's visitors send the same few. */
-const httpUrls = new BoundedCache<boolean>(2000);
+/** Answers of isHttpUrl: every tracker hit sends its page's URL, and a site's visitors send the same few (URLs of up to 512 characters). */
+const httpUrls = new BoundedCache<boolean>(2000, 512);
 
 /** An absolute http(s) URL the WHATWG parser accepts as written (it would silently drop tabs and newlines). */
 export function isHttpUrl(value: string): boolean {

@@ -26,4 +26,11 @@ describe('BoundedCache', () => {
     cache.set('a', 2);
     expect([cache.get('a'), cache.size]).toEqual([2, 1]);
   });
+
+  it('never keeps a key longer than its limit', () => {
+    const cache = new BoundedCache<number>(2, 4);
+    cache.set('abcd', 1);
+    cache.set('abcde', 2);
+    expect([cache.get('abcd'), cache.get('abcde'), cache.size]).toEqual([1, undefined, 1]);
+  });
 });

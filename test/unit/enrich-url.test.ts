@@ -70,5 +70,9 @@ describe('parsePageUrl', () => {
     expect(parsePageUrl('https://shop.example/checkout')).toEqual({ hostname: 'shop.example', path: '/checkout', utm: expect.objectContaining({ utm_source: '' }) });
     expect(parsePageUrl('ftp://shop.example/cart')).toBeNull();
     expect(parsePageUrl('ftp://shop.example/cart')).toBeNull();
+    // A long URL is parsed each time, to the same answer.
+    const long = `https://shop.example/${'p'.repeat(600)}`;
+    expect(parsePageUrl(long)).not.toBe(parsePageUrl(long));
+    expect(parsePageUrl(long)).toEqual(parsePageUrl(long));
   });
 });

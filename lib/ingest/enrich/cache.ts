@@ -7,14 +7,18 @@
  */
 export class BoundedCache<V> {
   readonly max: number;
+  /** Longer keys are never kept: what the cache can hold stays small whatever clients send. */
+  readonly maxKeyLength: number;
   private readonly map = new Map<string, { value: V; inserted: number }>();
   private inserts = 0;
 
-  constructor(max: number) {
+  constructor(max: number, maxKeyLength = Number.POSITIVE_INFINITY) {
     this.max = max;
+    this.maxKeyLength = maxKeyLength;
   }
 
   get(key: string): V | undefined {
+    if (key.length > this.maxKeyLength) return undefined;
     const entry = this.map.get(key);
     if (entry === undefined) return undefined;
     if (this.inserts - entry.inserted > this.max / 2) {
@@ -26,6 +30,7 @@ export class BoundedCache<V> {
   }
 
   set(key: string, value: V): void {
+    if (key.length > this.maxKeyLength) return;
     if (this.map.size >= this.max && !this.map.has(key)) this.map.delete(this.map.keys().next().value!);
     this.map.delete(key);
     this.map.set(key, { value, inserted: this.inserts++ });

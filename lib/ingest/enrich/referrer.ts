@@ -195,8 +195,8 @@ function sourceOfHost(host: string): Source | undefined {
   return undefined;
 }
 
-/** Referrers seen, by their text: most of a site's visits come from the same few. */
-const referrerHosts = new BoundedCache<Readonly<{ host: string; app: boolean }> | null>(2000);
+/** Referrers seen, by their text: most of a site's visits come from the same few (referrers of up to 512 characters). */
+const referrerHosts = new BoundedCache<Readonly<{ host: string; app: boolean }> | null>(2000, 512);
 
 /** Hostname (or Android package) of a referrer, normalised; null for anything unusable. */
 function referrerHost(referrer: string): Readonly<{ host: string; app: boolean }> | null {

@@ -29,8 +29,11 @@ function param(params: URLSearchParams, name: string): string {
   return value === null ? '' : value.trim().slice(0, UTM_MAX);
 }
 
-/** Page URLs seen, parsed: a site's visitors load the same pages, and parsing a URL costs more than looking it up. */
-const pages = new BoundedCache<Readonly<PageUrl> | null>(2000);
+/**
+ * Page URLs seen, parsed: a site's visitors load the same pages, and parsing a URL costs more than
+ * looking it up. URLs longer than 512 characters (rarely the same twice) are parsed every time.
+ */
+const pages = new BoundedCache<Readonly<PageUrl> | null>(2000, 512);
 
 /**
  * Hostname, path and UTM fields of an absolute http(s) URL; null for any other scheme or text
