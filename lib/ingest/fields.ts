@@ -70,13 +70,10 @@ const httpUrls = new BoundedCache<boolean>(2000, 512);
 
 /** An absolute http(s) URL the WHATWG parser accepts as written (it would silently drop tabs and newlines). */
 export function isHttpUrl(value: string): boolean {
-  let answer = httpUrls.get(value);
-  if (answer === undefined) {
-    answer = HTTP_PREFIX.test(value) && !CONTROL.test(value) && URL.canParse(value);
-    httpUrls.set(value, answer);
-  }
-  return answer;
+  return httpUrls.getOrMake(value, checkHttpUrl);
 }
+
+const checkHttpUrl = (value: string) => HTTP_PREFIX.test(value) && !CONTROL.test(value) && URL.canParse(value);
 
 const withinLength = (value: unknown, min: number, max: number): value is string => typeof value === 'string' && value.length >= min && value.length <= max;
 

@@ -33,4 +33,15 @@ describe('BoundedCache', () => {
     cache.set('abcde', 2);
     expect([cache.get('abcd'), cache.get('abcde'), cache.size]).toEqual([1, undefined, 1]);
   });
+
+  it('makes an answer once for a key it keeps, and every time for a key too long to keep', () => {
+    const cache = new BoundedCache<string>(2, 4);
+    const made: string[] = [];
+    const make = (key: string) => {
+      made.push(key);
+      return key.toUpperCase();
+    };
+    expect([cache.getOrMake('ab', make), cache.getOrMake('ab', make), cache.getOrMake('abcde', make), cache.getOrMake('abcde', make)]).toEqual(['AB', 'AB', 'ABCDE', 'ABCDE']);
+    expect(made).toEqual(['ab', 'abcde', 'abcde']);
+  });
 });

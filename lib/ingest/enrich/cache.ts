@@ -29,6 +29,16 @@ export class BoundedCache<V> {
     return entry.value;
   }
 
+  /** The answer kept for `key`, else `make`'s, kept. Pass a function made once, not a closure per call. */
+  getOrMake(key: string, make: (key: string) => V): V {
+    let value = this.get(key);
+    if (value === undefined) {
+      value = make(key);
+      this.set(key, value);
+    }
+    return value;
+  }
+
   set(key: string, value: V): void {
     if (key.length > this.maxKeyLength) return;
     if (this.map.size >= this.max && !this.map.has(key)) this.map.delete(this.map.keys().next().value!);

@@ -200,27 +200,22 @@ const referrerHosts = new BoundedCache<Readonly<{ host: string; app: boolean }> 
 
 /** Hostname (or Android package) of a referrer, normalised; null for anything unusable. */
 function referrerHost(referrer: string): Readonly<{ host: string; app: boolean }> | null {
-  let answer = referrerHosts.get(referrer);
-  if (answer === undefined) {
-    answer = parseReferrerHost(referrer);
-    if (answer !== null) Object.freeze(answer);
-    referrerHosts.set(referrer, answer);
-  }
-  return answer;
+  return referrerHosts.getOrMake(referrer, parseReferrerHost);
 }
 
-function parseReferrerHost(referrer: string): { host: string; app: boolean } | null {
+/** Frozen: the answer is shared by every later call for the same referrer. */
+function parseReferrerHost(referrer: string): Readonly<{ host: string; app: boolean }> | null {
   let url: URL;
   try {
     url = new URL(referrer.trim());
   } catch {
     return null;
   }
-  if (url.protocol === 'android-app:') return url.hostname ? { host: url.hostname.toLowerCase(), app: true } : null;
+  if (url.protocol === 'android-app:') return url.hostname ? Object.freeze({ host: url.hostname.toLowerCase(), app: true }) : null;
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
   let host = url.hostname;
   if (host.endsWith('.')) host = host.slice(0, -1);
-  return host ? { host: foldWww(host), app: false } : null;
+  return host ? Object.freeze({ host: foldWww(host), app: false }) : null;
 }
 
 function sourceOfUtm(utmSource: string): Source | undefined {

@@ -42,12 +42,12 @@ const pages = new BoundedCache<Readonly<PageUrl> | null>(2000, 512);
  * URL, and frozen.
  */
 export function parsePageUrl(url: string): Readonly<PageUrl> | null {
-  let page = pages.get(url);
-  if (page === undefined) {
-    page = parse(url);
-    if (page !== null) Object.freeze(Object.freeze(page).utm);
-    pages.set(url, page);
-  }
+  return pages.getOrMake(url, parseFrozen);
+}
+
+function parseFrozen(url: string): Readonly<PageUrl> | null {
+  const page = parse(url);
+  if (page !== null) Object.freeze(Object.freeze(page).utm);
   return page;
 }
 
