@@ -215,8 +215,8 @@ const WHICH_AGENT = new RegExp(alternation((source) => `(${source})`), 'iy');
 /** AiAgent views without the pattern, made once so a match allocates nothing. */
 const VIEWS: readonly AiAgent[] = AI_AGENTS.map(({ name, family, category }) => Object.freeze({ name, family, category }));
 
-const cache = new BoundedCache<AiAgent | null>(1000);
 const CACHEABLE_UA_MAX = 1000;
+const cache = new BoundedCache<AiAgent | null>(1000, CACHEABLE_UA_MAX);
 
 function find(userAgent: string): AiAgent | null {
   const hit = ANY_AGENT.exec(userAgent);
@@ -232,9 +232,5 @@ function find(userAgent: string): AiAgent | null {
 /** The catalog entry a User-Agent belongs to, or null when it is not a known AI agent. */
 export function matchAiAgent(userAgent: string): AiAgent | null {
   if (!userAgent) return null;
-  const hit = cache.get(userAgent);
-  if (hit !== undefined) return hit;
-  const agent = find(userAgent);
-  if (userAgent.length <= CACHEABLE_UA_MAX) cache.set(userAgent, agent);
-  return agent;
+  return cache.getOrMake(userAgent, find);
 }

@@ -45,11 +45,7 @@ function header(headers: Headers, name: string): string | undefined {
  */
 export function isBotRequest(ua: string | undefined, headers?: Headers): boolean {
   if (ua === undefined || ua.length > UA_MAX || ua.trim() === '') return true;
-  let verdict = cache.get(ua);
-  if (verdict === undefined) {
-    verdict = uaIsBot(ua);
-    cache.set(ua, verdict);
-  }
+  const verdict = cache.getOrMake(ua, uaIsBot);
   if (verdict || headers === undefined) return verdict;
   const brands = header(headers, 'sec-ch-ua');
   if (brands !== undefined && HEADLESS_BRAND.test(brands)) return true;

@@ -109,7 +109,7 @@ interface ParsedAgent {
 }
 
 const parser = new UAParser();
-const cache = new BoundedCache<ParsedAgent>(5000);
+const cache = new BoundedCache<ParsedAgent>(5000, CACHEABLE_UA_MAX);
 
 function browserName(name: string | undefined): string {
   if (!name) return '';
@@ -175,11 +175,7 @@ function deviceFromWidth(width: number | undefined): DeviceClass {
  * < 1024 tablet, else desktop), and is 'desktop' when neither tells.
  */
 export function parseUserAgent(ua: string, viewportWidth?: number): UserAgentInfo {
-  let parsed = cache.get(ua);
-  if (parsed === undefined) {
-    parsed = parse(ua);
-    if (ua.length <= CACHEABLE_UA_MAX) cache.set(ua, parsed);
-  }
+  const parsed = cache.getOrMake(ua, parse);
   return {
     browser: parsed.browser,
     browser_version: parsed.browser_version,
