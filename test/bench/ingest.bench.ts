@@ -7,6 +7,9 @@
 // it, then how fast accepted events reach the analytics store and the RSS while they do. Last,
 // Plumb acknowledging on write (-ingest-sync write: the journal fsync'd every second instead of
 // before each 202), and Plumb under traffic shaped like a site's (many visitors, short visits, many pages).
+// The load generator runs in this process on the same two cores, so its CPU a request and the
+// machine's idle share are printed beside the maximum rates: they tell whether a rate is bound by a
+// server's thread or by the cores.
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -84,6 +87,12 @@ function cpuSeconds(pid: number, mainThreadOnly = false): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
+/** The machine's CPU time so far, in ticks: all of it, and the idle part (the first line of /proc/stat). */
+function machineTicks(): { total: number; idle: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return { total: fields.reduce((sum, value) => sum + value, 0), idle: fields[3] };
+}
+
 /** Waits (up to 30 s) until a process uses less than 5% of a core over half a second. */
 async function settled(pid: number): Promise<void> {
   const deadline = performance.now() + 30_000;
@@ -103,15 +112,27 @@ async function settled(pid: number): Promise<void> {
  */
 const WARM_UP_S = 3;
 
-type Measured = Load & { cpuUs: number; mainCpuUs: number; warmUpAccepted: number };
+type Measured = Load & { cpuUs: number; mainCpuUs: number; generatorCpuUs: number; idleShare: number; warmUpAccepted: number };
 
-/** Runs a load after the warm-up, and the CPU the server used for it, in µs per answered request (process and main thread). */
+/**
+ * Runs a load after the warm-up, and the CPU the server used for it, in µs per answered request
+ * (process and main thread); beside it, the load generator's (this process), and the share of the
+ * machine's CPU time left idle: the two cores are shared by both, so these say which one bounds a rate.
+ */
 async function measured(url: string, pid: number, run: () => Promise<Load>, requests?: autocannon.Request[]): Promise<Measured> {
   const warmUp = await load(url, undefined, WARM_UP_S, requests);
-  const [process0, main0] = [cpuSeconds(pid), cpuSeconds(pid, true)];
+  const [process0, main0, generator0, machine0] = [cpuSeconds(pid), cpuSeconds(pid, true), process.cpuUsage(), machineTicks()];
   const result = await run();
+  const [generator, machine1] = [process.cpuUsage(generator0), machineTicks()];
   const answered = Math.max(1, result.accepted + result.other);
-  return { ...result, cpuUs: ((cpuSeconds(pid) - process0) * 1e6) / answered, mainCpuUs: ((cpuSeconds(pid, true) - main0) * 1e6) / answered, warmUpAccepted: warmUp.accepted };
+  return {
+    ...result,
+    cpuUs: ((cpuSeconds(pid) - process0) * 1e6) / answered,
+    mainCpuUs: ((cpuSeconds(pid, true) - main0) * 1e6) / answered,
+    generatorCpuUs: (generator.user + generator.system) / answered,
+    idleShare: (machine1.idle - machine0.idle) / Math.max(1, machine1.total - machine0.total),
+    warmUpAccepted: warmUp.accepted,
+  };
 }
 
 /** The bare reference server; with `durableFile`, it fsyncs every body there before its 202. */
@@ -201,6 +222,8 @@ const suite: BenchSuite = {
       'each round: durable reference → plumb req/s (ratio)': rounds.map((r, i) => `${Math.round(r.durable.rps)} → ${Math.round(r.plumb.rps)} (${ratios[i].toFixed(2)}×)`).join('; '),
       'plumb p50 / p99 ms at max': `${full.p50} / ${full.p99}`,
       'plumb CPU µs/request at max (main thread / process)': `${Math.round(full.mainCpuUs)} / ${Math.round(full.cpuUs)}`,
+      'load generator CPU µs/request at max (durable reference / plumb)': `${Math.round(durableLoad.generatorCpuUs)} / ${Math.round(full.generatorCpuUs)}`,
+      'machine idle at max (durable reference / plumb)': `${Math.round(durableLoad.idleShare * 100)}% / ${Math.round(full.idleShare * 100)}%`,
       'plumb p99 ms at 80% of max': steady.p99,
       'bare durable p99 ms at that same rate': durableSteady.p99,
       'plumb non-202 responses': rounds.reduce((sum, r) => sum + r.plumb.other, 0) + steady.other,
