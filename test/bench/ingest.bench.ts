@@ -89,7 +89,7 @@ function cpuSeconds(pid: number, mainThreadOnly = false): number {
 
 /** The machine's CPU time so far, in ticks: all of it, and the idle part (the first line of /proc/stat). */
 function machineTicks(): { total: number; idle: number } {
-  const fields = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
   return { total: fields.reduce((sum, value) => sum + value, 0), idle: fields[3] };
 }
 
