@@ -24,7 +24,7 @@
 import { join } from 'node:path';
 
 /** The young generation's semi-spaces under a cap: 8 MiB each (V8's default here is up to 64). */
-const SEMI_SPACE_MB = 8;
+export const SEMI_SPACE_MB = 8;
 
 /**
  * The analytics engine's allocator (jemalloc inside libchdb, which reads JE_MALLOC_CONF): one arena

@@ -21,18 +21,12 @@ import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
 import { NODE_BIN, ROOT, startInstance, tempDataDir } from '../support/instance.ts';
 import { rssMiB } from './measure.ts';
 import type { BenchSuite } from './run.ts';
-import { VISITOR_REFERRERS, VISITOR_USER_AGENTS } from './traffic.ts';
+import { TRACKER_BODY, TRACKER_HEADERS, VISITOR_REFERRERS, VISITOR_USER_AGENTS } from './traffic.ts';
 
 const DURATION_S = 10;
 /** Rounds of the durable reference's maximum then Plumb's, alternating. */
 const MAX_RATE_ROUNDS = 3;
 const CONNECTIONS = 50;
-const BODY = JSON.stringify({ url: 'https://bench.example/pricing?utm_source=newsletter', referrer: 'https://www.google.com/', width: 1440 });
-const HEADERS = {
-  'content-type': 'text/plain',
-  origin: 'https://bench.example',
-  'user-agent': VISITOR_USER_AGENTS[0],
-};
 
 interface Load {
   rps: number;
@@ -63,14 +57,14 @@ const SITE_TRAFFIC: autocannon.Request[] = [
       const visitor = Math.floor(n / PAGES_PER_VISIT);
       const address = `${FIRST_OCTETS[visitor % FIRST_OCTETS.length]}.${(visitor >> 4) & 255}.${(visitor >> 12) & 255}.${(visitor % 250) + 1}`;
       const page = (visitor * 7 + (n % PAGES_PER_VISIT) * 13) % 200;
-      const headers = { ...HEADERS, 'user-agent': VISITOR_USER_AGENTS[visitor % VISITOR_USER_AGENTS.length], 'x-forwarded-for': address };
+      const headers = { ...TRACKER_HEADERS, 'user-agent': VISITOR_USER_AGENTS[visitor % VISITOR_USER_AGENTS.length], 'x-forwarded-for': address };
       return { ...request, headers, body: JSON.stringify({ url: `https://bench.example/page-${page}`, referrer: VISITOR_REFERRERS[visitor % VISITOR_REFERRERS.length], width: 1440 }) };
     },
   },
 ];
 
 async function load(url: string, overallRate?: number, duration = DURATION_S, requests?: autocannon.Request[]): Promise<Load> {
-  const result = await autocannon({ url: `${url}/ingest`, method: 'POST', headers: HEADERS, body: BODY, connections: CONNECTIONS, duration, overallRate, requests });
+  const result = await autocannon({ url: `${url}/ingest`, method: 'POST', headers: TRACKER_HEADERS, body: TRACKER_BODY, connections: CONNECTIONS, duration, overallRate, requests });
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, accepted: result['2xx'], other: result.non2xx + result.errors + result.timeouts };
 }
 

@@ -7,6 +7,7 @@ import dashboardRender from './dashboard-render.bench.ts';
 import exports from './exports.bench.ts';
 import footprint from './footprint.bench.ts';
 import ingest from './ingest.bench.ts';
+import ingestInstructions from './ingest-instructions.bench.ts';
 import ingestPipeline from './ingest-pipeline.bench.ts';
 import startup from './startup.bench.ts';
 
@@ -16,7 +17,7 @@ export interface BenchSuite {
   run(args: string[]): Promise<Record<string, string | number>>;
 }
 
-const SUITES: readonly BenchSuite[] = [startup, ingest, ingestPipeline, dashboard, dashboardRender, cluster, archives, exports, footprint];
+const SUITES: readonly BenchSuite[] = [startup, ingest, ingestPipeline, ingestInstructions, dashboard, dashboardRender, cluster, archives, exports, footprint];
 
 const args = process.argv.slice(2);
 // Suite names are the bare words that are not a flag's value (`--dataset 10m`).

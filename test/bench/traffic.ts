@@ -13,3 +13,11 @@ export const VISITOR_USER_AGENTS = [
 
 /** Where visitors come from: none (direct), search, a forum, an AI assistant, social, a blog. */
 export const VISITOR_REFERRERS = [undefined, 'https://www.google.com/', 'https://news.ycombinator.com/', 'https://chatgpt.com/', 'https://t.co/abc', 'https://example.org/blog/post'] as const;
+
+/** The HTTP benchmarks' tracker pageview: one visitor, one page, as a browser's beacon sends it. */
+export const TRACKER_BODY = JSON.stringify({ url: 'https://bench.example/pricing?utm_source=newsletter', referrer: 'https://www.google.com/', width: 1440 });
+export const TRACKER_HEADERS = {
+  'content-type': 'text/plain',
+  origin: 'https://bench.example',
+  'user-agent': VISITOR_USER_AGENTS[0],
+};
