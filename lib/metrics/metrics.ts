@@ -1,8 +1,9 @@
 // What a node tells Prometheus about itself (GET /metrics): requests, ingest, the journal, store
 // queries, webhook deliveries, mail, leadership, and the Node process. One registry per node, never
 // prom-client's global one: tests run several nodes in one process. Counters and histograms are
-// moved where things happen (cheap: a map lookup and an add); gauges are read when scraped, so
-// an idle node does no work for them.
+// moved where things happen (cheap: a map lookup and an add), except accepted ingest items, which
+// are summed apart and added when scraped; gauges are read when scraped, so an idle node does no
+// work for them.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { IngestSinkDepth } from '../ingest/sink.ts';
 
@@ -60,11 +61,18 @@ export function createNodeMetrics(): NodeMetrics {
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
+  // Every accepted hit would pay prom-client's hashing of its labels; a sum is enough until a scrape.
+  let acceptedUncounted = 0;
   const ingested = new Counter({
     name: 'plumb_ingest_items_total',
     help: 'Ingest: pageviews, events, web vitals and AI fetches accepted (durable before the answer); items or whole requests refused, by reason',
     labelNames: ['outcome', 'reason'],
     registers: [registry],
+    collect() {
+      if (acceptedUncounted === 0) return;
+      this.inc({ outcome: 'accepted', reason: '' }, acceptedUncounted);
+      acceptedUncounted = 0;
+    },
   });
   const storeQueries = new Histogram({
     name: 'plumb_store_query_duration_seconds',
@@ -159,8 +167,9 @@ export function createNodeMetrics(): NodeMetrics {
       requests.observe({ method, route, status: String(status) }, seconds);
     },
     ingest(outcome, reason, items = 1) {
-      ingested.inc({ outcome, reason }, items);
+      if (outcome !== 'accepted' || reason !== '') ingested.inc({ outcome, reason }, items);
       if (outcome !== 'accepted') return;
+      if (reason === '') acceptedUncounted += items;
       const second = Math.floor(Date.now() / 1000);
       const slot = second % RATE_WINDOW_S;
       if (slotSecond[slot] !== second) {

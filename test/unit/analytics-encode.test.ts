@@ -1,8 +1,9 @@
 // How rows become JSONEachRow lines for both analytics transports: plain JSON values as
 // JSON.stringify writes them, Dates as ClickHouse's UTC text, bigints as quoted digits, Maps as
-// objects and Sets as arrays, wherever in the row they are.
+// objects and Sets as arrays, wherever in the row they are; compact lines (JSONCompactEachRow) the
+// same, as the values of a layout's columns.
 import { describe, expect, it } from '@jest/globals';
-import { encodeRow } from '../../lib/stores/analytics/transport.ts';
+import { encodeCompactRow, encodeRow } from '../../lib/stores/analytics/transport.ts';
 
 describe('encodeRow', () => {
   it('writes a row of plain values as JSON', () => {
@@ -17,5 +18,27 @@ describe('encodeRow', () => {
     expect(encodeRow({ list: [at, 2n], nested: { at, id: 3n } })).toBe(
       '{"list":["2024-03-05 06:07:08.009","2"],"nested":{"at":"2024-03-05 06:07:08.009","id":"3"}}',
     );
+  });
+});
+
+describe('encodeCompactRow', () => {
+  const columns = ['ts', 'id', 'path', 'props', 'pages'];
+
+  it('writes the values of the columns in their order, null for a column the row lacks', () => {
+    expect(encodeCompactRow(columns, { pages: ['/a'], path: '/a"b', id: 7, props: { plan: 'pro' } })).toBe('[null,7,"/a\\"b",{"plan":"pro"},["/a"]]');
+  });
+
+  it('converts Dates, bigints, Maps and Sets in any column, at the top level and one level down', () => {
+    const at = new Date('2024-03-05T06:07:08.009Z');
+    expect(encodeCompactRow(columns, { ts: at, id: 18446744073709551615n, path: '/', props: new Map([['a', '1']]), pages: new Set(['x']) })).toBe(
+      '["2024-03-05 06:07:08.009","18446744073709551615","/",{"a":"1"},["x"]]',
+    );
+    expect(encodeCompactRow(columns, { ts: '2024-03-05 06:07:08.009', id: 1, path: '/', props: { at }, pages: [at, 2n] })).toBe(
+      '["2024-03-05 06:07:08.009",1,"/",{"at":"2024-03-05 06:07:08.009"},["2024-03-05 06:07:08.009","2"]]',
+    );
+  });
+
+  it('encodes only the columns, whatever else the row holds', () => {
+    expect(encodeCompactRow(['path'], { path: '/', received: new Date(0), id: 1n })).toBe('["/"]');
   });
 });

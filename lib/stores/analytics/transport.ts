@@ -239,27 +239,36 @@ export interface LineBytes {
  */
 export function encodeCompactRow(columns: readonly string[], row: Record<string, unknown>): string {
   const values = new Array<unknown>(columns.length);
-  for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]] ?? null;
-  return isPlainRow(row) ? JSON.stringify(values) : JSON.stringify(values, rowValue);
+  // Only the values encoded are judged, in the same pass that reads them.
+  let plain = true;
+  for (let i = 0; i < columns.length; i++) {
+    const value = row[columns[i]] ?? null;
+    values[i] = value;
+    if (plain && !isPlainValue(value)) plain = false;
+  }
+  return plain ? JSON.stringify(values) : JSON.stringify(values, rowValue);
 }
 
 const isPrimitive = (value: unknown) => value === null || (typeof value !== 'object' && typeof value !== 'bigint');
 
+/** A string, number, boolean or null, or an array or plain object of them (one level down). */
+function isPlainValue(value: unknown): boolean {
+  if (value === null) return true;
+  const type = typeof value;
+  if (type === 'string' || type === 'number' || type === 'boolean') return true;
+  if (type !== 'object') return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (!isPrimitive(item)) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const inner in value as object) if (!isPrimitive((value as Record<string, unknown>)[inner])) return false;
+  return true;
+}
+
 /** Strings, numbers, booleans and null, alone or in arrays and plain objects one level down. */
 function isPlainRow(row: Record<string, unknown>): boolean {
-  for (const key in row) {
-    const value = row[key];
-    if (value === null) continue;
-    const type = typeof value;
-    if (type === 'string' || type === 'number' || type === 'boolean') continue;
-    if (type !== 'object') return false;
-    if (Array.isArray(value)) {
-      for (const item of value) if (!isPrimitive(item)) return false;
-    } else {
-      if (Object.getPrototypeOf(value) !== Object.prototype) return false;
-      for (const inner in value as object) if (!isPrimitive((value as Record<string, unknown>)[inner])) return false;
-    }
-  }
+  for (const key in row) if (!isPlainValue(row[key])) return false;
   return true;
 }
 
