@@ -167,9 +167,9 @@ export function createNodeMetrics(): NodeMetrics {
       requests.observe({ method, route, status: String(status) }, seconds);
     },
     ingest(outcome, reason, items = 1) {
-      if (outcome !== 'accepted' || reason !== '') ingested.inc({ outcome, reason }, items);
+      if (outcome === 'accepted' && reason === '') acceptedUncounted += items;
+      else ingested.inc({ outcome, reason }, items);
       if (outcome !== 'accepted') return;
-      if (reason === '') acceptedUncounted += items;
       const second = Math.floor(Date.now() / 1000);
       const slot = second % RATE_WINDOW_S;
       if (slotSecond[slot] !== second) {

@@ -13,14 +13,12 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { SETTINGS } from '../../lib/config.ts';
-import { silentLog } from '../../lib/log.ts';
+import { loadConfig } from '../../lib/config.ts';
 import { gcFlags, heapFlags, SEMI_SPACE_MB, startEnvironment } from '../../lib/process-settings.ts';
-import { createSite, createTeam } from '../../lib/sites/sites.ts';
-import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
-import { freePort, NODE_BIN, ROOT, startInstance, tempDataDir, waitFor } from '../support/instance.ts';
+import { freePort, NODE_BIN, ROOT, startInstance, waitFor } from '../support/instance.ts';
+import { percentile } from './measure.ts';
 import type { BenchSuite } from './run.ts';
-import { TRACKER_BODY, TRACKER_HEADERS } from './traffic.ts';
+import { dataDirWithTrackedSite, LOADED_NODE_ENV, TRACKER_BODY, TRACKER_HEADERS } from './traffic.ts';
 
 /** Enough for V8 to optimise the request path and for the journal and the writer to reach their steady batches. */
 const WARMUP_REQUESTS = 20_000;
@@ -56,7 +54,7 @@ interface Counted extends Instructions {
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const median = (values: readonly number[]) => percentile(values, 50);
 
 function callgrind(args: string[]): void {
   execFileSync('callgrind_control', args, { stdio: 'ignore' });
@@ -145,13 +143,9 @@ const suite: BenchSuite = {
     const keep = keptAt >= 0;
     const dir = keep ? args[keptAt + 1] : mkdtempSync(join(tmpdir(), 'plumb-callgrind-'));
     mkdirSync(dir, { recursive: true });
-    const dataDir = tempDataDir('plumb-bench-instructions-');
+    const { dataDir } = await dataDirWithTrackedSite('plumb-bench-instructions-');
     try {
-      const metadata = await openMetadataStore({ dataDir, log: silentLog });
-      const team = await createTeam(metadata, { name: 'bench' });
-      await createSite(metadata, { teamId: team.id, domain: 'bench.example' });
-      await metadata.close();
-      const env = { PLUMB_INGEST_RATE_PER_SECOND: '1000000', PLUMB_INGEST_BURST: '1000000', PLUMB_LOG_LEVEL: 'warn', PLUMB_INGEST_BATCH_SIZE: String(BATCH_SIZE), PLUMB_INGEST_FLUSH_MS: '60000' };
+      const env = { ...LOADED_NODE_ENV, PLUMB_INGEST_BATCH_SIZE: String(BATCH_SIZE), PLUMB_INGEST_FLUSH_MS: '60000' };
       // The first start (migrations, the analytics store's tables) runs at full speed.
       await (await startInstance({ dataDir, env: { ...env, PLUMB_INGEST_FLUSH_MS: '1000' } })).stop();
 
@@ -167,7 +161,7 @@ const suite: BenchSuite = {
       );
 
       // `plumb serve` re-executes itself with these; given up front, it runs as it would.
-      const heapMb = Number(SETTINGS.find((setting) => setting.flag === 'heap-mb')?.default);
+      const { heapMb } = loadConfig({ env: {} });
       const plumbPort = await freePort();
       const plumb = await counted(
         'plumb',

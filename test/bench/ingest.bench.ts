@@ -15,13 +15,11 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { silentLog } from '../../lib/log.ts';
-import { createSite, createTeam } from '../../lib/sites/sites.ts';
 import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
-import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
-import { NODE_BIN, ROOT, startInstance, tempDataDir } from '../support/instance.ts';
+import { NODE_BIN, ROOT, startInstance } from '../support/instance.ts';
 import { rssMiB } from './measure.ts';
 import type { BenchSuite } from './run.ts';
-import { TRACKER_BODY, TRACKER_HEADERS, VISITOR_REFERRERS, VISITOR_USER_AGENTS } from './traffic.ts';
+import { dataDirWithTrackedSite, LOADED_NODE_ENV, TRACKER_BODY, TRACKER_HEADERS, VISITOR_REFERRERS, VISITOR_USER_AGENTS } from './traffic.ts';
 
 const DURATION_S = 10;
 /** Rounds of the durable reference's maximum then Plumb's, alternating. */
@@ -141,11 +139,7 @@ const suite: BenchSuite = {
   name: 'ingest',
   description: `POST /ingest, ${CONNECTIONS} connections × ${DURATION_S} s per run, against a bare node:http server, bare and durable`,
   async run() {
-    const dataDir = tempDataDir('plumb-bench-ingest-');
-    const metadata = await openMetadataStore({ dataDir, log: silentLog });
-    const team = await createTeam(metadata, { name: 'bench' });
-    await createSite(metadata, { teamId: team.id, domain: 'bench.example' });
-    await metadata.close();
+    const { dataDir, teamId } = await dataDirWithTrackedSite('plumb-bench-ingest-');
 
     const bare = await startBare();
     const bareLoad = await measured(bare.url, bare.pid, () => load(bare.url));
@@ -154,8 +148,7 @@ const suite: BenchSuite = {
     const durableFile = join(dataDir, 'bare-durable.log');
     let durable = await startBare(durableFile);
 
-    const env = { PLUMB_INGEST_RATE_PER_SECOND: '1000000', PLUMB_INGEST_BURST: '1000000', PLUMB_LOG_LEVEL: 'warn' };
-    const plumb = await startInstance({ dataDir, env });
+    const plumb = await startInstance({ dataDir, env: LOADED_NODE_ENV });
     let peakRss = 0;
     const sampler = setInterval(() => {
       rssMiB(plumb.child.pid!).then((mib) => (peakRss = Math.max(peakRss, mib)), () => undefined);
@@ -189,14 +182,14 @@ const suite: BenchSuite = {
     durable.stop();
 
     const analytics = await openAnalyticsStore({ dataDir, log: silentLog });
-    const [{ stored }] = await analytics.query<{ stored: string }>('SELECT count() AS stored FROM {db:Identifier}.hits', { db: analytics.tenantDatabase(team.id) });
+    const [{ stored }] = await analytics.query<{ stored: string }>('SELECT count() AS stored FROM {db:Identifier}.hits', { db: analytics.tenantDatabase(teamId) });
     await analytics.close();
 
-    const onWrite = await startInstance({ dataDir, env: { ...env, PLUMB_INGEST_SYNC: 'write' } });
+    const onWrite = await startInstance({ dataDir, env: { ...LOADED_NODE_ENV, PLUMB_INGEST_SYNC: 'write' } });
     const writeLoad = await measured(onWrite.url, onWrite.child.pid!, () => load(onWrite.url));
     await onWrite.stop('SIGTERM');
 
-    const site = await startInstance({ dataDir, env: { ...env, PLUMB_TRUSTED_PROXY_HOPS: '1' } });
+    const site = await startInstance({ dataDir, env: { ...LOADED_NODE_ENV, PLUMB_TRUSTED_PROXY_HOPS: '1' } });
     const siteLoad = await measured(site.url, site.child.pid!, () => load(site.url, undefined, DURATION_S, SITE_TRAFFIC), SITE_TRAFFIC);
     await site.stop('SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });

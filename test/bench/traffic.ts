@@ -1,5 +1,10 @@
 // What the ingest benchmarks send as visitors: the browsers and referrers of their many-visitor
-// workloads (in the pipeline alone, and over HTTP), so both measure the same mix.
+// workloads (in the pipeline alone, and over HTTP), so both measure the same mix; and the data dir
+// and settings of the HTTP ones.
+import { silentLog } from '../../lib/log.ts';
+import { createSite, createTeam } from '../../lib/sites/sites.ts';
+import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
+import { tempDataDir } from '../support/instance.ts';
 
 /** Six browsers on desktop and mobile, as real visitors send them. */
 export const VISITOR_USER_AGENTS = [
@@ -21,3 +26,16 @@ export const TRACKER_HEADERS = {
   origin: 'https://bench.example',
   'user-agent': VISITOR_USER_AGENTS[0],
 };
+
+/** A node under load: no rate limit on ingest, and only warnings logged. */
+export const LOADED_NODE_ENV = { PLUMB_INGEST_RATE_PER_SECOND: '1000000', PLUMB_INGEST_BURST: '1000000', PLUMB_LOG_LEVEL: 'warn' };
+
+/** A new data dir whose metadata holds one team with the site the tracker traffic is for (bench.example). */
+export async function dataDirWithTrackedSite(prefix: string): Promise<{ dataDir: string; teamId: string }> {
+  const dataDir = tempDataDir(prefix);
+  const metadata = await openMetadataStore({ dataDir, log: silentLog });
+  const team = await createTeam(metadata, { name: 'bench' });
+  await createSite(metadata, { teamId: team.id, domain: 'bench.example' });
+  await metadata.close();
+  return { dataDir, teamId: team.id };
+}
