@@ -118,6 +118,12 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
         const path = queryAt === -1 ? url : url.slice(0, queryAt);
         const hot = req.method === 'POST' ? this.hotRoutes.get(path) : undefined;
         res.once('finish', () => {
+          // V8 keeps the shapes it built for Node's request and answer objects only while some object
+          // has them. A node idle through a full garbage collection would build them anew at its next
+          // request, and in about one process in four that rebuild left both constructors on V8's
+          // slow path for good (docs/benchmarks.md, "Ingest instructions"): the last answer (and its
+          // request) stays referenced.
+          this.lastAnswered = res;
           const seconds = Number(process.hrtime.bigint() - started) / 1e9;
           runtime.metrics.httpRequest(requestedMethod(req), routeLabel(req, path, hot !== undefined, res.statusCode), res.statusCode, seconds);
           if (logRequests) log.debug({ reqId: requestId, method: requestedMethod(req), url, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
@@ -255,6 +261,8 @@ type GatewayThis = {
   crossOriginPaths: Set<string>;
   routed: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   server: Server;
+  /** The last answer sent, kept so its shape outlives an idle node's garbage collections. */
+  lastAnswered?: ServerResponse;
   handle(req: IncomingMessage, res: ServerResponse): void;
   indexRoutes(): void;
   express(): GatewayThis['routed'];

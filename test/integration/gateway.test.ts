@@ -2,7 +2,10 @@
 // status, per-action body limits, request ids, cross-origin protection, OpenAPI from the routes,
 // HEAD wherever GET is answered, and the Location of what a route creates.
 import { CORE_SCOPES } from '../../lib/auth/roles.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ServiceBroker } from 'moleculer';
 import { loadConfig } from '../../lib/config.ts';
@@ -395,6 +398,32 @@ describe('GET /readyz', () => {
     expect(ready.body).toEqual({ message: 'Stores are not ready', code: 'unavailable' });
     expect(ready.headers.get('retry-after')).toBe('1');
     expect((await request(`${base}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('between requests', () => {
+  it("keeps the last answer and its request referenced, so an idle node's full garbage collections leave V8's shapes for them in place", async () => {
+    setFlagsFromString('--expose-gc');
+    const collectGarbage = runInNewContext('gc') as () => void;
+    const { server } = gatewayOf(broker);
+    // Each request's answer, watched without being held: the last one is what the node keeps.
+    let answered: WeakRef<ServerResponse> | undefined;
+    const watch = (_req: IncomingMessage, res: ServerResponse) => {
+      answered = new WeakRef(res);
+    };
+    server.prependListener('request', watch);
+    try {
+      expect((await request(`${base}/healthz`)).status).toBe(200);
+    } finally {
+      server.off('request', watch);
+    }
+    // A later turn of the event loop, as an idle node's collections run: the WeakRef no longer holds it.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    collectGarbage();
+    collectGarbage();
+    // The contract check sends a request of its own after the one above: the last answer is the one kept.
+    expect(answered?.deref()?.writableFinished).toBe(true);
+    expect(answered?.deref()?.req).toBeDefined();
   });
 });
 
