@@ -4,8 +4,6 @@
 import { CORE_SCOPES } from '../../lib/auth/roles.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ServiceBroker } from 'moleculer';
 import { loadConfig } from '../../lib/config.ts';
@@ -17,6 +15,7 @@ import type { Runtime } from '../../lib/runtime.ts';
 import { createValidator } from '../../lib/validation.ts';
 import { gatewayOf } from '../../services/api.service.ts';
 import { SERVICE_FACTORIES } from '../../services/index.ts';
+import { fullGarbageCollection } from '../support/garbage.ts';
 import { request, tempDataDir } from '../support/instance.ts';
 
 const config = loadConfig({ env: { PLUMB_DATA_DIR: tempDataDir('plumb-gateway-'), PLUMB_PORT: '0', PLUMB_HOST: '127.0.0.1', PLUMB_PUBLIC_URL: 'https://stats.example.com', PLUMB_LOG_LEVEL: 'silent' } });
@@ -403,8 +402,7 @@ describe('GET /readyz', () => {
 
 describe('between requests', () => {
   it("keeps the last answer and its request referenced, so an idle node's full garbage collections leave V8's shapes for them in place", async () => {
-    setFlagsFromString('--expose-gc');
-    const collectGarbage = runInNewContext('gc') as () => void;
+    const collectGarbage = fullGarbageCollection();
     const { server } = gatewayOf(broker);
     // Each request's answer, watched without being held: the last one is what the node keeps.
     let answered: WeakRef<ServerResponse> | undefined;

@@ -4,11 +4,10 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { appendFile, mkdtemp, open, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { crc32 } from 'node:zlib';
 import { type Journal, JournalFullError, type JournalOptions, openJournal } from '../../lib/ingest/journal.ts';
 import type { Log } from '../../lib/log.ts';
+import { fullGarbageCollection } from '../support/garbage.ts';
 
 type Rec = { n: number };
 // Every record below is {"n":<digit>}: 7 bytes of JSON + 8 bytes of frame header = 15 bytes.
@@ -407,9 +406,8 @@ describe('capacity', () => {
 
 describe('memory', () => {
   it('lets go of a batch once it is acknowledged and the next one is taken', async () => {
-    // Exposed for this test alone: it proves a batch's records become garbage.
-    setFlagsFromString('--expose-gc');
-    const collectGarbage = runInNewContext('gc') as () => void;
+    // Proves a batch's records become garbage.
+    const collectGarbage = fullGarbageCollection();
     const journal = await openAt(await tempDir());
     await journal.append(recs(1, 2, 3));
     const takeFirst = async () => {
