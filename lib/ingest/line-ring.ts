@@ -16,12 +16,21 @@ export class LineRing {
   /** Lines before this position are stored: their bytes may be overwritten. */
   #released = 0;
 
-  constructor(capacity: number) {
-    this.#buffer = Buffer.allocUnsafe(capacity);
+  /**
+   * A ring of `capacity` bytes, in memory a worker thread may read too (the writer's visit states
+   * read the lines where they are); or, given that memory, a view of another thread's ring.
+   */
+  constructor(capacity: number | SharedArrayBuffer) {
+    this.#buffer = Buffer.from(typeof capacity === 'number' ? new SharedArrayBuffer(capacity) : capacity);
   }
 
   get capacity(): number {
     return this.#buffer.length;
+  }
+
+  /** The ring's memory, for a worker thread to read its lines (new LineRing(shared)). */
+  get shared(): SharedArrayBuffer {
+    return this.#buffer.buffer as SharedArrayBuffer;
   }
 
   /** Bytes ever added, skipped ends included: the position the next line goes after. */

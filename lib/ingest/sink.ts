@@ -101,6 +101,11 @@ export class EncodedRecord implements JournalRecord, LineBytes {
     return this.#line ?? this;
   }
 
+  /** Where the line's bytes are in the ring, or -1 when its text is kept instead. */
+  get ringPosition(): number {
+    return this.#line === undefined ? this.#at : -1;
+  }
+
   get lineBytes(): number {
     return this.#line === undefined ? this.#length : Buffer.byteLength(this.#line);
   }
@@ -263,12 +268,13 @@ export function journalSink(
   whenStoresReady: (hook: () => void) => Promise<void>,
 ): OpenIngestSink {
   return async ({ onStored, visitTimeoutMs }) => {
+    const lineRing = new LineRing(LINE_RING_BYTES);
     const journal = await openJournal<EncodedRecord>({
       dir: join(config.dataDir, 'journal'),
       log,
       maxPendingBytes: config.ingestBufferMb * 1024 * 1024,
       syncEveryMs: config.ingestSync === 'write' ? WRITE_MODE_SYNC_MS : 0,
-      codec: encodedRecordCodec(new LineRing(LINE_RING_BYTES)),
+      codec: encodedRecordCodec(lineRing),
     });
     const writer = createIngestWriter({
       journal,
@@ -279,6 +285,7 @@ export function journalSink(
       onStored,
       onAcknowledged: releaseStoredLines,
       visitIdleMs: visitTimeoutMs,
+      lineRing,
     });
     // Events are accepted into the journal at once; the writer starts with the stores (the ingest
     // service opens its sink before they are open), so nothing retries against a missing store.

@@ -66,6 +66,21 @@ export interface DerivedVisits {
 export interface VisitStates {
   /** The visits rows `records` (hits and events of one tenant database, in journal order) make. Remembers nothing until keep(). */
   derive(analytics: AnalyticsStore, database: string, records: readonly WritableRecord[]): Promise<DerivedVisits>;
+  /** How many visits are remembered. */
+  size(): Promise<number>;
+  /** Lets go of what it holds (a worker thread, for the states derived there). */
+  close(): Promise<void>;
+}
+
+/** A hit or event as derivation reads it: its table, and its row (or a way to parse it when read, see rowOf). */
+export type VisitSource = Pick<WritableRecord, 'table' | 'readRow'> & { row?: Record<string, unknown> };
+
+/** The latest stored state of each of `visits` (keys `site|visit`), by key: one read of the store. */
+export type StoredStateReader = (visits: ReadonlySet<string>) => Promise<Map<string, Record<string, unknown>>>;
+
+/** The derivation itself, wherever it runs: this thread (createVisitStates) or a worker's (./visit-states-worker.ts). */
+export interface VisitStateDeriver {
+  derive(records: readonly VisitSource[], readStored: StoredStateReader): Promise<DerivedVisits>;
   size(): number;
 }
 
@@ -108,7 +123,7 @@ export function stateOfRow(row: Record<string, unknown>): VisitState {
 }
 
 /** The latest stored state of each of `visits` (keys `site|visit`), by key. */
-async function readStored(analytics: AnalyticsStore, database: string, visits: ReadonlySet<string>): Promise<Map<string, Record<string, unknown>>> {
+export async function readStoredStates(analytics: AnalyticsStore, database: string, visits: ReadonlySet<string>): Promise<Map<string, Record<string, unknown>>> {
   const keys = [...visits].map((key) => key.split('|'));
   const rows = await analytics.query(
     `SELECT * FROM {db:Identifier}.visits
@@ -136,7 +151,7 @@ interface Folding {
  * for its columns (see EncodedRecord.readRow): valid until the next record is read, so nothing
  * that folding keeps may refer to it.
  */
-const rowOf = (record: WritableRecord, scratch: ScratchRows) => record.readRow?.(scratch) ?? record.row;
+const rowOf = (record: VisitSource, scratch: ScratchRows) => record.readRow?.(scratch) ?? record.row!;
 
 /** Folds one hit (a pageview) or event into its visit. */
 function fold(visit: Folding, table: string, row: Record<string, unknown>): void {
@@ -157,7 +172,25 @@ function fold(visit: Folding, table: string, row: Record<string, unknown>): void
   else visit.pending.engagementMs += engagementMs;
 }
 
-export function createVisitStates(options: { idleMs: number; maxVisits: number; clock?: () => number }): VisitStates {
+export interface VisitStatesOptions {
+  /** The visit timeout: a visit nobody touched for this long is forgotten. */
+  idleMs: number;
+  /** The most visits remembered; the least recently touched are forgotten past it. */
+  maxVisits: number;
+  clock?: () => number;
+}
+
+/** Visit states derived on the calling thread. */
+export function createVisitStates(options: VisitStatesOptions): VisitStates {
+  const deriver = createVisitStateDeriver(options);
+  return {
+    derive: (analytics, database, records) => deriver.derive(records, (visits) => readStoredStates(analytics, database, visits)),
+    size: async () => deriver.size(),
+    close: async () => undefined,
+  };
+}
+
+export function createVisitStateDeriver(options: VisitStatesOptions): VisitStateDeriver {
   const clock = options.clock ?? Date.now;
   /** In the order they were last touched, so the idle ones are at the front. */
   const remembered = new Map<string, StoredVisit>();
@@ -170,7 +203,7 @@ export function createVisitStates(options: { idleMs: number; maxVisits: number; 
   }
 
   return {
-    async derive(analytics, database, records) {
+    async derive(records, readStored) {
       // Per visit: the state it starts from (remembered, nothing for its entry hit, or read from
       // the store) and the one the batch folds it into.
       const base = new Map<string, StoredVisit>();
@@ -202,7 +235,7 @@ export function createVisitStates(options: { idleMs: number; maxVisits: number; 
         else unknown.push(i);
       }
       if (unknown.length > 0) {
-        const stored = await readStored(analytics, database, unknownVisits);
+        const stored = await readStored(unknownVisits);
         for (let n = 0; n < unknown.length; n++) {
           if (n > 0 && n % SLICE_RECORDS === 0) await nextTurn();
           const { table } = records[unknown[n]];

@@ -9,7 +9,9 @@ import { type EncodedLine, encodeCompactRow, encodeRow } from '../stores/analyti
 import type { Journal, JournalBatch } from './journal.ts';
 import type { JournalRecord } from './pipeline.ts';
 import { currentLayout, type RowLayout, type ScratchRows } from './row-layouts.ts';
-import { cancellationLine, createVisitStates, type DerivedVisits } from './visit-states.ts';
+import type { LineRing } from './line-ring.ts';
+import { cancellationLine, type DerivedVisits } from './visit-states.ts';
+import { visitStatesInWorker } from './visit-states-worker.ts';
 import { type VisitStateKey, visitStateKey, withoutPassingStates } from './visits.ts';
 
 /**
@@ -51,7 +53,16 @@ async function storedStates(analytics: AnalyticsStore, database: string, referen
  * it is read from the row); `readRow`, when present, parses the row from the line without keeping it
  * (into the scratch row for its columns, when given one).
  */
-export type WritableRecord = JournalRecord & { line?: string; encodedLine?: EncodedLine; layout?: number; visitState?: VisitStateKey; readRow?(scratch?: ScratchRows): Record<string, unknown> };
+export type WritableRecord = JournalRecord & {
+  line?: string;
+  encodedLine?: EncodedLine;
+  layout?: number;
+  visitState?: VisitStateKey;
+  readRow?(scratch?: ScratchRows): Record<string, unknown>;
+  /** Where the line's bytes wait in the journal's line ring (-1: its text is kept instead), and how many they are. */
+  ringPosition?: number;
+  lineBytes?: number;
+};
 
 export interface IngestWriter {
   start(): void;
@@ -80,6 +91,8 @@ export interface WriterOptions {
   onAcknowledged?: (records: readonly JournalRecord[]) => void;
   /** The visit timeout: how long the writer remembers a visit nobody touched (default 30 minutes). */
   visitIdleMs?: number;
+  /** The ring the journal keeps its records' lines in, if it does: visit states read them there. */
+  lineRing?: LineRing;
 }
 
 const MAX_BACKOFF_MS = 5_000;
@@ -108,7 +121,7 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
   const { journal, log, batchSize, flushMs } = options;
   const ensured = new Set<string>();
   const remembered = new Map<string, string>();
-  const visitStates = createVisitStates({ idleMs: options.visitIdleMs ?? DEFAULT_VISIT_IDLE_MS, maxVisits: REMEMBERED_STATES });
+  const visitStates = visitStatesInWorker({ idleMs: options.visitIdleMs ?? DEFAULT_VISIT_IDLE_MS, maxVisits: REMEMBERED_STATES, ring: options.lineRing, log });
   let running = false;
   let stopping = false;
   let wake: (() => void) | undefined;
@@ -276,6 +289,7 @@ export function createIngestWriter(options: WriterOptions): IngestWriter {
       running = false;
       wake?.();
       await Promise.race([loop, new Promise<void>((resolve) => setTimeout(resolve, 1000).unref())]);
+      await visitStates.close();
     },
     stats: () => ({ ...stats }),
   };

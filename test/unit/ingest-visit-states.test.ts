@@ -1,8 +1,10 @@
 // How the ingest writer derives the `visits` rows from the hits and events of each batch it stores.
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import type { JournalRecord } from '../../lib/ingest/pipeline.ts';
 import { currentLayout, rowOfValues } from '../../lib/ingest/row-layouts.ts';
+import { silentLog } from '../../lib/log.ts';
 import { createVisitStates, type VisitStates } from '../../lib/ingest/visit-states.ts';
+import { visitStatesInWorker } from '../../lib/ingest/visit-states-worker.ts';
 import { MAX_VISIT_PAGES } from '../../lib/ingest/visits.ts';
 import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
 
@@ -49,9 +51,20 @@ async function deriveAll(states: VisitStates, batches: JournalRecord[][], analyt
   return written;
 }
 
-const newStates = (clock?: () => number) => createVisitStates({ idleMs: 30 * MINUTE, maxVisits: 1000, clock });
+const OPTIONS = { idleMs: 30 * MINUTE, maxVisits: 1000 };
+const opened: VisitStates[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((states) => states.close()));
+});
+const opening = (states: VisitStates) => {
+  opened.push(states);
+  return states;
+};
 
-describe('visit states derived by the ingest writer', () => {
+describe.each([
+  ['on the calling thread', () => opening(createVisitStates(OPTIONS))],
+  ['on a worker thread', () => opening(visitStatesInWorker({ ...OPTIONS, log: silentLog }))],
+])('visit states derived by the ingest writer, %s', (_where, newStates) => {
   it("make a visit's first state from its entry hit, then per batch the cancellation of the stored state and the next one, without reading the store", async () => {
     const { analytics, reads } = storeWith();
     const [first, second, engaged, counted] = await deriveAll(
@@ -163,7 +176,7 @@ describe('visit states derived by the ingest writer', () => {
     (await states.derive(analytics, 'tenant_team', [entry('2026-01-01T10:00:00.000Z', '/')])).forget();
     await states.derive(analytics, 'tenant_team', [hit('2026-01-01T10:01:00.000Z', '/a')]);
     expect(reads).toHaveLength(1);
-    expect(states.size()).toBe(0);
+    expect(await states.size()).toBe(0);
   });
 
   it('remember nothing of a batch until it is kept', async () => {
@@ -172,19 +185,7 @@ describe('visit states derived by the ingest writer', () => {
     await states.derive(analytics, 'tenant_team', [entry('2026-01-01T10:00:00.000Z', '/')]);
     const again = await states.derive(analytics, 'tenant_team', [entry('2026-01-01T10:00:00.000Z', '/')]);
     expect(rowsOf(again.lines)).toEqual([expect.objectContaining({ sign: 1, version: 1 })]);
-    expect([reads, states.size()]).toEqual([[], 0]);
-  });
-
-  it('forget visits nobody touched for the visit timeout (wall clock)', async () => {
-    let now = 1_000_000;
-    const states = newStates(() => now);
-    const visit = (session: string) => entry('2026-01-01T10:00:00.000Z', '/', { session_id: session });
-    await deriveAll(states, [[visit('1')]]);
-    now += 20 * MINUTE;
-    await deriveAll(states, [[visit('2')]]);
-    now += 15 * MINUTE; // visit 1 idle for 35 minutes, visit 2 for 15
-    await deriveAll(states, [[visit('3')]]);
-    expect(states.size()).toBe(2);
+    expect([reads, await states.size()]).toEqual([[], 0]);
   });
 
   it('list pages and hostnames in code-unit order with their hits, whatever order they come in', async () => {
@@ -209,5 +210,19 @@ describe('visit states derived by the ingest writer', () => {
     const [[state]] = await deriveAll(newStates(), [[...views, hit('2026-01-01T10:01:00.000Z', '/p000')]]);
     expect((state.pages as string[]).length).toBe(MAX_VISIT_PAGES);
     expect([state.visit_pageviews, (state.page_hits as number[])[0], state.hostname_hits]).toEqual([MAX_VISIT_PAGES + 11, 2, [MAX_VISIT_PAGES + 11]]);
+  });
+});
+
+describe('visit states remembered by the ingest writer', () => {
+  it('forget visits nobody touched for the visit timeout (wall clock)', async () => {
+    let now = 1_000_000;
+    const states = opening(createVisitStates({ ...OPTIONS, clock: () => now }));
+    const visit = (session: string) => entry('2026-01-01T10:00:00.000Z', '/', { session_id: session });
+    await deriveAll(states, [[visit('1')]]);
+    now += 20 * MINUTE;
+    await deriveAll(states, [[visit('2')]]);
+    now += 15 * MINUTE; // visit 1 idle for 35 minutes, visit 2 for 15
+    await deriveAll(states, [[visit('3')]]);
+    expect(await states.size()).toBe(2);
   });
 });
