@@ -4,7 +4,8 @@
 // moved where things happen (cheap: a map lookup and an add), except accepted ingest items, which
 // are summed apart and added when scraped; gauges are read when scraped, so an idle node does no
 // work for them.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { DurationHistogram } from './durations.ts';
 import type { IngestSinkDepth } from '../ingest/sink.ts';
 
 export type StoreName = 'analytics' | 'metadata';
@@ -54,7 +55,7 @@ export function createNodeMetrics(): NodeMetrics {
   const acceptedPerSecond = new Float64Array(RATE_WINDOW_S);
   const slotSecond = new Float64Array(RATE_WINDOW_S).fill(-1);
 
-  const requests = new Histogram({
+  const requests = new DurationHistogram({
     name: 'plumb_http_request_duration_seconds',
     help: 'HTTP requests answered, by method, route pattern and status, with their duration',
     labelNames: ['method', 'route', 'status'],
@@ -74,7 +75,7 @@ export function createNodeMetrics(): NodeMetrics {
       acceptedUncounted = 0;
     },
   });
-  const storeQueries = new Histogram({
+  const storeQueries = new DurationHistogram({
     name: 'plumb_store_query_duration_seconds',
     help: 'Store calls by store (analytics, metadata) and operation (query, command, insert, transaction), with their duration',
     labelNames: ['store', 'operation'],
@@ -164,7 +165,7 @@ export function createNodeMetrics(): NodeMetrics {
   return {
     registry,
     httpRequest(method, route, status, seconds) {
-      requests.observe({ method, route, status: String(status) }, seconds);
+      requests.observe([method, route, String(status)], seconds);
     },
     ingest(outcome, reason, items = 1) {
       if (outcome === 'accepted' && reason === '') acceptedUncounted += items;
@@ -188,7 +189,7 @@ export function createNodeMetrics(): NodeMetrics {
       lastStoredAt = Date.now();
     },
     storeQuery(store, operation, seconds) {
-      storeQueries.observe({ store, operation }, seconds);
+      storeQueries.observe([store, operation], seconds);
     },
     webhookAttempt(ok, error) {
       webhookAttempts.inc({ result: ok ? 'ok' : (error ?? 'failed') });
