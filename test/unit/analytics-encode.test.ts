@@ -41,4 +41,9 @@ describe('encodeCompactRow', () => {
   it('encodes only the columns, whatever else the row holds', () => {
     expect(encodeCompactRow(['path'], { path: '/', received: new Date(0), id: 1n })).toBe('["/"]');
   });
+
+  it('reads rows of any shape with the same columns, and takes no column name that is not an identifier', () => {
+    expect([encodeCompactRow(columns, { id: 1 }), encodeCompactRow(columns, { path: '/', extra: true, id: 2 })]).toEqual(['[null,1,null,null,null]', '[null,2,"/",null,null]']);
+    expect(() => encodeCompactRow(['path', 'x) || process.exit(1'], { path: '/' })).toThrow(/Invalid column name/);
+  });
 });

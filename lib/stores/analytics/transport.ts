@@ -238,15 +238,33 @@ export interface LineBytes {
  * Without the key names on every row the store parses about half the bytes, at ~40% less CPU.
  */
 export function encodeCompactRow(columns: readonly string[], row: Record<string, unknown>): string {
-  const values = new Array<unknown>(columns.length);
-  // Only the values encoded are judged, in the same pass that reads them.
+  const values = valuesReader(columns)(row);
+  // Only the values encoded are judged.
   let plain = true;
-  for (let i = 0; i < columns.length; i++) {
-    const value = row[columns[i]] ?? null;
-    values[i] = value;
-    if (plain && !isPlainValue(value)) plain = false;
-  }
+  for (let i = 0; plain && i < values.length; i++) plain = isPlainValue(values[i]);
   return plain ? JSON.stringify(values) : JSON.stringify(values, rowValue);
+}
+
+type ValuesReader = (row: Record<string, unknown>) => unknown[];
+
+const valuesReaders = new WeakMap<readonly string[], ValuesReader>();
+
+/**
+ * A function that reads a row's `columns` into an array, null for a column it lacks. Its property
+ * names are written out (`row.ts`), so V8 gives each read an inline cache of its own that knows the
+ * row's shape; a loop over the names (`row[column]`) makes every read one generic keyed lookup,
+ * ~140 instructions each, 27 of them a pageview. Made once per list of columns (a row layout's,
+ * which lives as long as the process); the names are checked to be identifiers before they are
+ * written into its source.
+ */
+function valuesReader(columns: readonly string[]): ValuesReader {
+  let reader = valuesReaders.get(columns);
+  if (reader === undefined) {
+    const reads = columns.map((column) => `row.${assertIdentifier('column', column)} ?? null`);
+    reader = new Function('row', `return [${reads.join(', ')}];`) as ValuesReader;
+    valuesReaders.set(columns, reader);
+  }
+  return reader;
 }
 
 const isPrimitive = (value: unknown) => value === null || (typeof value !== 'object' && typeof value !== 'bigint');
