@@ -10,7 +10,6 @@
 // (the first one a writer takes, which can be the one outstanding at a crash, or one retried after
 // a failure) is inserted under the same token, so the store keeps what it had; the writer forgets
 // that batch's visits afterwards, and reads them back from the store when they come again.
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import { encodeCompactRow } from '../stores/analytics/transport.ts';
 import type { WritableRecord } from './writer.ts';
@@ -46,12 +45,6 @@ interface StoredVisit {
   touchedAt: number;
 }
 
-/**
- * Records read (a JSON parse each), then folded, between two turns of the event loop: a writer's
- * batch of 10,000 in one go would hold requests waiting for tens of milliseconds.
- */
-const SLICE_RECORDS = 500;
-
 const NOTHING_STORED = (): StoredVisit => ({ state: null, version: 0, pending: { events: 0, engagementMs: 0 }, touchedAt: 0 });
 
 export interface DerivedVisits {
@@ -78,7 +71,7 @@ export type VisitSource = Pick<WritableRecord, 'table' | 'readRow'> & { row?: Re
 /** The latest stored state of each of `visits` (keys `site|visit`), by key: one read of the store. */
 export type StoredStateReader = (visits: ReadonlySet<string>) => Promise<Map<string, Record<string, unknown>>>;
 
-/** The derivation itself, wherever it runs: this thread (createVisitStates) or a worker's (./visit-states-worker.ts). */
+/** The derivation itself, on whichever thread runs it. */
 export interface VisitStateDeriver {
   derive(records: readonly VisitSource[], readStored: StoredStateReader): Promise<DerivedVisits>;
   size(): number;
@@ -180,16 +173,7 @@ export interface VisitStatesOptions {
   clock?: () => number;
 }
 
-/** Visit states derived on the calling thread. */
-export function createVisitStates(options: VisitStatesOptions): VisitStates {
-  const deriver = createVisitStateDeriver(options);
-  return {
-    derive: (analytics, database, records) => deriver.derive(records, (visits) => readStoredStates(analytics, database, visits)),
-    size: async () => deriver.size(),
-    close: async () => undefined,
-  };
-}
-
+/** The derivation itself; the writer runs it on a worker thread (./visit-states-worker.ts). */
 export function createVisitStateDeriver(options: VisitStatesOptions): VisitStateDeriver {
   const clock = options.clock ?? Date.now;
   /** In the order they were last touched, so the idle ones are at the front. */
@@ -220,7 +204,6 @@ export function createVisitStateDeriver(options: VisitStatesOptions): VisitState
       const unknown: number[] = [];
       const unknownVisits = new Set<string>();
       for (let i = 0; i < records.length; i++) {
-        if (i > 0 && i % SLICE_RECORDS === 0) await nextTurn();
         const { table } = records[i];
         const row = rowOf(records[i], scratch);
         const key = keyOf(row);
@@ -237,7 +220,6 @@ export function createVisitStateDeriver(options: VisitStatesOptions): VisitState
       if (unknown.length > 0) {
         const stored = await readStored(unknownVisits);
         for (let n = 0; n < unknown.length; n++) {
-          if (n > 0 && n % SLICE_RECORDS === 0) await nextTurn();
           const { table } = records[unknown[n]];
           const row = rowOf(records[unknown[n]], scratch);
           const key = keyOf(row);
@@ -252,9 +234,7 @@ export function createVisitStateDeriver(options: VisitStatesOptions): VisitState
 
       const lines: string[] = [];
       const kept = new Map<string, StoredVisit>();
-      let encoded = 0;
       for (const [key, visit] of next) {
-        if (++encoded % SLICE_RECORDS === 0) await nextTurn();
         const from = base.get(key)!;
         if (!visit.changed || visit.state === null) {
           kept.set(key, { ...from, pending: visit.pending });

@@ -6,8 +6,9 @@ import { LineRing } from '../../lib/ingest/line-ring.ts';
 import type { JournalRecord } from '../../lib/ingest/pipeline.ts';
 import { currentLayout, rowOfValues } from '../../lib/ingest/row-layouts.ts';
 import { encodeRecord, type EncodedRecord } from '../../lib/ingest/sink.ts';
-import { createVisitStates, type VisitStates } from '../../lib/ingest/visit-states.ts';
+import { createVisitStateDeriver, readStoredStates, type VisitStates } from '../../lib/ingest/visit-states.ts';
 import { LINE_AS_TEXT, ROW_AS_OBJECT, sourceBatch, visitStatesInWorker, type VisitStatesWorkerOptions } from '../../lib/ingest/visit-states-worker.ts';
+import type { WritableRecord } from '../../lib/ingest/writer.ts';
 import { silentLog } from '../../lib/log.ts';
 import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import { FAILING_VISIT_THREAD, failingVisitThreadMarker } from '../support/failing-visit-thread.ts';
@@ -39,7 +40,8 @@ const event = (name: string): JournalRecord => ({ table: 'events', team: 'team',
 /** Encoded as the single-node sink journals it, its line moved into `ring`. */
 function inRing(record: JournalRecord, ring: LineRing): EncodedRecord {
   const encoded = encodeRecord(record);
-  encoded.keepLineIn(ring, Buffer.from(encoded.line));
+  const bytes = Buffer.from(encoded.line);
+  encoded.keepLineIn(ring, bytes, 0, bytes.length);
   return encoded;
 }
 
@@ -102,12 +104,12 @@ describe('visit states on a worker thread', () => {
       [hit(2, '/b'), hit(3, '/a', { session_id: '43', is_entry: 1 })],
     ];
     const { analytics } = storeWith();
-    const here = opening(createVisitStates(OPTIONS));
+    const here = createVisitStateDeriver(OPTIONS);
     const there = openWorker({ ring });
     for (const [i, batch] of batches.entries()) {
       // The first batch's lines wait in the ring, the second's as text and rows.
       const records = i === 0 ? batch.map((record) => inRing(record, ring)) : [encodeRecord(batch[0]), batch[1]];
-      const expected = await here.derive(analytics, 'tenant_team', batch);
+      const expected = await here.derive(batch, (visits) => readStoredStates(analytics, 'tenant_team', visits));
       const derived = await there.derive(analytics, 'tenant_team', records);
       expect(rowsOf(derived.lines)).toEqual(rowsOf(expected.lines));
       expected.keep();
@@ -119,7 +121,7 @@ describe('visit states on a worker thread', () => {
   it('fail a batch whose line is in a layout this version does not know, and derive the next', async () => {
     const states = openWorker();
     const { analytics } = storeWith();
-    const unknownLayout = { ...encodeRecord(hit(0, '/', { is_entry: 1 })), table: 'hits', line: '[]', layout: 99 } as JournalRecord;
+    const unknownLayout: WritableRecord = { table: 'hits', team: 'team', derivesVisit: true, row: {}, line: '[]', layout: 99 };
     await expect(states.derive(analytics, 'tenant_team', [unknownLayout])).rejects.toThrow(/layout 99/);
     const next = await states.derive(analytics, 'tenant_team', [hit(0, '/', { is_entry: 1 })]);
     expect(rowsOf(next.lines)).toEqual([expect.objectContaining({ sign: 1, version: 1 })]);
@@ -150,8 +152,3 @@ describe('visit states on a worker thread', () => {
     });
   });
 });
-
-function opening(states: VisitStates): VisitStates {
-  opened.push(states);
-  return states;
-}

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import type { JournalRecord } from '../../lib/ingest/pipeline.ts';
 import { currentLayout, rowOfValues } from '../../lib/ingest/row-layouts.ts';
 import { silentLog } from '../../lib/log.ts';
-import { createVisitStates, type VisitStates } from '../../lib/ingest/visit-states.ts';
+import { createVisitStateDeriver, readStoredStates, type VisitStates, type VisitStatesOptions } from '../../lib/ingest/visit-states.ts';
 import { visitStatesInWorker } from '../../lib/ingest/visit-states-worker.ts';
 import { MAX_VISIT_PAGES } from '../../lib/ingest/visits.ts';
 import type { AnalyticsStore } from '../../lib/stores/analytics/index.ts';
@@ -52,6 +52,16 @@ async function deriveAll(states: VisitStates, batches: JournalRecord[][], analyt
 }
 
 const OPTIONS = { idleMs: 30 * MINUTE, maxVisits: 1000 };
+
+/** The derivation on the calling thread, behind the interface the writer uses (which runs it on a worker thread). */
+function inThisThread(options: VisitStatesOptions): VisitStates {
+  const deriver = createVisitStateDeriver(options);
+  return {
+    derive: (analytics, database, records) => deriver.derive(records, (visits) => readStoredStates(analytics, database, visits)),
+    size: async () => deriver.size(),
+    close: async () => undefined,
+  };
+}
 const opened: VisitStates[] = [];
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((states) => states.close()));
@@ -62,7 +72,7 @@ const opening = (states: VisitStates) => {
 };
 
 describe.each([
-  ['on the calling thread', () => opening(createVisitStates(OPTIONS))],
+  ['on the calling thread', () => opening(inThisThread(OPTIONS))],
   ['on a worker thread', () => opening(visitStatesInWorker({ ...OPTIONS, log: silentLog }))],
 ])('visit states derived by the ingest writer, %s', (_where, newStates) => {
   it("make a visit's first state from its entry hit, then per batch the cancellation of the stored state and the next one, without reading the store", async () => {
@@ -216,7 +226,7 @@ describe.each([
 describe('visit states remembered by the ingest writer', () => {
   it('forget visits nobody touched for the visit timeout (wall clock)', async () => {
     let now = 1_000_000;
-    const states = opening(createVisitStates({ ...OPTIONS, clock: () => now }));
+    const states = opening(inThisThread({ ...OPTIONS, clock: () => now }));
     const visit = (session: string) => entry('2026-01-01T10:00:00.000Z', '/', { session_id: session });
     await deriveAll(states, [[visit('1')]]);
     now += 20 * MINUTE;
