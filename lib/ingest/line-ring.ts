@@ -43,16 +43,17 @@ export class LineRing {
     return this.#added - this.#released;
   }
 
-  /** Copies the line in; answers its position, or -1 when the ring has no room for it. */
-  add(line: Uint8Array): number {
+  /** Copies the line in (`source`'s bytes from `start` to `end`); answers its position, or -1 when the ring has no room for it. */
+  add(source: Buffer, start = 0, end = source.length): number {
+    const length = end - start;
     const capacity = this.#buffer.length;
     let position = this.#added;
     const at = position % capacity;
     // A line that would cross the end starts at the beginning instead.
-    if (at + line.length > capacity) position += capacity - at;
-    if (position + line.length - this.#released > capacity) return -1;
-    this.#buffer.set(line, position % capacity);
-    this.#added = position + line.length;
+    if (at + length > capacity) position += capacity - at;
+    if (position + length - this.#released > capacity) return -1;
+    source.copy(this.#buffer, position % capacity, start, end);
+    this.#added = position + length;
     return position;
   }
 

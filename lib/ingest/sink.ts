@@ -114,12 +114,12 @@ export class EncodedRecord implements JournalRecord, LineBytes {
     return this.#line === undefined ? this.#ring!.copy(this.#at, this.#length, target, at) : target.write(this.#line, at);
   }
 
-  /** Moves the line's bytes (its UTF-8, as framed) into the ring, if it has room; the text is kept otherwise. */
-  keepLineIn(ring: LineRing, bytes: Uint8Array): void {
-    const at = ring.add(bytes);
+  /** Moves the line's bytes (its UTF-8, as framed: `payload`'s from `start` to `end`) into the ring, if it has room; the text is kept otherwise. */
+  keepLineIn(ring: LineRing, payload: Buffer, start: number, end: number): void {
+    const at = ring.add(payload, start, end);
     if (at >= 0) {
       this.#at = at;
-      this.#length = bytes.length;
+      this.#length = end - start;
       this.#line = undefined;
     }
     this.#ring = ring;
@@ -178,10 +178,20 @@ export function encodeRecord(record: JournalRecord): EncodedRecord {
 const frameHead = (table: string, team: string, layout: number | undefined, derivesVisit: true | undefined) =>
   `{"table":${JSON.stringify(table)},"team":${JSON.stringify(team)},${derivesVisit ? '"derivesVisit":true,' : ''}${layout === undefined ? '"row":' : `"layout":${layout},"values":`}`;
 
-/** Heads by team, then table and layout: a node writes few of them, and every accepted row needs one. */
-const heads = new Map<string, Map<string, string>>();
+/** A record's frame head, and its length in UTF-8 bytes (where the line starts in the payload). */
+interface FrameHead {
+  text: string;
+  bytes: number;
+}
 
-function cachedFrameHead(record: EncodedRecord): string {
+/** Heads by team, then table and layout: a node writes few of them, and every accepted row needs one. */
+const heads = new Map<string, Map<string, FrameHead>>();
+/** The head last asked for, and what it is for: records come mostly of one team, table and layout in a row. */
+let lastHead: { team: string; table: string; layout: number | undefined; derivesVisit: true | undefined; head: FrameHead } | undefined;
+
+function cachedFrameHead(record: EncodedRecord): FrameHead {
+  const last = lastHead;
+  if (last !== undefined && last.team === record.team && last.table === record.table && last.layout === record.layout && last.derivesVisit === record.derivesVisit) return last.head;
   let byTable = heads.get(record.team);
   if (byTable === undefined) {
     if (heads.size >= 10_000) heads.clear();
@@ -191,9 +201,11 @@ function cachedFrameHead(record: EncodedRecord): string {
   const key = `${record.table}/${record.layout}/${record.derivesVisit === true}`;
   let head = byTable.get(key);
   if (head === undefined) {
-    head = frameHead(record.table, record.team, record.layout, record.derivesVisit);
+    const text = frameHead(record.table, record.team, record.layout, record.derivesVisit);
+    head = { text, bytes: Buffer.byteLength(text) };
     byTable.set(key, head);
   }
+  lastHead = { team: record.team, table: record.table, layout: record.layout, derivesVisit: record.derivesVisit, head };
   return head;
 }
 
@@ -219,9 +231,8 @@ export function encodedRecordCodec(ring?: LineRing): RecordCodec<EncodedRecord> 
     ...ENCODED_RECORD_CODEC,
     framed: ring
       ? (record, payload) => {
-          // The payload ends with the line and a closing brace.
-          const end = payload.length - 1;
-          record.keepLineIn(ring, payload.subarray(end - Buffer.byteLength(record.line), end));
+          // The payload is the head, the line and a closing brace.
+          record.keepLineIn(ring, payload, cachedFrameHead(record).bytes, payload.length - 1);
         }
       : undefined,
   };
@@ -229,7 +240,7 @@ export function encodedRecordCodec(ring?: LineRing): RecordCodec<EncodedRecord> 
 
 /** The codec without a ring: every line is kept as text. */
 export const ENCODED_RECORD_CODEC: RecordCodec<EncodedRecord> = {
-  encode: (record) => [cachedFrameHead(record), record.line, '}'],
+  encode: (record) => [cachedFrameHead(record).text, record.line, '}'],
   decode(payload) {
     const record = JSON.parse(payload) as RecordPayload;
     const { table, team } = record;
