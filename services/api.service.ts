@@ -11,7 +11,7 @@ import type { ActionSchema, Context, ServiceBroker, ServiceSchema, ServiceSettin
 import type { ApiSettingsSchema } from 'moleculer-web';
 import ApiGateway from 'moleculer-web';
 import { PlumbError } from '../lib/errors.ts';
-import { admitRequest, CORS_HEADERS } from '../lib/http/admission.ts';
+import { admitRequest, CORS_PREFLIGHT_HEADERS } from '../lib/http/admission.ts';
 import { sendError, sendJson } from '../lib/http/error-response.ts';
 import { headAnswer, requestedMethod, routeHeadAsGet } from '../lib/http/head.ts';
 import { answerHot, type HotRoute, hotRoutes, type PublishedRoute } from '../lib/http/hot-path.ts';
@@ -146,7 +146,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
           return;
         }
         if (req.method === 'OPTIONS' && this.crossOriginPaths.has(path)) {
-          res.writeHead(204, CORS_HEADERS);
+          res.writeHead(204, CORS_PREFLIGHT_HEADERS);
           res.end();
           return;
         }

@@ -12,14 +12,20 @@ import type { RequestMeta } from '../../types/meta.ts';
 import { readJsonBody, readRawBody } from './body.ts';
 import { judgeCrossOrigin } from './cross-origin.ts';
 
-/** Public cross-origin routes (the tracker ingest) send no credentials, so any origin may read the answer. */
-export const CORS_HEADERS = {
-  'Access-Control-Allow-Origin': '*',
+/**
+ * Public cross-origin routes (the tracker ingest) send no credentials, so any origin may read the
+ * answer. A browser reads the methods, headers and max age from the preflight's answer alone (the
+ * Fetch standard's CORS-preflight response headers); every other answer needs only the origin, and
+ * each header more is one more for Node to check on every tracker hit.
+ */
+const ALLOW_ANY_ORIGIN = { 'Access-Control-Allow-Origin': '*' };
+export const CORS_PREFLIGHT_HEADERS = {
+  ...ALLOW_ANY_ORIGIN,
   'Access-Control-Allow-Methods': 'POST, OPTIONS',
   'Access-Control-Allow-Headers': 'Content-Type',
   'Access-Control-Max-Age': '86400',
 };
-const CORS_HEADER_LIST = Object.entries(CORS_HEADERS).flat();
+const CORS_HEADER_LIST = Object.entries(ALLOW_ANY_ORIGIN).flat();
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
@@ -42,7 +48,7 @@ export async function admitRequest(runtime: Runtime, req: IncomingMessage, res: 
   }
   if (action?.crossOrigin) {
     if (headers) headers.push(...CORS_HEADER_LIST);
-    else for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
+    else for (const [name, value] of Object.entries(ALLOW_ANY_ORIGIN)) res.setHeader(name, value);
   } else {
     const verdict = judgeCrossOrigin(method, req.headers, runtime.config.publicUrl);
     if (!verdict.allowed) throw new PlumbError(403, 'cross_origin_rejected', `Cross-origin request rejected: ${verdict.reason}`);

@@ -101,10 +101,14 @@ describe('POST /ingest', () => {
     expect(res.status).toBe(202);
   });
 
-  it('answers the CORS preflight', async () => {
+  it('answers the CORS preflight with what a browser may send, and the hit itself with the origin alone', async () => {
     const res = await request(`${t.url}/ingest`, { method: 'OPTIONS', headers: { Origin: 'https://example.com', 'Access-Control-Request-Method': 'POST' } });
     expect(res.status).toBe(204);
-    expect(res.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
+    const cors = (answer: { headers: Headers }) =>
+      ['access-control-allow-origin', 'access-control-allow-methods', 'access-control-allow-headers', 'access-control-max-age'].map((name) => answer.headers.get(name));
+    expect(cors(res)).toEqual(['*', 'POST, OPTIONS', 'Content-Type', '86400']);
+    const hit = await post('/ingest', { url: 'https://example.com/cors' }, { Origin: 'https://example.com' });
+    expect([hit.status, ...cors(hit)]).toEqual([202, '*', null, null, null]);
   });
 
   it('drops bots with a 202 and stores nothing', async () => {
