@@ -40,19 +40,41 @@ export async function readJsonBody(req: IncomingMessage, options: BodyOptions): 
   }
   // A tracker body arrives in one chunk; concatenating it would only copy it.
   const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8');
-  if (nestingDepth(text) > MAX_JSON_DEPTH) {
-    throw new PlumbError(400, 'invalid_json', `Request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`);
-  }
+  // A large body is refused before it is parsed (nested arrays parse ~10× slower than their scan);
+  // a small one costs less walked once parsed (V8's JSON.parse is not recursive) than scanned.
+  const scanned = size > SCANNED_FROM_BYTES;
+  if (scanned && nestingDepth(text) > MAX_JSON_DEPTH) throw tooDeep();
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
     throw new PlumbError(400, 'invalid_json', `Request body is not valid JSON: ${(err as Error).message}`);
   }
+  if (!scanned && nestsDeeperThan(parsed, MAX_JSON_DEPTH)) throw tooDeep();
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new PlumbError(400, 'invalid_json', 'Request body must be a JSON object');
   }
   return parsed as Record<string, unknown>;
+}
+
+/** Bodies this large or larger have their nesting scanned before they are parsed. */
+const SCANNED_FROM_BYTES = 16 * 1024;
+
+const tooDeep = () => new PlumbError(400, 'invalid_json', `Request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`);
+
+/** Whether objects and arrays in a parsed JSON value nest more than `max` levels, walked without recursion. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: { node: object; depth: number }[] = [];
+  if (value !== null && typeof value === 'object') pending.push({ node: value, depth: 1 });
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (next.depth > max) return true;
+    const node = next.node as Record<string, unknown>;
+    for (const key in node) {
+      const child = node[key];
+      if (child !== null && typeof child === 'object') pending.push({ node: child, depth: next.depth + 1 });
+    }
+  }
+  return false;
 }
 
 /**

@@ -36,15 +36,20 @@ describe('a path that is not valid percent-encoding', () => {
 });
 
 describe('deeply nested JSON', () => {
-  it.each(['/ingest', '/ingest/event'])('is refused on %s with 400 invalid_json, not parsed', async (path) => {
-    const res = await track(path, nested(5000, { url: 'https://example.com/', name: 'signup' }));
+  it.each([
+    ['/ingest', MAX_JSON_DEPTH],
+    ['/ingest/event', 5000],
+  ])('is refused on %s with 400 invalid_json, %i arrays deep', async (path, levels) => {
+    const res = await track(path, nested(levels, { url: 'https://example.com/', name: 'signup' }));
     expect([res.status, res.body.code]).toEqual([400, 'invalid_json']);
     expect(res.body.message).toBe(`Request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`);
   });
 
-  it('is refused on POST /api/login with 400 invalid_json', async () => {
-    const res = await request(`${t.url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: nested(5000, { email: 'a@example.com', password: 'x' }) });
+  // A small body is judged once parsed, a large one (from 16 KiB) before it is parsed.
+  it.each([5000, 20_000])('is refused on POST /api/login with 400 invalid_json, %i arrays deep', async (levels) => {
+    const res = await request(`${t.url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: nested(levels, { email: 'a@example.com', password: 'x' }) });
     expect([res.status, res.body.code]).toEqual([400, 'invalid_json']);
+    expect(res.body.message).toBe(`Request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`);
   });
 
   it('is read up to the limit, brackets inside strings not counted', async () => {
