@@ -4,6 +4,7 @@
 // half the bytes. A journal record names the version of the layout its values are in, so a
 // layout can change (a new column) while records in the old one still wait in a journal: add a
 // version, never edit one that has shipped.
+import { rowWriter } from '../stores/analytics/transport.ts';
 import type { AnalyticsTable } from './pipeline.ts';
 
 /** The columns of a table's rows, in the order of the values of its compact lines. */
@@ -77,6 +78,5 @@ export function rowOfValues(columns: readonly string[], values: readonly unknown
     row = {};
     scratch?.set(columns, row);
   }
-  for (let i = 0; i < columns.length; i++) row[columns[i]] = values[i];
-  return row;
+  return rowWriter(columns)(row, values);
 }

@@ -3,7 +3,7 @@
 // objects and Sets as arrays, wherever in the row they are; compact lines (JSONCompactEachRow) the
 // same, as the values of a layout's columns.
 import { describe, expect, it } from '@jest/globals';
-import { encodeCompactRow, encodeRow } from '../../lib/stores/analytics/transport.ts';
+import { encodeCompactRow, encodeRow, rowWriter } from '../../lib/stores/analytics/transport.ts';
 
 describe('encodeRow', () => {
   it('writes a row of plain values as JSON', () => {
@@ -45,5 +45,19 @@ describe('encodeCompactRow', () => {
   it('reads rows of any shape with the same columns, and takes no column name that is not an identifier', () => {
     expect([encodeCompactRow(columns, { id: 1 }), encodeCompactRow(columns, { path: '/', extra: true, id: 2 })]).toEqual(['[null,1,null,null,null]', '[null,2,"/",null,null]']);
     expect(() => encodeCompactRow(['path', 'x) || process.exit(1'], { path: '/' })).toThrow(/Invalid column name/);
+  });
+});
+
+describe('rowWriter', () => {
+  it("sets a row's columns from a compact line's values in their order, overwriting what the row had", () => {
+    const columns = ['ts', 'id', 'path'];
+    const row: Record<string, unknown> = { path: '/old', kept: true };
+    expect(rowWriter(columns)(row, ['2024-03-05 06:07:08.009', 7, '/new'])).toBe(row);
+    expect(row).toEqual({ ts: '2024-03-05 06:07:08.009', id: 7, path: '/new', kept: true });
+    expect(JSON.parse(encodeCompactRow(columns, row))).toEqual(['2024-03-05 06:07:08.009', 7, '/new']);
+  });
+
+  it('takes no column name that is not an identifier', () => {
+    expect(() => rowWriter(['path', 'x = process.exit(1); row.y'])).toThrow(/Invalid column name/);
   });
 });

@@ -267,6 +267,24 @@ function valuesReader(columns: readonly string[]): ValuesReader {
   return reader;
 }
 
+type RowWriter = (row: Record<string, unknown>, values: readonly unknown[]) => Record<string, unknown>;
+
+const rowWriters = new WeakMap<readonly string[], RowWriter>();
+
+/**
+ * valuesReader's inverse: a function that sets a row's `columns` from a compact line's values, in
+ * their order, and answers the row. Its property names are written out for the same reason.
+ */
+export function rowWriter(columns: readonly string[]): RowWriter {
+  let writer = rowWriters.get(columns);
+  if (writer === undefined) {
+    const writes = columns.map((column, i) => `row.${assertIdentifier('column', column)} = values[${i}];`);
+    writer = new Function('row', 'values', `${writes.join(' ')} return row;`) as RowWriter;
+    rowWriters.set(columns, writer);
+  }
+  return writer;
+}
+
 const isPrimitive = (value: unknown) => value === null || (typeof value !== 'object' && typeof value !== 'bigint');
 
 /** A string, number, boolean or null, or an array or plain object of them (one level down). */
