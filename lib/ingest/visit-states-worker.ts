@@ -57,7 +57,8 @@ export interface ThreadData extends Omit<VisitStatesOptions, 'clock'> {
 
 /**
  * The worker's heap: the visits it remembers (100,000 at most, ~1 KiB each) and a batch's parsed
- * rows, which die young. Its own ceiling, so that it is not given the main thread's.
+ * rows, which die young. V8's heap flags (`-heap-mb`, set by `plumb serve` for the process) apply
+ * to every isolate and override these; they hold when no flag is set.
  */
 const THREAD_HEAP = { maxOldGenerationSizeMb: 192, maxYoungGenerationSizeMb: 24 };
 
