@@ -80,3 +80,12 @@ export function rowOfValues(columns: readonly string[], values: readonly unknown
   }
   return rowWriter(columns)(row, values);
 }
+
+/**
+ * A journal line's row: the values of `layout`'s columns (into `scratch`'s row for them, when
+ * given), or, for a line without a layout, the JSON object it is.
+ */
+export function rowOfLine(table: string, layout: number | undefined, line: string, scratch?: ScratchRows): Record<string, unknown> {
+  const parsed = JSON.parse(line) as Record<string, unknown> | unknown[];
+  return layout === undefined ? (parsed as Record<string, unknown>) : rowOfValues(layoutColumns(table, layout), parsed as unknown[], scratch);
+}

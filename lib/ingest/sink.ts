@@ -10,7 +10,7 @@ import { type EncodedLine, encodeCompactRow, encodeRow, type LineBytes } from '.
 import { type Journal, openJournal, type RecordCodec } from './journal.ts';
 import { LineRing } from './line-ring.ts';
 import type { JournalRecord } from './pipeline.ts';
-import { currentLayout, layoutColumns, rowOfValues, type ScratchRows } from './row-layouts.ts';
+import { currentLayout, layoutColumns, rowOfLine, rowOfValues, type ScratchRows } from './row-layouts.ts';
 import { type VisitStateKey, visitStateKey } from './visits.ts';
 import { createIngestWriter } from './writer.ts';
 
@@ -149,9 +149,7 @@ export class EncodedRecord implements JournalRecord, LineBytes {
    * (the goals listener keeps the rows it reads), where they then cost full collections.
    */
   readRow(scratch?: ScratchRows): Record<string, unknown> {
-    if (this.#row !== undefined) return this.#row;
-    const parsed = JSON.parse(this.line) as Record<string, unknown> | unknown[];
-    return this.layout === undefined ? (parsed as Record<string, unknown>) : rowOfValues(layoutColumns(this.table, this.layout), parsed as unknown[], scratch);
+    return this.#row ?? rowOfLine(this.table, this.layout, this.line, scratch);
   }
 }
 

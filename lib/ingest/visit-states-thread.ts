@@ -4,7 +4,7 @@
 // thread, which holds the store's connection.
 import { parentPort, workerData } from 'node:worker_threads';
 import { LineRing } from './line-ring.ts';
-import { layoutColumns, rowOfValues, type ScratchRows } from './row-layouts.ts';
+import { rowOfLine } from './row-layouts.ts';
 import { createVisitStateDeriver, type DerivedVisits, type VisitSource } from './visit-states.ts';
 import { type FromThread, LINE_AS_TEXT, ROW_AS_OBJECT, type SourceBatch, SOURCE_TABLES, type ThreadData, type ToThread } from './visit-states-worker.ts';
 
@@ -19,19 +19,14 @@ const reads = new Map<number, { resolve(rows: Map<string, Record<string, unknown
 
 const send = (message: FromThread) => port.postMessage(message);
 
-/** A line's row, parsed in its layout's columns (into `scratch`'s row for them, when given) or as a JSON object. */
-function parseLine(table: string, layout: number, line: string, scratch?: ScratchRows): Record<string, unknown> {
-  const parsed = JSON.parse(line) as Record<string, unknown> | unknown[];
-  return layout === 0 ? (parsed as Record<string, unknown>) : rowOfValues(layoutColumns(table, layout), parsed as unknown[], scratch);
-}
-
 function sourcesOf(batch: SourceBatch): VisitSource[] {
   const sources: VisitSource[] = [];
   let text = 0;
   let row = 0;
   for (let i = 0; i < batch.tables.length; i++) {
     const table = SOURCE_TABLES[batch.tables[i]];
-    const layout = batch.layouts[i];
+    // A batch's layout 0 is a line without one.
+    const layout = batch.layouts[i] === 0 ? undefined : batch.layouts[i];
     const position = batch.positions[i];
     if (position === ROW_AS_OBJECT) {
       sources.push({ table, row: batch.rows[row++] });
@@ -40,7 +35,7 @@ function sourcesOf(batch: SourceBatch): VisitSource[] {
     if (position !== LINE_AS_TEXT && ring === undefined) throw new Error('a line in the ring was sent to a worker without the ring');
     const line = position === LINE_AS_TEXT ? batch.texts[text++] : undefined;
     const length = batch.lengths[i];
-    sources.push({ table, readRow: (scratch) => parseLine(table, layout, line ?? ring!.text(position, length), scratch) });
+    sources.push({ table, readRow: (scratch) => rowOfLine(table, layout, line ?? ring!.text(position, length), scratch) });
   }
   return sources;
 }

@@ -246,44 +246,34 @@ export function encodeCompactRow(columns: readonly string[], row: Record<string,
 }
 
 type ValuesReader = (row: Record<string, unknown>) => unknown[];
-
-const valuesReaders = new WeakMap<readonly string[], ValuesReader>();
-
-/**
- * A function that reads a row's `columns` into an array, null for a column it lacks. Its property
- * names are written out (`row.ts`), so V8 gives each read an inline cache of its own that knows the
- * row's shape; a loop over the names (`row[column]`) makes every read one generic keyed lookup,
- * ~140 instructions each, 27 of them a pageview. Made once per list of columns (a row layout's,
- * which lives as long as the process); the names are checked to be identifiers before they are
- * written into its source.
- */
-function valuesReader(columns: readonly string[]): ValuesReader {
-  let reader = valuesReaders.get(columns);
-  if (reader === undefined) {
-    const reads = columns.map((column) => `row.${assertIdentifier('column', column)} ?? null`);
-    reader = new Function('row', `return [${reads.join(', ')}];`) as ValuesReader;
-    valuesReaders.set(columns, reader);
-  }
-  return reader;
-}
-
 type RowWriter = (row: Record<string, unknown>, values: readonly unknown[]) => Record<string, unknown>;
 
+/**
+ * A function over rows of `columns`, compiled once per list of columns (a row layout's, which lives
+ * as long as the process) from source that names each column as a property (`row.ts`): V8 then
+ * gives each access an inline cache of its own that knows the row's shape, where a loop over the
+ * names (`row[column]`) makes every access one generic keyed lookup, ~140 instructions each, 27 of
+ * them a pageview. The names are checked to be identifiers before they are written into the source.
+ */
+function compiledFor<F>(compiled: WeakMap<readonly string[], F>, columns: readonly string[], compile: (names: readonly string[]) => F): F {
+  let fn = compiled.get(columns);
+  if (fn === undefined) {
+    fn = compile(columns.map((column) => assertIdentifier('column', column)));
+    compiled.set(columns, fn);
+  }
+  return fn;
+}
+
+const valuesReaders = new WeakMap<readonly string[], ValuesReader>();
 const rowWriters = new WeakMap<readonly string[], RowWriter>();
 
-/**
- * valuesReader's inverse: a function that sets a row's `columns` from a compact line's values, in
- * their order, and answers the row. Its property names are written out for the same reason.
- */
-export function rowWriter(columns: readonly string[]): RowWriter {
-  let writer = rowWriters.get(columns);
-  if (writer === undefined) {
-    const writes = columns.map((column, i) => `row.${assertIdentifier('column', column)} = values[${i}];`);
-    writer = new Function('row', 'values', `${writes.join(' ')} return row;`) as RowWriter;
-    rowWriters.set(columns, writer);
-  }
-  return writer;
-}
+/** A function that reads a row's `columns` into an array, null for a column it lacks. */
+const valuesReader = (columns: readonly string[]): ValuesReader =>
+  compiledFor(valuesReaders, columns, (names) => new Function('row', `return [${names.map((name) => `row.${name} ?? null`).join(', ')}];`) as ValuesReader);
+
+/** valuesReader's inverse: a function that sets a row's `columns` from a compact line's values, in their order, and answers the row. */
+export const rowWriter = (columns: readonly string[]): RowWriter =>
+  compiledFor(rowWriters, columns, (names) => new Function('row', 'values', `${names.map((name, i) => `row.${name} = values[${i}];`).join(' ')} return row;`) as RowWriter);
 
 const isPrimitive = (value: unknown) => value === null || (typeof value !== 'object' && typeof value !== 'bigint');
 
