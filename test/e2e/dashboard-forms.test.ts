@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
-import { type AxeFinding, reviewPage, signInAs } from '../support/dashboard.ts';
+import { type AxeFinding, reviewLayouts, reviewPage, signInAs } from '../support/dashboard.ts';
 import { type Instance, startInstance } from '../support/instance.ts';
 import { totpAt } from '../support/totp.ts';
 
@@ -346,6 +346,13 @@ describe('the audit log', () => {
 
     // Nothing in the log's text is an id.
     expect(await audit.textContent()).not.toMatch(UUID);
+
+    // Long details take the table's spare width; the action beside them stays on one line.
+    const longName = 'Pro signup from the pricing page after a thirty-day trial, on the yearly plan, paid by card';
+    expect((await call('PATCH', `/api/sites/${siteId}/goals/${goal.body.goal.id}`, { name: longName })).status).toBe(200);
+    await page.reload();
+    await audit.getByText('Goal changed').waitFor(WAIT);
+    expect(await reviewLayouts(page, 'forms-audit-long-details')).toEqual([]);
     await review('team');
   }, 90_000);
 });

@@ -76,7 +76,7 @@ export function AuditLog({ teamId }: { teamId: string }) {
         {audit.data.entries.map((e) => (
           <tr key={e.id}>
             <td className="nowrap">{when.format(new Date(e.created_at))}</td>
-            <td title={e.action} data-action={e.action}>
+            <td className="nowrap" title={e.action} data-action={e.action}>
               {ACTIONS[e.action] ?? e.action}
             </td>
             <td title={e.actor_user_id ? `Person ${e.actor_email ?? ''}: ${e.actor_user_id}` : undefined}>{e.actor_email ?? '–'}</td>
