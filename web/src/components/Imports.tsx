@@ -378,7 +378,7 @@ function Manifest({ manifest }: { manifest: ImportManifest }) {
             <td>{d.files.join(', ')}</td>
             <td className="num">{formatNumber(d.rows_accepted)}</td>
             <td className="num">{formatNumber(d.rows_skipped)}</td>
-            <td>{rangeText(d.from, d.to)}</td>
+            <td className="nowrap">{rangeText(d.from, d.to)}</td>
           </tr>
         ))}
       </ListTable>
@@ -455,12 +455,12 @@ function PastImports({ imports, labelOf, onDelete }: { imports: Import[]; labelO
       <ListTable columns={['Started', 'Source', 'State', 'Dates', 'Rows', 'Problem']} numeric={['Rows']} actions label="Past imports" testId="past-imports">
         {imports.map((imp) => (
           <tr key={imp.id} data-state={imp.state}>
-            <td>{moment.format(new Date(imp.created_at))}</td>
-            <td>{labelOf(imp.source)}</td>
+            <td className="nowrap">{moment.format(new Date(imp.created_at))}</td>
+            <td className="nowrap">{labelOf(imp.source)}</td>
             <td>
               <span className={`badge ${imp.state}`}>{imp.state}</span>
             </td>
-            <td>{imp.manifest ? rangeText(imp.manifest.from, imp.manifest.to) : '—'}</td>
+            <td className="nowrap">{imp.manifest ? rangeText(imp.manifest.from, imp.manifest.to) : '—'}</td>
             <td className="num">{imp.state === 'completed' && imp.manifest ? formatNumber(imp.manifest.rows_accepted) : '—'}</td>
             <td className="import-problem">{imp.error ? errorText(imp.error) : '—'}</td>
             <td className="actions">

@@ -35,8 +35,8 @@ export function PluginsCard() {
                 {p.name}
                 {p.description && <div className="muted">{p.description}</div>}
               </th>
-              <td>{p.status === 'running' ? 'Running' : 'Not enabled (data kept)'}</td>
-              <td>{p.version ? `${p.version} (plugin API ${p.api_version})` : '—'}</td>
+              <td className="nowrap">{p.status === 'running' ? 'Running' : 'Not enabled (data kept)'}</td>
+              <td className="nowrap">{p.version ? `${p.version} (plugin API ${p.api_version})` : '—'}</td>
               <td>{p.source ? <code>{p.source}</code> : '—'}</td>
               <td>
                 {p.routes.length === 0

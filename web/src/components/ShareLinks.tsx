@@ -117,8 +117,8 @@ export function ShareLinks({ siteId }: { siteId: string }) {
             ) : (
             <tr key={l.id}>
               <th scope="row">{l.name ?? 'Unnamed link'}</th>
-              <td>{day.format(new Date(l.created_at))}</td>
-              <td>{l.expires_at ? day.format(new Date(l.expires_at)) : 'Never'}</td>
+              <td className="nowrap">{day.format(new Date(l.created_at))}</td>
+              <td className="nowrap">{l.expires_at ? day.format(new Date(l.expires_at)) : 'Never'}</td>
               <td>{l.has_password ? 'Yes' : 'No'}</td>
               <td>{l.embed_origins.length > 0 ? l.embed_origins.join(', ') : 'No site'}</td>
               <td>

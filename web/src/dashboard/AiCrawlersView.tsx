@@ -121,7 +121,7 @@ export function AiCrawlersView({ siteId, range, timezone }: { siteId: string; ra
                   <td className="num">{formatNumber(a.fetches)}</td>
                   <td className="num">{formatNumber(a.errors)}</td>
                   <td className="num">{formatNumber(a.pages)}</td>
-                  <td>{bucketLabel(Date.parse(a.last_fetch_at), 'hour', timezone)}</td>
+                  <td className="nowrap">{bucketLabel(Date.parse(a.last_fetch_at), 'hour', timezone)}</td>
                 </tr>
               ))}
             </ListTable>

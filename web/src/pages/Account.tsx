@@ -334,7 +334,7 @@ function ApiClients() {
               <th scope="row">{c.name}</th>
               <td>{c.scopes.join(', ')}</td>
               <td>{c.sites.map((s) => `${domain.get(s.site_id) ?? s.site_id} (${s.role})`).join(', ') || '–'}</td>
-              <td>{c.last_used_at ? day.format(new Date(c.last_used_at)) : 'Never'}</td>
+              <td className="nowrap">{c.last_used_at ? day.format(new Date(c.last_used_at)) : 'Never'}</td>
               <td className="actions">
                 <button type="button" className="button small" onClick={() => rotate.mutate(c.id)}>
                   Rotate

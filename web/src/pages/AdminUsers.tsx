@@ -55,7 +55,7 @@ export default function AdminUsers() {
                   <RoleSelect label={`Role of ${u.email}`} roles={ROLES} value={u.role} onChange={(r) => change.mutate({ id: u.id, role: r })} />
                 </td>
                 <td>{u.totp_enabled ? 'on' : 'off'}</td>
-                <td>{day.format(new Date(u.created_at))}</td>
+                <td className="nowrap">{day.format(new Date(u.created_at))}</td>
                 <td className="actions">
                   {u.totp_enabled && (
                     <button type="button" className="button small" onClick={() => resetMfa.mutate(u.id)}>

@@ -74,7 +74,7 @@ function Members({ team }: { team: Team }) {
                   m.role
                 )}
               </td>
-              <td>{when.format(new Date(m.joined_at))}</td>
+              <td className="nowrap">{when.format(new Date(m.joined_at))}</td>
               {admin && (
                 <td>
                   {m.user_id !== user?.id && (
