@@ -192,7 +192,8 @@ export default function createIngestService(runtime: Runtime): ServiceSchema {
         runtime.metrics.ingestStored();
       };
       const visitTimeoutMs = config.sessionTimeoutMinutes * 60_000;
-      const sink = await runtime.openIngestSink({ broker: this.broker, onStored, visitTimeoutMs });
+      const onJournalSynced = (seconds: number) => runtime.metrics.journalSynced(seconds);
+      const sink = await runtime.openIngestSink({ broker: this.broker, onStored, visitTimeoutMs, onJournalSynced });
       const flushRejections = () => rejections.flush().catch((err: Error) => log.warn({ err: err.message }, 'could not store ingest rejection counts'));
       const deps: ingest.IngestDeps = {
         journal: sink.local,

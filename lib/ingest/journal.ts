@@ -40,6 +40,8 @@ export interface JournalOptions<T = unknown> {
    * disk. Default 32 MiB.
    */
   memoryBytes?: number;
+  /** Called after each fsync of the data file (a round's, or the interval's) with how long it took, in seconds. */
+  onSynced?: (seconds: number) => void;
 }
 
 /** The buffer is full: the server answers 503 with Retry-After instead of holding events in memory. */
@@ -132,6 +134,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   private closing: Promise<void> | null = null;
   private pending = { bytes: 0, records: 0 };
   private counters = { appends: 0, fsyncs: 0 };
+  private readonly onSynced: (seconds: number) => void;
 
   constructor(options: Required<JournalOptions<T>>, dirHandle: FileHandle, recovered: Recovered, activeHandle: FileHandle) {
     this.dir = options.dir;
@@ -146,6 +149,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
     }
     this.codec = options.codec;
     this.memoryBytes = options.memoryBytes;
+    this.onSynced = options.onSynced;
     this.dirHandle = dirHandle;
     this.journalId = recovered.checkpoint.journal;
     this.closedSizes = recovered.closed;
@@ -220,10 +224,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
         while (written < data.length) written += (await this.active.handle.write(data, written, data.length - written)).bytesWritten;
         this.active.size += data.length;
         if (this.syncEveryMs > 0) this.unsynced = true;
-        else if (this.fsync) {
-          await this.active.handle.datasync();
-          this.counters.fsyncs++;
-        }
+        else if (this.fsync) await this.syncData();
         this.active.durable = this.active.size;
         this.remember(round, seq, offset);
         for (const waiter of round) waiter.resolve();
@@ -290,6 +291,14 @@ class FileJournal<T> implements Journal<T>, SegmentView {
     return { records, bytes, start, end: normalize(this, { segment: last.segment, offset: last.offset + last.frame }) };
   }
 
+  /** An fsync of the active segment's data, counted and timed. */
+  private async syncData(): Promise<void> {
+    const started = performance.now();
+    await this.active.handle.datasync();
+    this.counters.fsyncs++;
+    this.onSynced((performance.now() - started) / 1000);
+  }
+
   /**
    * The interval's fsync of what was written since the last one. A failure stops the journal as a
    * failed round does: acknowledged data may not be on disk, so nothing more is acknowledged.
@@ -299,8 +308,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
       if (!this.unsynced || this.failure) return;
       this.unsynced = false;
       try {
-        await this.active.handle.datasync();
-        this.counters.fsyncs++;
+        await this.syncData();
       } catch (err) {
         this.failure ??= err as Error;
         this.log.error({ err, dir: this.dir }, 'journal: fsync failed; appends are refused until the journal is reopened');
@@ -440,6 +448,8 @@ export async function openJournal<T>(options: JournalOptions<T>): Promise<Journa
     codec: JSON_CODEC as RecordCodec<T>,
     memoryBytes: 32 * MiB,
     ...options,
+    // A caller may pass it as undefined.
+    onSynced: options.onSynced ?? (() => undefined),
   };
   await makeDurableDir(settings.dir, settings.fsync);
   const dirHandle = await open(settings.dir, 'r');

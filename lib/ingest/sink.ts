@@ -40,6 +40,8 @@ export interface IngestSinkContext {
   onStored(records: readonly JournalRecord[]): void | Promise<void>;
   /** A visitor's inactivity after which a new visit starts: how long the writer remembers an idle visit. */
   visitTimeoutMs: number;
+  /** Single node: called after each fsync of the journal's data with its duration in seconds (a cluster's stream has none here). */
+  onJournalSynced?(seconds: number): void;
 }
 
 export type OpenIngestSink = (context: IngestSinkContext) => Promise<IngestSink>;
@@ -276,7 +278,7 @@ export function journalSink(
   analytics: () => AnalyticsStore,
   whenStoresReady: (hook: () => void) => Promise<void>,
 ): OpenIngestSink {
-  return async ({ onStored, visitTimeoutMs }) => {
+  return async ({ onStored, visitTimeoutMs, onJournalSynced }) => {
     const lineRing = new LineRing(LINE_RING_BYTES);
     const journal = await openJournal<EncodedRecord>({
       dir: join(config.dataDir, 'journal'),
@@ -284,6 +286,7 @@ export function journalSink(
       maxPendingBytes: config.ingestBufferMb * 1024 * 1024,
       syncEveryMs: config.ingestSync === 'write' ? WRITE_MODE_SYNC_MS : 0,
       codec: encodedRecordCodec(lineRing),
+      onSynced: onJournalSynced,
     });
     const writer = createIngestWriter({
       journal,

@@ -29,6 +29,8 @@ export interface NodeMetrics {
   ingest(outcome: 'accepted' | 'refused', reason: string, items?: number): void;
   /** A batch reached the analytics store: the writer is caught up to now if nothing else waits. */
   ingestStored(): void;
+  /** One fsync of the single node's ingest journal, and how long it took. */
+  journalSynced(seconds: number): void;
   /** Items this node accepted per second over the last minute. */
   recentIngestRate(): number;
   storeQuery(store: StoreName, operation: string, seconds: number): void;
@@ -42,6 +44,10 @@ export interface NodeMetrics {
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+// A local disk's fdatasync takes a few hundred microseconds; a stall of a second is what to see.
+const FSYNC_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+const NO_LABELS: readonly string[] = [];
 
 export function createNodeMetrics(): NodeMetrics {
   const registry = new Registry();
@@ -86,6 +92,15 @@ export function createNodeMetrics(): NodeMetrics {
     name: 'plumb_webhook_attempts_total',
     help: 'Webhook delivery attempts made by this node (as leader), by result (ok, or the failure category)',
     labelNames: ['result'],
+    registers: [registry],
+  });
+
+  // Every fsync of the journal is an answer's wait (one per group commit by default): a slow disk shows here first.
+  const journalSyncs = new DurationHistogram({
+    name: 'plumb_ingest_journal_fsync_duration_seconds',
+    help: "Single node: the ingest journal's fsyncs of its data (one per group commit, or at most one a second with -ingest-sync write), with their duration",
+    labelNames: [],
+    buckets: FSYNC_BUCKETS,
     registers: [registry],
   });
 
@@ -187,6 +202,9 @@ export function createNodeMetrics(): NodeMetrics {
     },
     ingestStored() {
       lastStoredAt = Date.now();
+    },
+    journalSynced(seconds) {
+      journalSyncs.observe(NO_LABELS, seconds);
     },
     storeQuery(store, operation, seconds) {
       storeQueries.observe([store, operation], seconds);

@@ -103,6 +103,20 @@ describe('what the figures count', () => {
     expect(delta('plumb_ingest_items_total{outcome="refused",reason="forbidden"}')).toBe(1);
   });
 
+  it("times the ingest journal's fsyncs: an accepted pageview waited for one", async () => {
+    const before = await samples();
+    const res = await postJson('/ingest', { url: 'https://example.com/fsync-timed' }, { Origin: 'https://example.com', 'User-Agent': FIREFOX });
+    expect(res.status).toBe(202);
+    const after = await samples();
+    const name = 'plumb_ingest_journal_fsync_duration_seconds';
+    const delta = (series: string) => sampleOf(after, series) - sampleOf(before, series);
+    expect(delta(`${name}_count`)).toBeGreaterThanOrEqual(1);
+    expect(delta(`${name}_sum`)).toBeGreaterThan(0);
+    // Cumulative buckets: the last holds every fsync, and none holds more than a later one.
+    expect(sampleOf(after, `${name}_bucket{le="+Inf"}`)).toBe(sampleOf(after, `${name}_count`));
+    expect(sampleOf(after, `${name}_bucket{le="0.0001"}`)).toBeLessThanOrEqual(sampleOf(after, `${name}_bucket{le="2.5"}`));
+  });
+
   it('labels requests by their route pattern and status, never by the ids in the URL', async () => {
     const before = await samples();
     const path = `/api/sites/${t.site.id}/stats/kpis`;

@@ -353,6 +353,16 @@ describe('group commit', () => {
     expect(syncs.finished).toBe(journal.stats().fsyncs);
     expect(journal.pendingRecords()).toBe(500);
   });
+
+  it('reports every fsync of a round with its duration, before the appends it made durable resolve', async () => {
+    const durations: number[] = [];
+    const journal = await openAt(await tempDir(), { fsync: true, onSynced: (seconds) => durations.push(seconds) });
+    await journal.append(recs(1));
+    expect(durations).toHaveLength(1);
+    await Promise.all([journal.append(recs(2)), journal.append(recs(3))]);
+    expect(durations).toHaveLength(journal.stats().fsyncs);
+    expect(durations.every((seconds) => seconds >= 0 && seconds < 60)).toBe(true);
+  });
 });
 
 describe('acknowledging on write (syncEveryMs)', () => {
@@ -367,6 +377,16 @@ describe('acknowledging on write (syncEveryMs)', () => {
     await new Promise((resolve) => setTimeout(resolve, 250));
     expect(journal.stats().fsyncs).toBe(afterInterval);
     expect(await drain(journal)).toHaveLength(20);
+  });
+
+  it("reports the interval's fsync with its duration, and none for appends acknowledged on write", async () => {
+    const durations: number[] = [];
+    const journal = await openAt(await tempDir(), { fsync: true, syncEveryMs: 100, onSynced: (seconds) => durations.push(seconds) });
+    await journal.append(recs(1, 2));
+    expect(durations).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(durations).toHaveLength(1);
+    expect(durations[0]).toBeGreaterThanOrEqual(0);
   });
 
   it('fsyncs what is still unsynced when it closes, and gives every record back after reopening', async () => {
