@@ -296,7 +296,12 @@ class FileJournal<T> implements Journal<T>, SegmentView {
     const started = performance.now();
     await this.active.handle.datasync();
     this.counters.fsyncs++;
-    this.onSynced((performance.now() - started) / 1000);
+    // The data is on disk: a report that throws must not be taken for a failed fsync, which stops the journal.
+    try {
+      this.onSynced((performance.now() - started) / 1000);
+    } catch (err) {
+      this.log.warn({ err }, 'journal: reporting an fsync failed');
+    }
   }
 
   /**

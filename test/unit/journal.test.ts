@@ -363,6 +363,24 @@ describe('group commit', () => {
     expect(durations).toHaveLength(journal.stats().fsyncs);
     expect(durations.every((seconds) => seconds >= 0 && seconds < 60)).toBe(true);
   });
+
+  it('keeps accepting appends when the fsync report throws, and logs it', async () => {
+    const { lines, log } = recordingLog();
+    const journal = await openJournal<Rec>({
+      dir: await tempDir(),
+      log,
+      fsync: true,
+      onSynced: () => {
+        throw new Error('report broken');
+      },
+    });
+    journals.push(journal);
+    await journal.append(recs(1));
+    await journal.append(recs(2));
+    expect(await drain(journal)).toEqual([1, 2]);
+    expect(lines.filter((line) => line.level === 'warn' && line.msg === 'journal: reporting an fsync failed')).toHaveLength(2);
+    expect(lines.some((line) => line.level === 'error')).toBe(false);
+  });
 });
 
 describe('acknowledging on write (syncEveryMs)', () => {
