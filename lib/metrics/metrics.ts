@@ -33,6 +33,8 @@ export interface NodeMetrics {
   journalSynced(seconds: number): void;
   /** Items this node accepted per second over the last minute. */
   recentIngestRate(): number;
+  /** The journal's fsyncs of the last minute (at most the latest 4,096): median, 99th percentile and longest, in ms; null when none. */
+  recentJournalFsyncs(): RecentFsyncs | null;
   storeQuery(store: StoreName, operation: string, seconds: number): void;
   /** One webhook delivery attempt and whether it failed (and why, a safe category). */
   webhookAttempt(ok: boolean, error: string | null): void;
@@ -41,6 +43,14 @@ export interface NodeMetrics {
   attach(sources: MetricSources): void;
   /** The exposition text and its content type. */
   scrape(): Promise<{ contentType: string; body: string }>;
+}
+
+export interface RecentFsyncs {
+  /** How many fsyncs the figures read. */
+  fsyncs: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -60,6 +70,12 @@ export function createNodeMetrics(): NodeMetrics {
   const RATE_WINDOW_S = 60;
   const acceptedPerSecond = new Float64Array(RATE_WINDOW_S);
   const slotSecond = new Float64Array(RATE_WINDOW_S).fill(-1);
+
+  // The latest fsyncs of the journal, for the System page's recent figures: durations (ms) and when they ended.
+  const RECENT_FSYNCS = 4096;
+  const recentFsyncMs = new Float64Array(RECENT_FSYNCS);
+  const recentFsyncAt = new Float64Array(RECENT_FSYNCS);
+  let recentFsyncNext = 0;
 
   const requests = new DurationHistogram({
     name: 'plumb_http_request_duration_seconds',
@@ -205,6 +221,19 @@ export function createNodeMetrics(): NodeMetrics {
     },
     journalSynced(seconds) {
       journalSyncs.observe(NO_LABELS, seconds);
+      const slot = recentFsyncNext++ % RECENT_FSYNCS;
+      recentFsyncMs[slot] = seconds * 1000;
+      recentFsyncAt[slot] = Date.now();
+    },
+    recentJournalFsyncs() {
+      const since = Date.now() - RATE_WINDOW_S * 1000;
+      const recent: number[] = [];
+      for (let slot = 0; slot < Math.min(recentFsyncNext, RECENT_FSYNCS); slot++) if (recentFsyncAt[slot] >= since) recent.push(recentFsyncMs[slot]);
+      if (recent.length === 0) return null;
+      recent.sort((a, b) => a - b);
+      // Nearest rank: the smallest duration at or above which the given share of fsyncs lie.
+      const rank = (share: number) => recent[Math.max(0, Math.ceil(share * recent.length) - 1)];
+      return { fsyncs: recent.length, p50_ms: rank(0.5), p99_ms: rank(0.99), max_ms: recent[recent.length - 1] };
     },
     storeQuery(store, operation, seconds) {
       storeQueries.observe([store, operation], seconds);

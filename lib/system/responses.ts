@@ -27,6 +27,15 @@ export const SystemView = object({
   ingest: object({
     accepted_per_second: Type.Number({ minimum: 0, description: 'Items this node accepted per second over the last minute' }),
     refused_today: Type.Array(object({ reason: Type.String(), count }), { description: 'Refused today (UTC) on every node, by reason, as counted so far' }),
+    journal_fsync: nullable(
+      object(
+        { fsyncs: count, p50_ms: Type.Number({ minimum: 0 }), p99_ms: Type.Number({ minimum: 0 }), max_ms: Type.Number({ minimum: 0 }) },
+        {
+          description:
+            "Single node: the ingest journal's fsyncs of the last minute (at most the latest 4,096), each of which an ingest answer waits for by default: how many, the median, the 99th percentile and the longest, in milliseconds. null when there was none (an idle node, or a cluster node, whose ingest goes to the stream)",
+        },
+      ),
+    ),
   }),
   webhooks: object({ pending: count, retrying: count, processing: count }),
   mail: object({ configured: Type.Boolean(), pending: count, retrying: count, processing: count, failed: count }, { description: 'The mail outbox: messages waiting, being sent, and given up on (kept 30 days)' }),

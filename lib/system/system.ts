@@ -55,7 +55,7 @@ export async function systemStatus(runtime: Runtime, broker: ServiceBroker, plug
         teams: tenants.map((t) => ({ team_id: teamOf.get(t.database)?.id ?? null, name: teamOf.get(t.database)?.name ?? null, database: t.database, bytes: Number(t.bytes), rows: Number(t.rows) })),
       },
     },
-    ingest: { accepted_per_second: runtime.metrics.recentIngestRate(), refused_today: refused },
+    ingest: { accepted_per_second: runtime.metrics.recentIngestRate(), refused_today: refused, journal_fsync: runtime.metrics.recentJournalFsyncs() },
     webhooks: { pending: backlog.pending ?? 0, retrying: backlog.retrying ?? 0, processing: backlog.processing ?? 0 },
     mail: { configured: mailConfigured(runtime.config), pending: mail.pending ?? 0, retrying: mail.retrying ?? 0, processing: mail.processing ?? 0, failed: mail.failed ?? 0 },
     plugins: pluginStatus,

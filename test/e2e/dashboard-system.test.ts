@@ -1,6 +1,7 @@
 // The System page as an instance owner and a plain user meet it: the owner reaches it from the
 // main menu and reads the same figures the API gives (each team's rows, the archives plugin's
-// last backup as a time for people, the settings with the metrics token masked); a plain user has
+// last backup as a time for people, how long the journal's fsyncs took after a visitor's pageview,
+// the settings with the metrics token masked); a plain user has
 // no menu entry and is told the page is not theirs. Scanned with axe-core and checked for layout
 // faults in light and dark mode at 1366 and 360 px, screenshotted into test-output/screenshots/system-*.png.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { BROWSER_DRIVEN_ENV, type PasswordAccount, REVIEW_VIEWPORTS, reviewLayou
 import { type Instance, request, startInstance, waitFor } from '../support/instance.ts';
 
 const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
+const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 const PLAIN = { email: 'plain@example.com', password: 'a plain user password' };
 const METRICS_TOKEN = 'scrape-token-never-shown';
 const READER = { locale: 'en-US', timezoneId: 'UTC' } as const;
@@ -65,6 +67,13 @@ describe('the System page', () => {
     owner = await signIn(OWNER);
     const teams = (await call(owner, 'GET', '/api/user/teams')).body.items as { id: string; name: string }[];
     expect((await call(owner, 'POST', '/api/sites', { domain: 'system.example', team_id: teams[0].id, timezone: 'UTC' })).status).toBe(201);
+    // A visitor's pageview, which waits for an fsync of the journal: the page shows how long those take.
+    const pageview = await request(`${instance.url}/ingest`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain', Origin: 'https://system.example', 'User-Agent': FIREFOX },
+      body: JSON.stringify({ url: 'https://system.example/pricing' }),
+    });
+    expect(pageview.status).toBe(202);
     expect((await call(owner, 'POST', '/api/admin/users', { ...PLAIN, role: 'user' })).status).toBe(201);
     // The archives plugin backs up once at start: wait until the API says so.
     let api: SystemAnswer | undefined;
@@ -84,6 +93,8 @@ describe('the System page', () => {
     const shown = await teamRows.evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('th, td')].slice(0, 2).map((cell) => cell.textContent)));
     const expected = api!.stores.analytics.teams.map((team) => [team.name, team.rows.toLocaleString('en-US')]);
     expect(shown).toEqual(expected);
+
+    await expect(owner.getByTestId('system-journal-fsync').textContent()).resolves.toMatch(/^\d+(\.\d+)? (ms|s)$/);
 
     const archives = owner.getByRole('region', { name: /archives/ });
     const lastBackup = archives.locator('dt', { hasText: 'Last complete backup' }).locator('xpath=following-sibling::dd');

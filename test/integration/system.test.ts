@@ -78,7 +78,7 @@ describe('GET /api/admin/system', () => {
     );
     const view = (await as(t, owner, 'GET', '/api/admin/system')).body as {
       stores: { analytics: { rows: number; bytes: number; teams: { team_id: string; name: string; database: string; rows: number; bytes: number }[] } };
-      ingest: { accepted_per_second: number };
+      ingest: { accepted_per_second: number; journal_fsync: { fsyncs: number; p50_ms: number; p99_ms: number; max_ms: number } | null };
       memory: { heap_used_bytes: number; heap_limit_bytes: number };
     };
     const team = view.stores.analytics.teams.find((entry) => entry.database === database);
@@ -86,6 +86,11 @@ describe('GET /api/admin/system', () => {
     expect(team!.bytes).toBeGreaterThan(0);
     expect(view.stores.analytics.rows).toBe(view.stores.analytics.teams.reduce((sum, entry) => sum + entry.rows, 0));
     expect(view.ingest.accepted_per_second).toBeGreaterThan(0);
+    // Each accepted pageview waited for an fsync of the journal: the last minute's are summed up.
+    const fsync = view.ingest.journal_fsync!;
+    expect(fsync.fsyncs).toBeGreaterThanOrEqual(1);
+    expect(fsync.fsyncs).toBeLessThanOrEqual(Number((await t.node.runtime.metrics.scrape()).body.match(/^plumb_ingest_journal_fsync_duration_seconds_count (\d+)$/m)![1]));
+    expect(0 <= fsync.p50_ms && fsync.p50_ms <= fsync.p99_ms && fsync.p99_ms <= fsync.max_ms).toBe(true);
     expect(view.memory.heap_limit_bytes).toBeGreaterThan(view.memory.heap_used_bytes);
   });
 

@@ -2,7 +2,7 @@
 // in the reader's locale for ranges, axes, legends and tables, and times on the site's clock.
 import { describe, expect, it } from '@jest/globals';
 import { bucketLabel, eventTime, formatDate, formatDateRange, tickLabel, timeOfDay, zoneNote } from '../../web/src/dashboard/dates.ts';
-import { formatCount, NONE, NOUNS, valueLabel } from '../../web/src/dashboard/format.ts';
+import { formatCount, formatMilliseconds, NONE, NOUNS, valueLabel } from '../../web/src/dashboard/format.ts';
 import { previousRange } from '../../web/src/dashboard/range.ts';
 
 /** Intl separates some parts with thin or no-break spaces; the words are what matter here. */
@@ -15,6 +15,17 @@ describe('counts', () => {
     expect(formatCount(0, NOUNS.visitor)).toBe('0 visitors');
     expect(formatCount(1, NOUNS.currentVisitor)).toBe('1 current visitor');
     expect(formatCount(3, NOUNS.session)).toBe('3 sessions');
+  });
+});
+
+describe('short times', () => {
+  it('keep two significant digits, and turn to seconds from a second on', () => {
+    expect(formatMilliseconds(0.3123)).toBe('0.31 ms');
+    expect(formatMilliseconds(2.46)).toBe('2.5 ms');
+    expect(formatMilliseconds(34.4)).toBe('34 ms');
+    expect(formatMilliseconds(994)).toBe('990 ms');
+    expect(formatMilliseconds(999)).toBe('1 s');
+    expect(formatMilliseconds(1234)).toBe('1.2 s');
   });
 });
 

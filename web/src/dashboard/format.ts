@@ -52,6 +52,14 @@ export const nounFor = (n: number, noun: Noun) => (english.select(n) === 'one' ?
 /** `n` in the locale's digits with its noun: "1 visitor", "1,234 visitors". */
 export const formatCount = (n: number, noun: Noun) => `${formatNumber(n)} ${nounFor(n, noun)}`;
 
+const twoDigits = new Intl.NumberFormat(LOCALE, { maximumSignificantDigits: 2 });
+
+/** A short time for people, to two significant digits: 0.31 ms, 2.5 ms, 34 ms, 1.2 s. */
+export function formatMilliseconds(ms: number): string {
+  // From 995 ms on, two digits of milliseconds would read "1,000 ms".
+  return ms < 995 ? `${twoDigits.format(ms)} ms` : `${twoDigits.format(ms / 1000)} s`;
+}
+
 export function formatDuration(seconds: number): string {
   const s = Math.round(seconds);
   if (s < 60) return `${s}s`;

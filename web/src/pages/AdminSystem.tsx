@@ -1,11 +1,11 @@
 // The instance at a glance, for owners and admins (GET /api/admin/system): this node, the
-// cluster, how big the stores and each team's analytics are, ingest and what it refused today,
-// the webhook and mail backlogs, what plugins report (the last backup), and the active settings. It reads
-// the figures again every 15 seconds while open.
+// cluster, how big the stores and each team's analytics are, ingest (with how long the journal's
+// fsyncs take) and what it refused today, the webhook and mail backlogs, what plugins report (the
+// last backup), and the active settings. It reads the figures again every 15 seconds while open.
 import { useQuery } from '@tanstack/react-query';
 import { api, type SystemStatus } from '../api.ts';
 import { ListTable } from '../components/ListTable.tsx';
-import { formatBytes, formatDuration, formatNumber } from '../dashboard/format.ts';
+import { formatBytes, formatDuration, formatMilliseconds, formatNumber } from '../dashboard/format.ts';
 import { shownValue } from '../dashboard/plugin-values.ts';
 import { useTitle } from '../title.ts';
 
@@ -54,6 +54,9 @@ export default function AdminSystem() {
             <Figure label="JavaScript heap" value={`${formatBytes(view.memory.heap_used_bytes)} of ${formatBytes(view.memory.heap_limit_bytes)}`} testId="system-heap" />
             <Figure label="Events per second" value={formatNumber(view.ingest.accepted_per_second)} testId="system-ingest-rate" />
             <Figure label="Waiting to be stored" value={view.cluster.buffer ? formatNumber(view.cluster.buffer.pending) : '—'} testId="system-journal" />
+            {view.cluster.mode === 'single' && (
+              <Figure label="Journal fsync p99" value={view.ingest.journal_fsync ? formatMilliseconds(view.ingest.journal_fsync.p99_ms) : '—'} testId="system-journal-fsync" />
+            )}
             <Figure label="Analytics data" value={formatBytes(view.stores.analytics.bytes)} testId="system-analytics-bytes" />
             <Figure label="Webhooks queued" value={formatNumber(view.webhooks.pending + view.webhooks.retrying)} testId="system-webhooks" />
             {view.mail.configured && <Figure label="Mail queued" value={formatNumber(view.mail.pending + view.mail.retrying + view.mail.processing)} testId="system-mail" />}
