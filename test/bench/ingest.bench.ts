@@ -3,9 +3,10 @@
 // durable (each body appended and fsync'd with group commit before the 202: what the disk alone
 // costs). Plumb's maximum and the durable reference's are measured in alternating rounds, because a
 // shared machine's speed drifts by more than the gap being measured within minutes. Then p99 at
-// 80% of Plumb's maximum, with the durable reference at that same rate beside
-// it, then how fast accepted events reach the analytics store and the RSS while they do. Last,
-// Plumb acknowledging on write (-ingest-sync write: the journal fsync'd every second instead of
+// 80% of Plumb's maximum, with the durable reference at that same rate beside it: under
+// autocannon's rate limit (each connection sends its second's share at once, then waits), then
+// paced evenly (latency counted from when each request was due). Then how fast accepted events
+// reach the analytics store and the RSS while they do. Last, Plumb acknowledging on write (-ingest-sync write: the journal fsync'd every second instead of
 // before each 202), and Plumb under traffic shaped like a site's (many visitors, short visits, many pages).
 // The load generator runs in this process on the same two cores, so its CPU a request and the
 // machine's idle share are printed beside the maximum rates: they tell whether a rate is bound by a
@@ -18,6 +19,7 @@ import { silentLog } from '../../lib/log.ts';
 import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import { NODE_BIN, ROOT, startInstance } from '../support/instance.ts';
 import { rssMiB } from './measure.ts';
+import { type PacedResult, pacedLoad } from './paced-load.ts';
 import type { BenchSuite } from './run.ts';
 import { dataDirWithTrackedSite, LOADED_NODE_ENV, TRACKER_BODY, TRACKER_HEADERS, VISITOR_REFERRERS, VISITOR_USER_AGENTS } from './traffic.ts';
 
@@ -64,6 +66,11 @@ const SITE_TRAFFIC: autocannon.Request[] = [
 async function load(url: string, overallRate?: number, duration = DURATION_S, requests?: autocannon.Request[]): Promise<Load> {
   const result = await autocannon({ url: `${url}/ingest`, method: 'POST', headers: TRACKER_HEADERS, body: TRACKER_BODY, connections: CONNECTIONS, duration, overallRate, requests });
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, accepted: result['2xx'], other: result.non2xx + result.errors + result.timeouts };
+}
+
+/** The same request at an even rate, each request's latency from when it was due (paced-load.ts). */
+function evenLoad(url: string, rate: number): Promise<PacedResult> {
+  return pacedLoad(url, { rate, durationS: DURATION_S, connections: CONNECTIONS, method: 'POST', path: '/ingest', headers: TRACKER_HEADERS, body: TRACKER_BODY });
 }
 
 /** Linux's USER_HZ: the unit of the CPU times in /proc/<pid>/stat. */
@@ -168,8 +175,10 @@ const suite: BenchSuite = {
     // The round whose ratio is the median one stands for the run; every round's is printed too.
     const ratios = rounds.map((r) => r.plumb.rps / r.durable.rps);
     const { durable: durableLoad, plumb: full } = rounds[ratios.indexOf([...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)])];
+    const steadyRate = Math.round(full.rps * 0.8);
     const steadyStarted = performance.now();
-    const steady = await load(plumb.url, Math.round(full.rps * 0.8));
+    const steady = await load(plumb.url, steadyRate);
+    const pacedSteady = await evenLoad(plumb.url, steadyRate);
     const loadEnded = performance.now();
     // A graceful stop drains the journal into the store; the clock stops when every event is stored.
     await plumb.stop('SIGTERM');
@@ -178,7 +187,8 @@ const suite: BenchSuite = {
     clearInterval(sampler);
 
     durable = await startBare(durableFile);
-    const durableSteady = await load(durable.url, Math.round(full.rps * 0.8));
+    const durableSteady = await load(durable.url, steadyRate);
+    const durablePacedSteady = await evenLoad(durable.url, steadyRate);
     durable.stop();
 
     const analytics = await openAnalyticsStore({ dataDir, log: silentLog });
@@ -193,7 +203,7 @@ const suite: BenchSuite = {
     const siteLoad = await measured(site.url, site.child.pid!, () => load(site.url, undefined, DURATION_S, SITE_TRAFFIC), SITE_TRAFFIC);
     await site.stop('SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });
-    const accepted = rounds.reduce((sum, r) => sum + r.plumb.warmUpAccepted + r.plumb.accepted, 0) + steady.accepted;
+    const accepted = rounds.reduce((sum, r) => sum + r.plumb.warmUpAccepted + r.plumb.accepted, 0) + steady.accepted + pacedSteady.accepted;
 
     return {
       'bare node:http req/s': Math.round(bareLoad.rps),
@@ -213,7 +223,8 @@ const suite: BenchSuite = {
       'machine idle at max (durable reference / plumb)': `${Math.round(durableLoad.idleShare * 100)}% / ${Math.round(full.idleShare * 100)}%`,
       'plumb p99 ms at 80% of max': steady.p99,
       'bare durable p99 ms at that same rate': durableSteady.p99,
-      'plumb non-202 responses': rounds.reduce((sum, r) => sum + r.plumb.other, 0) + steady.other,
+      'p99 ms at 80% of max, evenly paced (open loop): plumb / bare durable': `${pacedSteady.p99.toFixed(1)} / ${durablePacedSteady.p99.toFixed(1)} (p50 ${pacedSteady.p50.toFixed(1)} / ${durablePacedSteady.p50.toFixed(1)}; answered ${Math.round(pacedSteady.rps)} / ${Math.round(durablePacedSteady.rps)} req/s)`,
+      'plumb non-202 responses': rounds.reduce((sum, r) => sum + r.plumb.other, 0) + steady.other + pacedSteady.other,
       'events accepted (202)': accepted,
       'events stored': Number(stored),
       'stored events/s end to end (202 → stored)': Math.round(Number(stored) / (plumbLoadMs / 1000)),
