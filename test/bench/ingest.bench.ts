@@ -6,8 +6,9 @@
 // 80% of Plumb's maximum, with the durable reference at that same rate beside it: under
 // autocannon's rate limit (each connection sends its second's share at once, then waits), then
 // paced evenly (latency counted from when each request was due). Then how fast accepted events
-// reach the analytics store and the RSS while they do. Last, Plumb acknowledging on write (-ingest-sync write: the journal fsync'd every second instead of
-// before each 202), and Plumb under traffic shaped like a site's (many visitors, short visits, many pages).
+// reach the analytics store and the RSS while they do. Last, Plumb acknowledging on write
+// (-ingest-sync write: the journal fsync'd every second instead of before each 202), and Plumb
+// under traffic shaped like a site's (many visitors, short visits, many pages).
 // The load generator runs in this process on the same two cores, so its CPU a request and the
 // machine's idle share are printed beside the maximum rates: they tell whether a rate is bound by a
 // server's thread or by the cores.
@@ -223,7 +224,7 @@ const suite: BenchSuite = {
       'machine idle at max (durable reference / plumb)': `${Math.round(durableLoad.idleShare * 100)}% / ${Math.round(full.idleShare * 100)}%`,
       'plumb p99 ms at 80% of max': steady.p99,
       'bare durable p99 ms at that same rate': durableSteady.p99,
-      'p99 ms at 80% of max, evenly paced (open loop): plumb / bare durable': `${pacedSteady.p99.toFixed(1)} / ${durablePacedSteady.p99.toFixed(1)} (p50 ${pacedSteady.p50.toFixed(1)} / ${durablePacedSteady.p50.toFixed(1)}; answered ${Math.round(pacedSteady.rps)} / ${Math.round(durablePacedSteady.rps)} req/s)`,
+      'p99 ms at 80% of max, evenly paced (open loop): plumb / bare durable': `${pacedSteady.p99.toFixed(1)} / ${durablePacedSteady.p99.toFixed(1)} (p50 ${pacedSteady.p50.toFixed(1)} / ${durablePacedSteady.p50.toFixed(1)}; 202s a second ${Math.round(pacedSteady.rps)} / ${Math.round(durablePacedSteady.rps)})`,
       'plumb non-202 responses': rounds.reduce((sum, r) => sum + r.plumb.other, 0) + steady.other + pacedSteady.other,
       'events accepted (202)': accepted,
       'events stored': Number(stored),

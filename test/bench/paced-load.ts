@@ -29,7 +29,7 @@ export interface PacedResult {
   accepted: number;
   /** Answers other than 2xx, failed connections, and requests left unanswered at the end. */
   other: number;
-  /** Answered requests a second, over the run and its drain. */
+  /** 2xx answers a second, over the run and its drain. */
   rps: number;
   p50: number;
   p99: number;
@@ -100,7 +100,6 @@ export async function pacedLoad(url: string, options: PacedOptions): Promise<Pac
   const intervalMs = 1000 / options.rate;
   const total = Math.floor(options.rate * options.durationS);
   const latencies = new Float64Array(total);
-  let answered = 0;
   let accepted = 0;
   let other = 0;
   let issued = 0;
@@ -124,7 +123,7 @@ export async function pacedLoad(url: string, options: PacedOptions): Promise<Pac
     }
   };
   const settle = () => {
-    if (issued === total && answered + other >= total) finish();
+    if (issued === total && accepted + other >= total) finish();
   };
 
   const open = (): Promise<Connection> =>
@@ -148,10 +147,8 @@ export async function pacedLoad(url: string, options: PacedOptions): Promise<Pac
         const answer = completeAnswer(connection.pending);
         if (!answer || connection.dueAt === null) return;
         connection.pending = connection.pending.subarray(answer.length);
-        if (answer.status >= 200 && answer.status < 300) {
-          latencies[answered++] = performance.now() - connection.dueAt;
-          accepted++;
-        } else other++;
+        if (answer.status >= 200 && answer.status < 300) latencies[accepted++] = performance.now() - connection.dueAt;
+        else other++;
         connection.dueAt = null;
         free.push(connection);
         dispatch();
@@ -178,13 +175,13 @@ export async function pacedLoad(url: string, options: PacedOptions): Promise<Pac
   clearTimeout(deadline);
   clearInterval(ticker);
   const elapsedS = (performance.now() - started) / 1000;
-  const unanswered = total - answered - other;
-  const measured = Array.from(latencies.subarray(0, answered));
+  const unanswered = total - accepted - other;
+  const measured = Array.from(latencies.subarray(0, accepted));
   const result: PacedResult = {
     due: total,
     accepted,
     other: other + unanswered,
-    rps: answered / elapsedS,
+    rps: accepted / elapsedS,
     p50: measured.length > 0 ? percentile(measured, 50) : Number.NaN,
     p99: measured.length > 0 ? percentile(measured, 99) : Number.NaN,
     max: measured.length > 0 ? measured.reduce((longest, ms) => Math.max(longest, ms), 0) : Number.NaN,
