@@ -102,10 +102,9 @@ export async function pacedLoad(url: string, options: PacedOptions): Promise<Pac
   const latencies = new Float64Array(total);
   let accepted = 0;
   let other = 0;
-  let issued = 0;
-  /** Due times of requests waiting for a free connection, oldest first. */
-  const queue: number[] = [];
-  let queueHead = 0;
+  // Request i is due at started + i × intervalMs: those from `sent` up to `due` wait for a free connection.
+  let due = 0;
+  let sent = 0;
   const free: Connection[] = [];
   let started = 0;
   let finish: () => void = () => undefined;
@@ -116,14 +115,10 @@ export async function pacedLoad(url: string, options: PacedOptions): Promise<Pac
     connection.socket.write(request);
   };
   const dispatch = () => {
-    while (queueHead < queue.length && free.length > 0) send(free.pop()!, queue[queueHead++]);
-    if (queueHead > 4096 && queueHead * 2 > queue.length) {
-      queue.splice(0, queueHead);
-      queueHead = 0;
-    }
+    while (sent < due && free.length > 0) send(free.pop()!, started + sent++ * intervalMs);
   };
   const settle = () => {
-    if (issued === total && accepted + other >= total) finish();
+    if (due === total && accepted + other >= total) finish();
   };
 
   const open = (): Promise<Connection> =>
@@ -160,11 +155,9 @@ export async function pacedLoad(url: string, options: PacedOptions): Promise<Pac
   free.push(...connections);
   started = performance.now();
   const ticker = setInterval(() => {
-    const now = performance.now();
-    const dueByNow = Math.min(total, Math.floor((now - started) / intervalMs) + 1);
-    for (; issued < dueByNow; issued++) queue.push(started + issued * intervalMs);
+    due = Math.min(total, Math.floor((performance.now() - started) / intervalMs) + 1);
     dispatch();
-    if (issued === total) {
+    if (due === total) {
       clearInterval(ticker);
       settle();
     }
