@@ -4,6 +4,10 @@ import { helpText, loadConfig, parseArgs } from '../lib/config.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { flushCompileCache } from 'node:module';
 import { applyProcessSettings } from '../lib/process-settings.ts';
+import { keepTickObjectShapes } from '../lib/tick-objects.ts';
+
+// Before anything else: a full garbage collection must not drop the first tick objects' shapes (lib/tick-objects.ts).
+keepTickObjectShapes();
 
 const HARD_EXIT_MS = 10_000;
 

@@ -30,7 +30,28 @@ export interface HitInput {
   clientVisitKey?: string;
 }
 
-export type VisitColumns = Record<string, string | number>;
+/** The columns every row of a hit shares. */
+export interface VisitColumns {
+  ts: string;
+  site_id: string;
+  session_id: string;
+  visitor_id: string;
+  path: string;
+  hostname: string;
+  referrer: string;
+  referrer_source: string;
+  channel: string;
+  utm_source: string;
+  utm_medium: string;
+  utm_campaign: string;
+  utm_term: string;
+  utm_content: string;
+  country: string;
+  region: string;
+  browser: string;
+  os: string;
+  device: string;
+}
 
 export interface Visit {
   columns: VisitColumns;
@@ -63,8 +84,15 @@ export function isoTimestamp(ms: number): string {
   return `${secondPrefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
 }
 
+// The rows below name every property rather than spread another object into them. After a spread,
+// V8 defines each later property through a call site that turns generic as soon as it meets a
+// second shape, and a row's shapes are built anew after every full garbage collection that finds
+// no row alive: then each property costs a call into V8's runtime (~1.3k instructions), ~12k a
+// pageview. A literal with named properties starts from one shape V8 keeps with the literal.
+
 export async function visitColumns(deps: IdentityDeps, hit: HitInput): Promise<Visit> {
   const { page } = hit;
+  const { utm } = page;
   const salt = await deps.salts.forTime(hit.at);
   const visitorId = visitorHash(salt, hit.site.id, hit.ip, hit.userAgent);
   const touched = deps.visits.touch(hit.site.id, hit.clientVisitKey ? `client:${hit.clientVisitKey}` : visitorId, hit.at.getTime());
@@ -85,7 +113,11 @@ export async function visitColumns(deps: IdentityDeps, hit: HitInput): Promise<V
       referrer: referrer.referrer,
       referrer_source: referrer.source_name,
       channel: referrer.referrer_source,
-      ...page.utm,
+      utm_source: utm.utm_source,
+      utm_medium: utm.utm_medium,
+      utm_campaign: utm.utm_campaign,
+      utm_term: utm.utm_term,
+      utm_content: utm.utm_content,
       country: place.country,
       region: place.region,
       browser: agent.browser,
@@ -96,9 +128,29 @@ export async function visitColumns(deps: IdentityDeps, hit: HitInput): Promise<V
 }
 
 export function hitRow(visit: Visit, input: { width?: number; source: string }) {
+  const { columns, versions } = visit;
   return {
-    ...visit.columns,
-    ...visit.versions,
+    ts: columns.ts,
+    site_id: columns.site_id,
+    session_id: columns.session_id,
+    visitor_id: columns.visitor_id,
+    path: columns.path,
+    hostname: columns.hostname,
+    referrer: columns.referrer,
+    referrer_source: columns.referrer_source,
+    channel: columns.channel,
+    utm_source: columns.utm_source,
+    utm_medium: columns.utm_medium,
+    utm_campaign: columns.utm_campaign,
+    utm_term: columns.utm_term,
+    utm_content: columns.utm_content,
+    country: columns.country,
+    region: columns.region,
+    browser: columns.browser,
+    os: columns.os,
+    device: columns.device,
+    browser_version: versions.browser_version,
+    os_version: versions.os_version,
     hit_id: randomUUID(),
     screen_width: input.width ?? 0,
     engagement_ms: 0,
@@ -110,5 +162,31 @@ export function hitRow(visit: Visit, input: { width?: number; source: string }) 
 export function eventRow(visit: Visit, input: { name: string; props?: Record<string, string | number | boolean>; source: string }) {
   const props: Record<string, string> = {};
   for (const [key, value] of Object.entries(input.props ?? {})) props[key] = String(value);
-  return { ...visit.columns, event_id: randomUUID(), name: input.name, props, revenue: null, source: input.source };
+  const { columns } = visit;
+  return {
+    ts: columns.ts,
+    site_id: columns.site_id,
+    session_id: columns.session_id,
+    visitor_id: columns.visitor_id,
+    path: columns.path,
+    hostname: columns.hostname,
+    referrer: columns.referrer,
+    referrer_source: columns.referrer_source,
+    channel: columns.channel,
+    utm_source: columns.utm_source,
+    utm_medium: columns.utm_medium,
+    utm_campaign: columns.utm_campaign,
+    utm_term: columns.utm_term,
+    utm_content: columns.utm_content,
+    country: columns.country,
+    region: columns.region,
+    browser: columns.browser,
+    os: columns.os,
+    device: columns.device,
+    event_id: randomUUID(),
+    name: input.name,
+    props,
+    revenue: null,
+    source: input.source,
+  };
 }

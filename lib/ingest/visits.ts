@@ -7,7 +7,6 @@
 // state but write nothing until then. Its day (`start`) and entry and acquisition columns are
 // those of that first pageview and never change afterwards; an out-of-order pageview from
 // server-side replay only moves `first_ts` (so the duration stays last − first pageview).
-import type { VisitColumns } from './context.ts';
 
 /**
  * Distinct pages (and hostnames) a visit lists. Every pageview rewrites the visit's row, so an
@@ -20,7 +19,8 @@ export const MAX_VISIT_PAGES = 50;
 /** What a visit row needs from the hit that created or extended it. */
 export interface PageviewFacts {
   ts: string;
-  columns: VisitColumns;
+  /** The hit's row, as journaled. */
+  columns: Record<string, string | number>;
 }
 
 export interface VisitState {
