@@ -4,8 +4,8 @@
 // with four calls into V8's runtime (~5k instructions a tick; a tracker request takes six ticks).
 // The shapes change when the last tick object has died and a full garbage collection drops them,
 // as happens between two bursts of requests. One tick object kept from the process's first
-// moments keeps them, so the call site never meets another (docs/benchmarks.md, "Ingest
-// instructions").
+// moments keeps them, so the call site never meets another (docs/benchmarks.md, "Tick objects
+// and rows on V8's fast path").
 import { createHook } from 'node:async_hooks';
 
 let keptTickObject: object | undefined;
