@@ -7,7 +7,8 @@
 // per request: an idle window of the same length follows the counted requests, and its count is
 // subtracted. Needs valgrind (Debian's package `valgrind`).
 // `--callgrind-dir <dir>` keeps the profiles there, with V8's map of compiled functions
-// (/tmp/perf-<pid>.map), for `callgrind_annotate`.
+// (/tmp/perf-<pid>.map), for `callgrind_annotate`. `--traffic site` sends traffic shaped like a
+// site's (traffic.ts) instead of one visitor's pageview (`--traffic visitor`, the default).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,7 @@ import { gcFlags, heapFlags, SEMI_SPACE_MB, startEnvironment } from '../../lib/p
 import { freePort, NODE_BIN, ROOT, startInstance, waitFor } from '../support/instance.ts';
 import { percentile } from './measure.ts';
 import type { BenchSuite } from './run.ts';
-import { dataDirWithTrackedSite, LOADED_NODE_ENV, TRACKER_BODY, TRACKER_HEADERS } from './traffic.ts';
+import { dataDirWithTrackedSite, LOADED_NODE_ENV, SITE_TRAFFIC_ENV, siteTraffic, TRACKER_BODY, TRACKER_HEADERS } from './traffic.ts';
 
 /** Enough for V8 to optimise the request path and for the journal and the writer to reach their steady batches. */
 const WARMUP_REQUESTS = 20_000;
@@ -75,7 +76,7 @@ function dumpedInstructions(dir: string, prefix: string, dump: number): Map<stri
  * counts ROUNDS rounds of COUNTED_REQUESTS /ingest requests and the writer's drain, and an idle
  * window as long as a round, whose count (scaled to each round's length) each round subtracts.
  */
-async function counted(label: string, dir: string, port: number, args: string[], env: Record<string, string>, ready: () => Promise<boolean>, keep: boolean): Promise<Counted> {
+async function counted(label: string, dir: string, port: number, args: string[], env: Record<string, string>, ready: () => Promise<boolean>, keep: boolean, site: boolean): Promise<Counted> {
   const valgrind: ChildProcess = spawn(
     'valgrind',
     ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, `${label}.%p`)}`, NODE_BIN, ...YOUNG_GENERATION_FLAGS, ...(keep ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(dir, `${label}-v8.log`)}`] : []), ...args],
@@ -93,8 +94,9 @@ async function counted(label: string, dir: string, port: number, args: string[],
       300_000,
       () => `${label} did not become ready under valgrind:\n${output}`,
     );
+    const requests = site ? siteTraffic() : undefined;
     const send = async (amount: number) => {
-      const result = await autocannon({ url: `http://127.0.0.1:${port}/ingest`, method: 'POST', headers: TRACKER_HEADERS, body: TRACKER_BODY, connections: CONNECTIONS, amount, timeout: 60 });
+      const result = await autocannon({ url: `http://127.0.0.1:${port}/ingest`, method: 'POST', headers: TRACKER_HEADERS, body: TRACKER_BODY, requests, connections: CONNECTIONS, amount, timeout: 60 });
       if (result['2xx'] !== amount) throw new Error(`${label}: ${result['2xx']} of ${amount} requests accepted`);
     };
     await send(WARMUP_REQUESTS);
@@ -141,6 +143,10 @@ const suite: BenchSuite = {
   async run(args) {
     const keptAt = args.indexOf('--callgrind-dir');
     const keep = keptAt >= 0;
+    const trafficAt = args.indexOf('--traffic');
+    const traffic = trafficAt >= 0 ? args[trafficAt + 1] : 'visitor';
+    if (traffic !== 'visitor' && traffic !== 'site') throw new Error(`--traffic is visitor (one visitor's pageview, the default) or site, not ${traffic}`);
+    const site = traffic === 'site';
     const dir = keep ? args[keptAt + 1] : mkdtempSync(join(tmpdir(), 'plumb-callgrind-'));
     mkdirSync(dir, { recursive: true });
     const { dataDir } = await dataDirWithTrackedSite('plumb-bench-instructions-');
@@ -158,6 +164,7 @@ const suite: BenchSuite = {
         {},
         () => fetch(`http://127.0.0.1:${durablePort}/`, { method: 'POST', body: '{}' }).then((res) => res.ok, () => false),
         keep,
+        site,
       );
 
       // `plumb serve` re-executes itself with these; given up front, it runs as it would.
@@ -168,13 +175,15 @@ const suite: BenchSuite = {
         dir,
         plumbPort,
         [...(heapFlags(heapMb, [], undefined) ?? []), ...gcFlags([], undefined), join(ROOT, 'bin/plumb.ts'), 'serve', '-port', String(plumbPort), '-host', '127.0.0.1'],
-        { ...startEnvironment({}), ...env, PLUMB_DATA_DIR: dataDir },
+        { ...startEnvironment({}), ...env, ...(site ? SITE_TRAFFIC_ENV : {}), PLUMB_DATA_DIR: dataDir },
         () => fetch(`http://127.0.0.1:${plumbPort}/readyz`).then((res) => res.status === 200, () => false),
         keep,
+        site,
       );
 
       const roundsOf = (counted: Counted) => counted.rounds.map((round) => `${thousands(round.mainThread)} / ${thousands(round.process)}`).join(', ');
       return {
+        traffic: site ? 'shaped like a site\'s: a new visitor every three pageviews, 200 pages' : 'one visitor\'s pageview, again and again',
         'durable reference: rounds, main / all': roundsOf(durable),
         'Plumb: rounds, main / all': roundsOf(plumb),
         'durable reference: a request, main / all': `${thousands(durable.mainThread)} / ${thousands(durable.process)} instructions`,

@@ -22,7 +22,7 @@ import { NODE_BIN, ROOT, startInstance } from '../support/instance.ts';
 import { rssMiB } from './measure.ts';
 import { type PacedResult, pacedLoad } from './paced-load.ts';
 import type { BenchSuite } from './run.ts';
-import { dataDirWithTrackedSite, LOADED_NODE_ENV, TRACKER_BODY, TRACKER_HEADERS, VISITOR_REFERRERS, VISITOR_USER_AGENTS } from './traffic.ts';
+import { dataDirWithTrackedSite, LOADED_NODE_ENV, SITE_TRAFFIC_ENV, siteTraffic, TRACKER_BODY, TRACKER_HEADERS } from './traffic.ts';
 
 const DURATION_S = 10;
 /** Rounds of the durable reference's maximum then Plumb's, alternating. */
@@ -37,32 +37,6 @@ interface Load {
   other: number;
 }
 
-/**
- * Traffic shaped like a site's: visits of three pageviews (a visitor's address in X-Forwarded-For,
- * read with one trusted proxy hop; one of six browsers, one of six referrers), on 200 pages, each
- * visitor new, so the caches of visitor ids, places and pages miss as they do on a site. Every
- * request is made as it is sent, from a count shared by all connections (each connection would
- * otherwise walk the same list in step, and every visitor would arrive fifty times at once).
- */
-const PAGES_PER_VISIT = 3;
-/** Public unicast first octets, so every address is looked up in the geography database. */
-const FIRST_OCTETS = [23, 31, 45, 62, 77, 81, 89, 94, 103, 151, 176, 185, 188, 193, 212, 217];
-let siteTrafficSent = 0;
-
-const SITE_TRAFFIC: autocannon.Request[] = [
-  {
-    method: 'POST',
-    path: '/ingest',
-    setupRequest(request) {
-      const n = siteTrafficSent++;
-      const visitor = Math.floor(n / PAGES_PER_VISIT);
-      const address = `${FIRST_OCTETS[visitor % FIRST_OCTETS.length]}.${(visitor >> 4) & 255}.${(visitor >> 12) & 255}.${(visitor % 250) + 1}`;
-      const page = (visitor * 7 + (n % PAGES_PER_VISIT) * 13) % 200;
-      const headers = { ...TRACKER_HEADERS, 'user-agent': VISITOR_USER_AGENTS[visitor % VISITOR_USER_AGENTS.length], 'x-forwarded-for': address };
-      return { ...request, headers, body: JSON.stringify({ url: `https://bench.example/page-${page}`, referrer: VISITOR_REFERRERS[visitor % VISITOR_REFERRERS.length], width: 1440 }) };
-    },
-  },
-];
 
 async function load(url: string, overallRate?: number, duration = DURATION_S, requests?: autocannon.Request[]): Promise<Load> {
   const result = await autocannon({ url: `${url}/ingest`, method: 'POST', headers: TRACKER_HEADERS, body: TRACKER_BODY, connections: CONNECTIONS, duration, overallRate, requests });
@@ -200,8 +174,9 @@ const suite: BenchSuite = {
     const writeLoad = await measured(onWrite.url, onWrite.child.pid!, () => load(onWrite.url));
     await onWrite.stop('SIGTERM');
 
-    const site = await startInstance({ dataDir, env: { ...LOADED_NODE_ENV, PLUMB_TRUSTED_PROXY_HOPS: '1' } });
-    const siteLoad = await measured(site.url, site.child.pid!, () => load(site.url, undefined, DURATION_S, SITE_TRAFFIC), SITE_TRAFFIC);
+    const site = await startInstance({ dataDir, env: { ...LOADED_NODE_ENV, ...SITE_TRAFFIC_ENV } });
+    const siteRequests = siteTraffic();
+    const siteLoad = await measured(site.url, site.child.pid!, () => load(site.url, undefined, DURATION_S, siteRequests), siteRequests);
     await site.stop('SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });
     const accepted = rounds.reduce((sum, r) => sum + r.plumb.warmUpAccepted + r.plumb.accepted, 0) + steady.accepted + pacedSteady.accepted;

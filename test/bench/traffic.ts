@@ -1,6 +1,7 @@
 // What the ingest benchmarks send as visitors: the browsers and referrers of their many-visitor
-// workloads (in the pipeline alone, and over HTTP), so both measure the same mix; and the data dir
-// and settings of the HTTP ones.
+// workloads (in the pipeline alone, and over HTTP), so both measure the same mix; the traffic of
+// the HTTP ones; and their data dir and settings.
+import type autocannon from 'autocannon';
 import { silentLog } from '../../lib/log.ts';
 import { createSite, createTeam } from '../../lib/sites/sites.ts';
 import { openMetadataStore } from '../../lib/stores/metadata/index.ts';
@@ -26,6 +27,39 @@ export const TRACKER_HEADERS = {
   origin: 'https://bench.example',
   'user-agent': VISITOR_USER_AGENTS[0],
 };
+
+const PAGES_PER_VISIT = 3;
+/** Public unicast first octets, so every address is looked up in the geography database. */
+const FIRST_OCTETS = [23, 31, 45, 62, 77, 81, 89, 94, 103, 151, 176, 185, 188, 193, 212, 217];
+
+/**
+ * Traffic shaped like a site's: visits of three pageviews (a visitor's address in X-Forwarded-For,
+ * read with one trusted proxy hop: SITE_TRAFFIC_ENV; one of six browsers, one of six referrers), on
+ * 200 pages, each visitor new, so the caches of visitor ids, places and pages miss as they do on a
+ * site. Every request is made as it is sent, from a count shared by all connections of one list
+ * (each connection would otherwise walk the same list in step, and every visitor would arrive
+ * fifty times at once); a warm-up and the load after it given the same list go on with new visitors.
+ */
+export function siteTraffic(): autocannon.Request[] {
+  let sent = 0;
+  return [
+    {
+      method: 'POST',
+      path: '/ingest',
+      setupRequest(request) {
+        const n = sent++;
+        const visitor = Math.floor(n / PAGES_PER_VISIT);
+        const address = `${FIRST_OCTETS[visitor % FIRST_OCTETS.length]}.${(visitor >> 4) & 255}.${(visitor >> 12) & 255}.${(visitor % 250) + 1}`;
+        const page = (visitor * 7 + (n % PAGES_PER_VISIT) * 13) % 200;
+        const headers = { ...TRACKER_HEADERS, 'user-agent': VISITOR_USER_AGENTS[visitor % VISITOR_USER_AGENTS.length], 'x-forwarded-for': address };
+        return { ...request, headers, body: JSON.stringify({ url: `https://bench.example/page-${page}`, referrer: VISITOR_REFERRERS[visitor % VISITOR_REFERRERS.length], width: 1440 }) };
+      },
+    },
+  ];
+}
+
+/** What a node needs to read site traffic's visitors from X-Forwarded-For. */
+export const SITE_TRAFFIC_ENV = { PLUMB_TRUSTED_PROXY_HOPS: '1' };
 
 /** A node under load: no rate limit on ingest, and only warnings logged. */
 export const LOADED_NODE_ENV = { PLUMB_INGEST_RATE_PER_SECOND: '1000000', PLUMB_INGEST_BURST: '1000000', PLUMB_LOG_LEVEL: 'warn' };
