@@ -2,6 +2,7 @@
 // only as far as the operator says proxies are trusted: every entry left of our own proxies was
 // written by the client and can be anything.
 import { isIP } from 'node:net';
+import { ipv4Value } from './ipv4.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -14,6 +15,8 @@ const V4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/;
 /** A bare IP in canonical text (zone id, ::ffff: prefix, brackets and port removed), or null. */
 function normalise(raw: string): string | null {
   let ip = raw.trim();
+  // What nearly every request carries, and nothing below would change.
+  if (ipv4Value(ip) !== -1) return ip;
   const bracketed = BRACKETED_V6.exec(ip);
   if (bracketed) ip = bracketed[1];
   else {

@@ -4,7 +4,9 @@
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { open, type Reader, type Response } from 'maxmind';
+import { BoundedCache } from './cache.ts';
 import { BUNDLED_GEO_DATABASE } from './geo-licence.ts';
+import { ipv4Value } from './ipv4.ts';
 
 export interface GeoPlace {
   /** ISO 3166-1 alpha-2, upper-case, or '' when unknown. */
@@ -39,49 +41,44 @@ const NOWHERE: GeoPlace = Object.freeze({ country: '', region: '' });
 const ISO_COUNTRY = /^[A-Za-z]{2}$/;
 const MAPPED_V4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 const REGION_MAX = 128;
-
-/** IPv4 as an unsigned 32-bit number; `ip` has passed isIP already. */
-function ipv4Number(ip: string): number {
-  let value = 0;
-  let octet = 0;
-  for (let i = 0; i < ip.length; i++) {
-    const c = ip.charCodeAt(i);
-    if (c === 46) {
-      value = value * 256 + octet;
-      octet = 0;
-    } else octet = octet * 10 + (c - 48);
-  }
-  return value * 256 + octet;
-}
+/**
+ * Places remembered by address: a visitor's every pageview after the first is looked up again,
+ * and a hit costs a tenth of a lookup in the database's tree. Held in memory only, like the
+ * visitor ids made from the same addresses.
+ */
+export const GEO_CACHE_SIZE = 10_000;
+/** Longer text is no address (IPv6 in full with an IPv4 tail and a zone id stays under this). */
+const ADDRESS_MAX = 64;
 
 /**
  * IPv4 ranges with no place on the map (RFC 6890 special-purpose registry): this network,
  * private, shared CGNAT, loopback, link-local, protocol assignments, documentation, 6to4 relay,
  * benchmarking, multicast, reserved and broadcast. [first address, prefix length].
  */
-const IPV4_SPECIAL: readonly [number, number][] = (
-  [
-    ['0.0.0.0', 8],
-    ['10.0.0.0', 8],
-    ['100.64.0.0', 10],
-    ['127.0.0.0', 8],
-    ['169.254.0.0', 16],
-    ['172.16.0.0', 12],
-    ['192.0.0.0', 24],
-    ['192.0.2.0', 24],
-    ['192.88.99.0', 24],
-    ['192.168.0.0', 16],
-    ['198.18.0.0', 15],
-    ['198.51.100.0', 24],
-    ['203.0.113.0', 24],
-    ['224.0.0.0', 3],
-  ] as const
-).map(([address, bits]) => [ipv4Number(address), bits]);
+const IPV4_SPECIAL: readonly (readonly [string, number])[] = [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 3],
+];
+/** Each range as the bits its addresses share, shifted down, and the shift: compared with integer operations only. */
+const SPECIAL_SHIFTS = Int32Array.from(IPV4_SPECIAL, ([, bits]) => 32 - bits);
+const SPECIAL_PREFIXES = Uint32Array.from(IPV4_SPECIAL, ([address], i) => ipv4Value(address) >>> SPECIAL_SHIFTS[i]);
 
-function isPublicV4(ip: string): boolean {
-  const value = ipv4Number(ip);
-  for (const [first, bits] of IPV4_SPECIAL) {
-    if (Math.floor(value / 2 ** (32 - bits)) === Math.floor(first / 2 ** (32 - bits))) return false;
+/** `value`: an address from ipv4Value. */
+function isPublicV4(value: number): boolean {
+  for (let i = 0; i < SPECIAL_SHIFTS.length; i++) {
+    if (value >>> SPECIAL_SHIFTS[i] === SPECIAL_PREFIXES[i]) return false;
   }
   return true;
 }
@@ -117,12 +114,14 @@ function isPublicV6(ip: string): boolean {
  */
 function routableAddress(raw: string): string | null {
   let ip = raw.trim();
+  const dotted = ipv4Value(ip);
+  if (dotted !== -1) return isPublicV4(dotted) ? ip : null;
   const zone = ip.indexOf('%');
   if (zone !== -1) ip = ip.slice(0, zone);
   const mapped = MAPPED_V4.exec(ip);
   if (mapped) ip = mapped[1];
   const version = isIP(ip);
-  if (version === 4) return isPublicV4(ip) ? ip : null;
+  if (version === 4) return isPublicV4(ipv4Value(ip)) ? ip : null;
   if (version === 6) return isPublicV6(ip.toLowerCase()) ? ip : null;
   return null;
 }
@@ -133,7 +132,8 @@ function placeOf(record: GeoRecord): GeoPlace {
   const subdivision = record.subdivisions?.[0];
   const region = subdivision?.names?.en ?? subdivision?.iso_code ?? record.state1 ?? '';
   if (country === '' && region === '') return NOWHERE;
-  return { country, region: typeof region === 'string' ? region.slice(0, REGION_MAX) : '' };
+  // Frozen: every later lookup of the address answers this same object.
+  return Object.freeze({ country, region: typeof region === 'string' ? region.slice(0, REGION_MAX) : '' });
 }
 
 /**
@@ -143,19 +143,23 @@ function placeOf(record: GeoRecord): GeoPlace {
  */
 export async function openGeoDatabase(path: string = bundledGeoDatabasePath()): Promise<GeoLookup> {
   let reader: Reader<Response> | null = await open(path, { cache: { max: 5000 } });
+  const places = new BoundedCache<GeoPlace>(GEO_CACHE_SIZE, ADDRESS_MAX);
+  const find = (ip: string): GeoPlace => {
+    const address = routableAddress(ip);
+    if (address === null || reader === null) return NOWHERE;
+    let record: GeoRecord | null;
+    try {
+      // The reader's types cover MaxMind's own layouts only; GeoRecord reads the fields we use.
+      record = reader.get(address) as GeoRecord | null;
+    } catch {
+      return NOWHERE;
+    }
+    return record ? placeOf(record) : NOWHERE;
+  };
   return {
     lookup(ip: string): GeoPlace {
       if (reader === null || typeof ip !== 'string') return NOWHERE;
-      const address = routableAddress(ip);
-      if (address === null) return NOWHERE;
-      let record: GeoRecord | null;
-      try {
-        // The reader's types cover MaxMind's own layouts only; GeoRecord reads the fields we use.
-        record = reader.get(address) as GeoRecord | null;
-      } catch {
-        return NOWHERE;
-      }
-      return record ? placeOf(record) : NOWHERE;
+      return places.getOrMake(ip, find);
     },
     close(): void {
       // Drops the in-memory file so it can be collected; later lookups answer "unknown".
