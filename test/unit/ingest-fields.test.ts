@@ -1,7 +1,7 @@
 // The format checks of ingest fields at their edges: real calendar dates (leap years, month ends,
 // offsets) and the accepted time window of a timestamp, and what counts as an absolute http(s) URL.
 import { describe, expect, it } from '@jest/globals';
-import { isHttpUrl, timestampProblem } from '../../lib/ingest/fields.ts';
+import { isHttpUrl, isReferrerUrl, timestampProblem } from '../../lib/ingest/fields.ts';
 
 const NOW = Date.parse('2026-11-21T10:00:00Z');
 
@@ -68,4 +68,20 @@ describe('isHttpUrl', () => {
   ])('refuses %j', (value) => {
     expect(isHttpUrl(value)).toBe(false);
   });
+});
+
+describe('isReferrerUrl', () => {
+  it.each(['', 'https://www.google.com/', 'android-app://com.google.android.gm/', 'http://example.com:8080/a?b=c#d', 'HTTPS://Example.COM/'])('accepts %j', (value) => {
+    // Twice: the second answer is the remembered one.
+    expect(isReferrerUrl(value)).toBe(true);
+    expect(isReferrerUrl(value)).toBe(true);
+  });
+
+  it.each(['google.com', '/path', '//example.com/', ' https://example.com/', 'https://exa\tmple.com/', 'https://example.com/\n', 'https://exa mple.com/', '1http://example.com/'])(
+    'refuses %j',
+    (value) => {
+      expect(isReferrerUrl(value)).toBe(false);
+      expect(isReferrerUrl(value)).toBe(false);
+    },
+  );
 });
