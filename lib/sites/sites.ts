@@ -80,14 +80,17 @@ export function createSiteDirectory(db: () => MetadataQueryable, options: { ttlM
   const ttl = options.ttlMs ?? 30_000;
   const missTtl = options.missTtlMs ?? 5_000;
   const maxEntries = options.maxEntries ?? 10_000;
-  const cache = new Map<string, Cached>();
+  // One map for each key, so a lookup hashes the hostname or id as it came (every tracker request
+  // asks by hostname) rather than a prefixed copy made for the lookup.
+  const byHostname = new Map<string, Cached>();
+  const byId = new Map<string, Cached>();
 
-  const remember = (key: string, site: Site | null) => {
+  const remember = (cache: Map<string, Cached>, key: string, site: Site | null) => {
     if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
     cache.set(key, { site, expires: Date.now() + (site ? ttl : missTtl) });
     return site;
   };
-  const cached = (key: string) => {
+  const cached = (cache: Map<string, Cached>, key: string) => {
     const hit = cache.get(key);
     if (hit && hit.expires > Date.now()) return hit;
     if (hit) cache.delete(key);
@@ -96,8 +99,7 @@ export function createSiteDirectory(db: () => MetadataQueryable, options: { ttlM
 
   return {
     async byHostname(hostname) {
-      const key = `h:${hostname}`;
-      const hit = cached(key);
+      const hit = cached(byHostname, hostname);
       if (hit) return hit.site;
       const { rows } = await db().query<SiteRow>(
         `SELECT s.id, s.team_id, s.domain, s.timezone FROM sites s
@@ -106,15 +108,17 @@ export function createSiteDirectory(db: () => MetadataQueryable, options: { ttlM
           LIMIT 1`,
         [hostname],
       );
-      return remember(key, rows[0] ? toSite(rows[0]) : null);
+      return remember(byHostname, hostname, rows[0] ? toSite(rows[0]) : null);
     },
     async byId(id) {
-      const key = `i:${id}`;
-      const hit = cached(key);
+      const hit = cached(byId, id);
       if (hit) return hit.site;
       const { rows } = await db().query<SiteRow>('SELECT id, team_id, domain, timezone FROM sites WHERE id = $1 AND deleted_at IS NULL', [id]);
-      return remember(key, rows[0] ? toSite(rows[0]) : null);
+      return remember(byId, id, rows[0] ? toSite(rows[0]) : null);
     },
-    invalidate: () => cache.clear(),
+    invalidate: () => {
+      byHostname.clear();
+      byId.clear();
+    },
   };
 }
