@@ -117,7 +117,8 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
         const queryAt = url.indexOf('?');
         const path = queryAt === -1 ? url : url.slice(0, queryAt);
         const hot = req.method === 'POST' ? this.hotRoutes.get(path) : undefined;
-        res.once('finish', () => {
+        // 'finish' comes once; `on` spares the wrapper and the removal `once` costs every request.
+        res.on('finish', () => {
           // V8 keeps the shapes it built for Node's request and answer objects only while some object
           // has them. A node idle through a full garbage collection would build them anew at its next
           // request, and in about one process in four that rebuild left both constructors on V8's
