@@ -4,7 +4,6 @@
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { open, type Reader, type Response } from 'maxmind';
-import { BoundedCache } from './cache.ts';
 import { BUNDLED_GEO_DATABASE } from './geo-licence.ts';
 import { ipv4Value } from './ipv4.ts';
 
@@ -41,14 +40,6 @@ const NOWHERE: GeoPlace = Object.freeze({ country: '', region: '' });
 const ISO_COUNTRY = /^[A-Za-z]{2}$/;
 const MAPPED_V4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 const REGION_MAX = 128;
-/**
- * Places remembered by address: a visitor's every pageview after the first is looked up again,
- * and a hit costs a tenth of a lookup in the database's tree. Held in memory only, like the
- * visitor ids made from the same addresses.
- */
-export const GEO_CACHE_SIZE = 10_000;
-/** Longer text is no address (IPv6 in full with an IPv4 tail and a zone id stays under this). */
-const ADDRESS_MAX = 64;
 
 /**
  * IPv4 ranges with no place on the map (RFC 6890 special-purpose registry): this network,
@@ -132,8 +123,7 @@ function placeOf(record: GeoRecord): GeoPlace {
   const subdivision = record.subdivisions?.[0];
   const region = subdivision?.names?.en ?? subdivision?.iso_code ?? record.state1 ?? '';
   if (country === '' && region === '') return NOWHERE;
-  // Frozen: every later lookup of the address answers this same object.
-  return Object.freeze({ country, region: typeof region === 'string' ? region.slice(0, REGION_MAX) : '' });
+  return { country, region: typeof region === 'string' ? region.slice(0, REGION_MAX) : '' };
 }
 
 /**
@@ -143,23 +133,19 @@ function placeOf(record: GeoRecord): GeoPlace {
  */
 export async function openGeoDatabase(path: string = bundledGeoDatabasePath()): Promise<GeoLookup> {
   let reader: Reader<Response> | null = await open(path, { cache: { max: 5000 } });
-  const places = new BoundedCache<GeoPlace>(GEO_CACHE_SIZE, ADDRESS_MAX);
-  const find = (ip: string): GeoPlace => {
-    const address = routableAddress(ip);
-    if (address === null || reader === null) return NOWHERE;
-    let record: GeoRecord | null;
-    try {
-      // The reader's types cover MaxMind's own layouts only; GeoRecord reads the fields we use.
-      record = reader.get(address) as GeoRecord | null;
-    } catch {
-      return NOWHERE;
-    }
-    return record ? placeOf(record) : NOWHERE;
-  };
   return {
     lookup(ip: string): GeoPlace {
       if (reader === null || typeof ip !== 'string') return NOWHERE;
-      return places.getOrMake(ip, find);
+      const address = routableAddress(ip);
+      if (address === null) return NOWHERE;
+      let record: GeoRecord | null;
+      try {
+        // The reader's types cover MaxMind's own layouts only; GeoRecord reads the fields we use.
+        record = reader.get(address) as GeoRecord | null;
+      } catch {
+        return NOWHERE;
+      }
+      return record ? placeOf(record) : NOWHERE;
     },
     close(): void {
       // Drops the in-memory file so it can be collected; later lookups answer "unknown".
