@@ -3,7 +3,7 @@
  * A Map kept in insertion order, evicting the oldest entry past `max`. A hit re-inserts its key
  * once it has fallen into the older half, so hot keys (the few UAs most visitors share) stay,
  * without moving the key on every hit (a delete and an insert, on every ingest request).
- * Shared by the ingest caches (user agents, bots, AI agents, visitor ids, Origin hostnames).
+ * Shared by the ingest caches (user agents, bots, AI agents, visitor ids, Origin hostnames, page and referrer URLs).
  */
 export class BoundedCache<V> {
   readonly max: number;
