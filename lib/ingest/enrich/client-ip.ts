@@ -2,11 +2,10 @@
 // only as far as the operator says proxies are trusted: every entry left of our own proxies was
 // written by the client and can be anything.
 import { isIP } from 'node:net';
-import { ipv4Value } from './ipv4.ts';
+import { ipv4Value, MAPPED_V4 } from './ipv4.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
 
-const MAPPED_V4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 /** "[2001:db8::1]:443", as some proxies write IPv6 with a port. */
 const BRACKETED_V6 = /^\[([^\]]+)\](?::\d+)?$/;
 /** "203.0.113.7:51234", as some load balancers (Azure among them) append the client port. */
@@ -27,9 +26,8 @@ function normalise(raw: string): string | null {
   if (zone !== -1) ip = ip.slice(0, zone);
   const mapped = MAPPED_V4.exec(ip);
   if (mapped) ip = mapped[1];
-  const version = isIP(ip);
-  if (version === 0) return null;
-  return version === 6 ? ip.toLowerCase() : ip;
+  if (ipv4Value(ip) !== -1) return ip;
+  return isIP(ip) === 6 ? ip.toLowerCase() : null;
 }
 
 /**

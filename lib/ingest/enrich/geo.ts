@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { open, type Reader, type Response } from 'maxmind';
 import { BUNDLED_GEO_DATABASE } from './geo-licence.ts';
-import { ipv4Value } from './ipv4.ts';
+import { ipv4Value, MAPPED_V4 } from './ipv4.ts';
 
 export interface GeoPlace {
   /** ISO 3166-1 alpha-2, upper-case, or '' when unknown. */
@@ -38,7 +38,6 @@ export function bundledGeoDatabasePath(): string {
 
 const NOWHERE: GeoPlace = Object.freeze({ country: '', region: '' });
 const ISO_COUNTRY = /^[A-Za-z]{2}$/;
-const MAPPED_V4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 const REGION_MAX = 128;
 
 /**
@@ -105,16 +104,17 @@ function isPublicV6(ip: string): boolean {
  */
 function routableAddress(raw: string): string | null {
   let ip = raw.trim();
-  const dotted = ipv4Value(ip);
-  if (dotted !== -1) return isPublicV4(dotted) ? ip : null;
-  const zone = ip.indexOf('%');
-  if (zone !== -1) ip = ip.slice(0, zone);
-  const mapped = MAPPED_V4.exec(ip);
-  if (mapped) ip = mapped[1];
-  const version = isIP(ip);
-  if (version === 4) return isPublicV4(ipv4Value(ip)) ? ip : null;
-  if (version === 6) return isPublicV6(ip.toLowerCase()) ? ip : null;
-  return null;
+  // A dotted quad has no zone id and no ::ffff: prefix to take off: nearly every address is one.
+  let v4 = ipv4Value(ip);
+  if (v4 === -1) {
+    const zone = ip.indexOf('%');
+    if (zone !== -1) ip = ip.slice(0, zone);
+    const mapped = MAPPED_V4.exec(ip);
+    if (mapped) ip = mapped[1];
+    v4 = ipv4Value(ip);
+  }
+  if (v4 !== -1) return isPublicV4(v4) ? ip : null;
+  return isIP(ip) === 6 && isPublicV6(ip.toLowerCase()) ? ip : null;
 }
 
 function placeOf(record: GeoRecord): GeoPlace {

@@ -3,6 +3,9 @@
 // it with several regular expressions (~4k instructions a request together) where one pass over
 // its at most 15 characters answers.
 
+/** An IPv4-mapped IPv6 address as text ("::ffff:203.0.113.7"), its IPv4 part captured. */
+export const MAPPED_V4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
+
 /**
  * The address as an unsigned 32-bit number when `text` is exactly a dotted quad as `net.isIPv4`
  * accepts it (four decimal octets of 0–255, no leading zeros, nothing around them), else -1.
