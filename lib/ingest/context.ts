@@ -96,7 +96,8 @@ export async function visitColumns(deps: IdentityDeps, hit: HitInput): Promise<V
   const { utm } = page;
   const salt = await deps.salts.forTime(hit.at);
   const visitorId = visitorHash(salt, hit.site.id, hit.ip, hit.userAgent);
-  const touched = deps.visits.touch(hit.site.id, hit.clientVisitKey ? `client:${hit.clientVisitKey}` : visitorId, hit.at.getTime());
+  // A visitor id is a hash over the site already; a client's own visit key is only unique within its site.
+  const touched = deps.visits.touch(hit.clientVisitKey ? `${hit.site.id}\0${hit.clientVisitKey}` : visitorId, hit.at.getTime());
   const agent = parseUserAgent(hit.userAgent, hit.width);
   const referrer = classifyReferrer(hit.referrer, page.hostname, page.utm.utm_source, page.utm.utm_medium);
   const place = deps.geo.lookup(hit.ip);

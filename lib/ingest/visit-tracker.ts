@@ -23,7 +23,12 @@ export interface VisitHandle {
 }
 
 export interface VisitTracker {
-  touch(siteId: string, visitorKey: string, atMs: number): VisitTouch;
+  /**
+   * The visit a hit at `atMs` belongs to. `visitorKey` names one visitor of one site: a hashed
+   * visitor id (its hash covers the site) or a key the caller made unique per site. The tracker
+   * looks it up as given: a key built for each lookup would be hashed anew at every hit.
+   */
+  touch(visitorKey: string, atMs: number): VisitTouch;
   size(): number;
 }
 
@@ -98,11 +103,10 @@ export function createVisitTracker(options: { timeoutMs: number; maxEntries?: nu
     }
   };
   return {
-    touch(siteId, visitorKey, atMs) {
+    touch(key, atMs) {
       const now = clock();
       const hit = ++hits;
       dropIdle(now);
-      const key = `${siteId}:${visitorKey}`;
       const known = visits.get(key);
       if (known && !known.abandoned && atMs - known.lastSeen <= options.timeoutMs && atMs >= known.lastSeen - options.timeoutMs) {
         known.lastSeen = Math.max(known.lastSeen, atMs);

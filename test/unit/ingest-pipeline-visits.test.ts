@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { JournalFullError } from '../../lib/ingest/journal.ts';
-import { type IngestDeps, type JournalRecord, trackerPageview } from '../../lib/ingest/pipeline.ts';
+import { type IngestDeps, type JournalRecord, serverPageview, trackerPageview } from '../../lib/ingest/pipeline.ts';
 import { currentLayout } from '../../lib/ingest/row-layouts.ts';
 import { createVisitTracker } from '../../lib/ingest/visit-tracker.ts';
 import { visitStateKey, withoutPassingStates } from '../../lib/ingest/visits.ts';
@@ -58,6 +58,41 @@ describe('tracker pageviews and their visits', () => {
     const [first, third] = stored;
     expect(third[0].row.session_id).not.toBe(first[0].row.session_id);
     expect(third.map((r) => [r.table, r.row.is_entry])).toEqual([['hits', 1]]);
+  });
+});
+
+describe('visits on two sites', () => {
+  const OTHER: Site = { ...SITE, id: '0b5c7a1e-3d2f-4e6a-8b9c-0d1e2f3a4b5c', domain: 'other.example' };
+  const CLIENT = { id: 'client', name: 'server', scopes: ['ingest:write'], sites: { [SITE.id]: 'editor' as const, [OTHER.id]: 'editor' as const } };
+
+  function depsOfTwoSites() {
+    const { deps, stored } = depsWithJournal(new Set());
+    const byHostname = async (hostname: string) => (hostname === OTHER.domain ? OTHER : SITE);
+    return { deps: { ...deps, sites: { ...deps.sites, byHostname } }, stored };
+  }
+
+  it('are apart for one visitor (the same address and browser) on both', async () => {
+    const { deps, stored } = depsOfTwoSites();
+    await trackerPageview(deps, { url: 'https://example.com/' }, REQUEST);
+    await trackerPageview(deps, { url: 'https://other.example/' }, { ...REQUEST, origin: 'https://other.example' });
+    await trackerPageview(deps, { url: 'https://example.com/pricing' }, REQUEST);
+    const [first, other, again] = stored.map(([record]) => record.row);
+    expect(other.session_id).not.toBe(first.session_id);
+    expect([first.is_entry, other.is_entry, again.is_entry]).toEqual([1, 1, 0]);
+    expect(again.session_id).toBe(first.session_id);
+  });
+
+  it("are apart when a server sends the same visit key for both (the key is the client's own, per site)", async () => {
+    const { deps, stored } = depsOfTwoSites();
+    const item = { timestamp: new Date().toISOString(), visitor_ip: '193.0.6.139', user_agent: REQUEST.userAgent, session_id: 'checkout-42' };
+    await serverPageview(deps, { ...item, url: 'https://example.com/' }, CLIENT);
+    await serverPageview(deps, { ...item, url: 'https://other.example/' }, CLIENT);
+    await serverPageview(deps, { ...item, url: 'https://example.com/done', user_agent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36' }, CLIENT);
+    const [first, other, again] = stored.map(([record]) => record.row);
+    expect(other.session_id).not.toBe(first.session_id);
+    // The client's key, not the address and browser, names the visit: a new browser stays in it.
+    expect(again.session_id).toBe(first.session_id);
+    expect([first.is_entry, other.is_entry, again.is_entry]).toEqual([1, 1, 0]);
   });
 });
 
