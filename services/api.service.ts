@@ -16,7 +16,7 @@ import { sendError, sendJson } from '../lib/http/error-response.ts';
 import { headAnswer, requestedMethod, routeHeadAsGet } from '../lib/http/head.ts';
 import { answerHot, type HotRoute, hotRoutes, type PublishedRoute } from '../lib/http/hot-path.ts';
 import { locateCreated } from '../lib/http/location.ts';
-import { API_SECURITY_HEADERS, setApiSecurityHeaders } from '../lib/http/security-headers.ts';
+import { setApiSecurityHeaders } from '../lib/http/security-headers.ts';
 import { type StaticAssets, loadStaticAssets } from '../lib/http/static-assets.ts';
 import { shareEmbedders } from '../lib/share/embedding.ts';
 import { buildOpenApiDocument, type RouteEntry } from '../lib/openapi/document.ts';
@@ -129,7 +129,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
           runtime.metrics.httpRequest(requestedMethod(req), routeLabel(req, path, hot !== undefined, res.statusCode), res.statusCode, seconds);
           if (logRequests) log.debug({ reqId: requestId, method: requestedMethod(req), url, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
         });
-        if (hot) return answerHot(runtime, req, res, hot, ['X-Request-ID', requestId, ...API_SECURITY_HEADERS], requestId);
+        if (hot) return answerHot(runtime, req, res, hot, ['X-Request-ID', requestId], requestId);
         res.setHeader('X-Request-ID', requestId);
         setApiSecurityHeaders(res);
         if (!decodablePath(path)) {

@@ -10,6 +10,7 @@ import type { RequestMeta } from '../../types/meta.ts';
 import type { Runtime } from '../runtime.ts';
 import { admitRequest } from './admission.ts';
 import { renderError, sendError, sendJson } from './error-response.ts';
+import { setApiSecurityHeaders } from './security-headers.ts';
 
 export interface HotRoute {
   action: ActionSchema;
@@ -49,7 +50,10 @@ function caller(broker: ServiceBroker, name: string): HotRoute['call'] {
 /**
  * Answers one hot-path request: admission, the action, then its success status. `headers` (name,
  * value, …) are the response headers due so far; they are written in one go with the answer,
- * which costs less than setting each on the response.
+ * which costs less than setting each on the response. An answer without a body (the tracker's
+ * 202) goes without the API's hardening headers: they tell a browser how to treat content, and
+ * Node checks every header of every answer (docs/decisions.md, "The ingest answer carries no
+ * content headers"). An answer with a body, an error's included, has them all.
  */
 export async function answerHot(runtime: Runtime, req: IncomingMessage, res: ServerResponse, route: HotRoute, headers: string[], requestID: string) {
   try {
@@ -63,12 +67,16 @@ export async function answerHot(runtime: Runtime, req: IncomingMessage, res: Ser
       res.end();
     } else {
       setHeaders(res, headers);
+      setApiSecurityHeaders(res);
       sendJson(res, status, result);
     }
   } catch (err) {
     // Every hot route is an ingest route: what it refuses is counted by the reason it gives.
     runtime.metrics.ingest('refused', renderError(err as Error).body.code);
-    if (!res.headersSent) setHeaders(res, headers);
+    if (!res.headersSent) {
+      setHeaders(res, headers);
+      setApiSecurityHeaders(res);
+    }
     sendError(runtime.log, req, res, err as Error);
   }
 }

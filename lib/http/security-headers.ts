@@ -41,8 +41,8 @@ export const REFERRER_POLICY = 'same-origin';
 /** JSON, scripts and icons are never documents to render: nothing may load in them, nothing frame them. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
-/** Name, value, name, value …: the answer headers of every API route, written in one go on the hot path. */
-export const API_SECURITY_HEADERS: readonly string[] = [
+/** Name, value, name, value …: the answer headers of every API answer with content. */
+const API_SECURITY_HEADERS: readonly string[] = [
   'X-Content-Type-Options',
   'nosniff',
   'Content-Security-Policy',

@@ -444,7 +444,9 @@ describe('hot path of public tracker actions', () => {
     expect(res.status).toBe(202);
     expect(res.text).toBe('');
     expect(res.headers.get('content-length')).toBe('0');
-    expect(sharedHeaders(res)).toEqual(expectedHeaders);
+    // Nothing to sniff, frame or run: the content headers go with answers that have content.
+    expect(sharedHeaders(res)).toEqual({ ...expectedHeaders, 'x-content-type-options': null });
+    expect(res.headers.get('content-security-policy')).toBeNull();
     expect(hotCalls).toEqual([{ url: 'https://a.example/', origin: 'https://customer.example' }]);
   });
 
@@ -455,6 +457,7 @@ describe('hot path of public tracker actions', () => {
     expect(hot.body).toEqual(routed.body);
     expect(sharedHeaders(hot)).toEqual(expectedHeaders);
     expect(sharedHeaders(routed)).toEqual(expectedHeaders);
+    expect(hot.headers.get('content-security-policy')).toBe(routed.headers.get('content-security-policy'));
     expect(hot.body).toEqual({ message: 'url must be a string', code: 'validation_failed', fields: [{ field: 'url', message: 'url must be a string', type: 'string' }] });
     expect(hotCalls).toHaveLength(1);
   });

@@ -89,16 +89,31 @@ describe('API answers', () => {
     expect(missing.headers.get('content-security-policy')).toBe(API_CSP);
   });
 
-  it('include the tracker ingest answer (its hot path)', async () => {
-    const res = await fetch(`${t.url}/ingest`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Origin: 'https://example.com', 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0 Safari/537.36' },
-      body: JSON.stringify({ url: 'https://example.com/', referrer: '' }),
+  it("are on the tracker ingest's errors, and off its answer without a body, which has no content to protect", async () => {
+    const send = (body: string) =>
+      fetch(`${t.url}/ingest`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Origin: 'https://example.com', 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0 Safari/537.36' },
+        body,
+      });
+    const accepted = await send(JSON.stringify({ url: 'https://example.com/', referrer: '' }));
+    expect(await accepted.text()).toBe('');
+    expect(accepted.status).toBe(202);
+    expect(headersOf(accepted, ['content-security-policy', 'x-content-type-options', 'x-frame-options', 'referrer-policy', 'access-control-allow-origin'])).toEqual({
+      'content-security-policy': null,
+      'x-content-type-options': null,
+      'x-frame-options': null,
+      'referrer-policy': null,
+      'access-control-allow-origin': '*',
     });
-    await res.arrayBuffer();
-    expect(headersOf(res, ['content-security-policy', 'x-content-type-options', 'access-control-allow-origin'])).toEqual({
+    const refused = await send(JSON.stringify({ url: 5 }));
+    await refused.arrayBuffer();
+    expect(refused.status).toBe(400);
+    expect(headersOf(refused, ['content-security-policy', 'x-content-type-options', 'x-frame-options', 'referrer-policy', 'access-control-allow-origin'])).toEqual({
       'content-security-policy': API_CSP,
       'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'same-origin',
       'access-control-allow-origin': '*',
     });
   });
