@@ -48,6 +48,19 @@ describe('visitorHash', () => {
     }
   });
 
+  it('answers each visitor at one address their own id, whichever came last', () => {
+    const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+    const turns = () => [visitorHash(saltA, site, '203.0.113.7', chrome), visitorHash(saltA, site, '203.0.113.7', firefox), visitorHash(saltA, otherSite, '203.0.113.7', chrome)];
+    const first = turns();
+    expect(first[0]).toBe('9410092703030159816');
+    expect(first[2]).toBe('15708150890747355393');
+    expect(new Set(first).size).toBe(3);
+    expect(turns()).toEqual(first);
+    // Each again right after itself (answered from memory), then the first once more.
+    expect([visitorHash(saltA, site, '203.0.113.7', firefox), visitorHash(saltA, site, '203.0.113.7', firefox)]).toEqual([first[1], first[1]]);
+    expect(visitorHash(saltA, site, '203.0.113.7', chrome)).toBe('9410092703030159816');
+  });
+
   it('still answers the right id once more visitors than it remembers have passed', () => {
     expect(visitorHash(saltA, site, '203.0.113.7', chrome)).toBe('9410092703030159816');
     for (let i = 0; i <= VISITOR_ID_CACHE_SIZE; i++) visitorHash(saltA, site, `10.0.${i >> 8}.${i & 255}`, chrome);

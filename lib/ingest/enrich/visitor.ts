@@ -4,8 +4,15 @@
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { BoundedCache } from './cache.ts';
 
-/** Visitor ids remembered per salt: a visitor's next hits skip the HMAC. */
+/** Addresses whose last visitor's id is remembered, per salt: a visitor's next hits skip the HMAC. */
 export const VISITOR_ID_CACHE_SIZE = 10_000;
+
+/** The last visitor seen at an address: what its id was made from, and the id. */
+interface KnownVisitor {
+  siteId: string;
+  userAgent: string;
+  id: string;
+}
 
 /**
  * HMAC keys made from salts. Importing raw bytes as a key costs several times the hash itself, and
@@ -15,10 +22,14 @@ export const VISITOR_ID_CACHE_SIZE = 10_000;
  */
 const keys = new WeakMap<Uint8Array, KeyObject>();
 /**
- * Ids by input, one cache per key, so an id is only ever answered under the salt it was made
- * with, and goes when the salt's key is dropped. Held in memory only, like the running visits.
+ * The last visitor of each address, one cache per key, so an id is only ever answered under the
+ * salt it was made with, and goes when the salt's key is dropped. Held in memory only, like the
+ * running visits. Keyed by the address alone: the site and user agent are compared with the
+ * visitor found there, where a key joining all three would be a new string, copied and hashed at
+ * every hit (the user agent's hash is known by then, from the bot check's lookup). Visitors who
+ * share an address and take turns (an office, a carrier's NAT) cost an HMAC at each turn.
  */
-const ids = new WeakMap<KeyObject, BoundedCache<string>>();
+const visitors = new WeakMap<KeyObject, BoundedCache<KnownVisitor>>();
 let lastSalt: Uint8Array | null = null;
 let lastKey: KeyObject | null = null;
 
@@ -42,16 +53,14 @@ function keyOf(salt: Uint8Array): KeyObject {
  */
 export function visitorHash(salt: Uint8Array, siteId: string, ip: string, userAgent: string): string {
   const key = keyOf(salt);
-  const input = `${siteId}\0${ip}\0${userAgent}`;
-  let cache = ids.get(key);
+  let cache = visitors.get(key);
   if (cache === undefined) {
     cache = new BoundedCache(VISITOR_ID_CACHE_SIZE);
-    ids.set(key, cache);
+    visitors.set(key, cache);
   }
-  let id = cache.get(input);
-  if (id === undefined) {
-    id = createHmac('sha256', key).update(input).digest().readBigUInt64BE(0).toString();
-    cache.set(input, id);
-  }
+  const known = cache.get(ip);
+  if (known !== undefined && known.siteId === siteId && known.userAgent === userAgent) return known.id;
+  const id = createHmac('sha256', key).update(`${siteId}\0${ip}\0${userAgent}`).digest().readBigUInt64BE(0).toString();
+  cache.set(ip, { siteId, userAgent, id });
   return id;
 }
