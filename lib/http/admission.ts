@@ -35,12 +35,14 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 export async function admitRequest(runtime: Runtime, req: IncomingMessage, res: ServerResponse, action: ActionSchema | undefined, meta: RequestMeta, headers?: string[]) {
   const method = (req.method ?? 'GET').toUpperCase();
+  // Node's getter looks the object up by a symbol at each read: read once.
+  const requestHeaders = req.headers;
   const header = (name: string) => {
-    const value = req.headers[name];
+    const value = requestHeaders[name];
     return typeof value === 'string' && value !== '' ? value : undefined;
   };
-  const ip = clientIp(req.socket.remoteAddress, req.headers, runtime.config.trustedProxyHops);
-  meta.request = { ip, userAgent: header('user-agent') ?? '', origin: header('origin'), referer: header('referer'), headers: req.headers };
+  const ip = clientIp(req.socket.remoteAddress, requestHeaders, runtime.config.trustedProxyHops);
+  meta.request = { ip, userAgent: header('user-agent') ?? '', origin: header('origin'), referer: header('referer'), headers: requestHeaders };
   const bucket = action?.rateLimit ?? ((req.url ?? '').startsWith('/api/') ? 'api' : undefined);
   if (bucket) {
     const limited = runtime.rateLimits.consume(bucket, ip);
@@ -50,16 +52,16 @@ export async function admitRequest(runtime: Runtime, req: IncomingMessage, res: 
     if (headers) headers.push(...CORS_HEADER_LIST);
     else for (const [name, value] of Object.entries(ALLOW_ANY_ORIGIN)) res.setHeader(name, value);
   } else {
-    const verdict = judgeCrossOrigin(method, req.headers, runtime.config.publicUrl);
+    const verdict = judgeCrossOrigin(method, requestHeaders, runtime.config.publicUrl);
     if (!verdict.allowed) throw new PlumbError(403, 'cross_origin_rejected', `Cross-origin request rejected: ${verdict.reason}`);
   }
-  const token = bearerToken(req.headers);
+  const token = bearerToken(requestHeaders);
   if (token !== undefined) {
     const client = await runtime.apiClients.verify(token);
     if (!client) throw unauthorized('The API token is invalid, expired or revoked');
     meta.apiClient = client;
-  } else if (!action?.crossOrigin && req.headers.cookie) {
-    const signedIn = await runtime.sessions.authenticate(req.headers.cookie);
+  } else if (!action?.crossOrigin && requestHeaders.cookie) {
+    const signedIn = await runtime.sessions.authenticate(requestHeaders.cookie);
     if (signedIn) {
       meta.user = signedIn.user;
       meta.session = signedIn.session;
