@@ -2,6 +2,7 @@
 // session ids), where from (referrer, channel, UTM), on what (browser, OS, device) and where
 // (country). The raw IP is used for the hash and the country only; it is never stored.
 import { randomUUID } from 'node:crypto';
+import type { Eventually } from '../eventually.ts';
 import type { Site } from '../sites/sites.ts';
 import type { GeoLookup } from './enrich/geo.ts';
 import { classifyReferrer } from './enrich/referrer.ts';
@@ -91,10 +92,15 @@ export function isoTimestamp(ms: number): string {
 // pageview. A literal with named properties starts from one shape V8 keeps with the literal, which
 // is why the hit and event rows repeat the columns they share.
 
-export async function visitColumns(deps: IdentityDeps, hit: HitInput): Promise<Visit> {
+/** A hit's visit and the columns its rows share: at hand once the day's salt is (eventually.ts). */
+export function visitColumns(deps: IdentityDeps, hit: HitInput): Eventually<Visit> {
+  const salt = deps.salts.forTime(hit.at);
+  return salt instanceof Promise ? salt.then((loaded) => visitWithSalt(deps, hit, loaded)) : visitWithSalt(deps, hit, salt);
+}
+
+function visitWithSalt(deps: IdentityDeps, hit: HitInput, salt: Uint8Array): Visit {
   const { page } = hit;
   const { utm } = page;
-  const salt = await deps.salts.forTime(hit.at);
   const visitorId = visitorHash(salt, hit.site.id, hit.ip, hit.userAgent);
   // A visitor id is a hash over the site already; a client's own visit key is only unique within its site.
   const touched = deps.visits.touch(hit.clientVisitKey ? `${hit.site.id}\0${hit.clientVisitKey}` : visitorId, hit.at.getTime());

@@ -4,6 +4,7 @@ import type { ApiClientPrincipal } from '../auth/api-clients.ts';
 import { requireClientAccess } from '../auth/api-clients.ts';
 import { type FieldError, PlumbError, unavailable, validationFailed } from '../errors.ts';
 import { hostnameOfUrl } from '../sites/hostname.ts';
+import type { Eventually } from '../eventually.ts';
 import type { Site, SiteDirectory } from '../sites/sites.ts';
 import { compileChecker } from '../validation.ts';
 import { eventRow, hitRow, type IdentityDeps, type Visit, visitColumns } from './context.ts';
@@ -75,7 +76,7 @@ const eventRecords = (site: Site, event: Record<string, unknown>): JournalRecord
 const originHostnames = new BoundedCache<string | null>(1000);
 
 /** The site a browser request belongs to, from its Origin (or Referer when a privacy tool drops Origin). */
-export async function siteOfBrowserRequest(deps: IngestDeps, request: RequestInfo): Promise<Site> {
+export function siteOfBrowserRequest(deps: IngestDeps, request: RequestInfo): Eventually<Site> {
   const source = request.origin ?? request.referer;
   if (!source) throw new PlumbError(403, 'forbidden', 'An Origin header is required on tracker ingest');
   let hostname = request.origin === undefined ? undefined : originHostnames.get(request.origin);
@@ -84,7 +85,11 @@ export async function siteOfBrowserRequest(deps: IngestDeps, request: RequestInf
     if (request.origin !== undefined) originHostnames.set(request.origin, hostname);
   }
   if (!hostname) throw new PlumbError(403, 'forbidden', 'The Origin is not an http(s) site');
-  const site = await deps.sites.byHostname(hostname);
+  const site = deps.sites.byHostname(hostname);
+  return site instanceof Promise ? site.then((found) => registered(found, hostname)) : registered(site, hostname);
+}
+
+function registered(site: Site | null, hostname: string): Site {
   if (!site) throw new PlumbError(403, 'forbidden', `No site is registered for ${hostname}`);
   return site;
 }
@@ -102,54 +107,77 @@ const urlRefused = (field: string, problem: string) => validationFailed([{ field
 export const noAccess = () => new PlumbError(403, 'forbidden', 'This token has no access to that site');
 
 /** Whether a page's hostname is the site's domain or one of its extra hostnames (subdomains are sites of their own). */
-export async function isSitesHost(deps: IngestDeps, site: Site, hostname: string): Promise<boolean> {
+export function isSitesHost(deps: IngestDeps, site: Site, hostname: string): Eventually<boolean> {
   if (hostname === site.domain) return true;
-  return (await deps.sites.byHostname(hostname))?.id === site.id;
+  const found = deps.sites.byHostname(hostname);
+  return found instanceof Promise ? found.then((other) => other?.id === site.id) : found?.id === site.id;
 }
 
 /**
  * The page a tracker hit reports, which must be on the site the Origin resolved: the Origin only
  * proves which site sent the hit, so a `url` elsewhere would file another host's paths under it.
  */
-async function pageOfSite(deps: IngestDeps, site: Site, url: string): Promise<PageUrl> {
+function pageOfSite(deps: IngestDeps, site: Site, url: string): Eventually<PageUrl> {
   const page = parsePageUrl(url);
   if (!page) throw urlRefused('url', NOT_HTTP_URL);
-  if (!(await isSitesHost(deps, site, page.hostname))) throw urlRefused('url', NOT_THE_SITES);
+  const onSite = isSitesHost(deps, site, page.hostname);
+  return onSite instanceof Promise ? onSite.then((yes) => pageIfOnSite(page, yes)) : pageIfOnSite(page, onSite);
+}
+
+function pageIfOnSite(page: PageUrl, onSite: boolean): PageUrl {
+  if (!onSite) throw urlRefused('url', NOT_THE_SITES);
   return page;
 }
 
-export async function trackerPageview(deps: IngestDeps, body: TrackerPageview, request: RequestInfo): Promise<ItemStatus> {
-  const site = await siteOfBrowserRequest(deps, request);
+/** What the bodies of tracker hits share: the page, and the referrer and width when sent. */
+interface TrackerHit {
+  url: string;
+  referrer?: string;
+  width?: number;
+}
+
+/**
+ * A tracker hit from a browser: its site (by the Origin), the bot filter, its page (on that site)
+ * and its visit, then the records `recordsOf` makes appended. The lookups are awaited only when
+ * they were not at hand (lib/eventually.ts), so a hit takes one step through the microtask queue,
+ * its append. With `extendsVisit`, a failed append ends the visit (see append).
+ */
+async function trackerHit<Body extends TrackerHit>(
+  deps: IngestDeps,
+  body: Body,
+  request: RequestInfo,
+  recordsOf: (site: Site, visit: Visit, body: Body) => JournalRecord[],
+  extendsVisit: boolean,
+): Promise<ItemStatus> {
+  const siteFound = siteOfBrowserRequest(deps, request);
+  const site = siteFound instanceof Promise ? await siteFound : siteFound;
   if (botFiltered(deps, site, request.userAgent, request.headers)) return 'filtered';
-  const page = await pageOfSite(deps, site, body.url);
-  const visit = await visitColumns(deps, { site, page, referrer: body.referrer, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
-  await append(deps, pageviewRecords(site, hitRow(visit, { width: body.width, source: 'tracker' })), [visit.visit]);
+  const pageFound = pageOfSite(deps, site, body.url);
+  const page = pageFound instanceof Promise ? await pageFound : pageFound;
+  const visitFound = visitColumns(deps, { site, page, referrer: body.referrer, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
+  const visit = visitFound instanceof Promise ? await visitFound : visitFound;
+  await append(deps, recordsOf(site, visit, body), extendsVisit ? [visit.visit] : undefined);
   return 'accepted';
 }
+
+const trackerPageviewRecords = (site: Site, visit: Visit, body: TrackerPageview) => pageviewRecords(site, hitRow(visit, { width: body.width, source: 'tracker' }));
 
 /** Reserved names (`$…`) and `$engagement` without its time are refused by the schema (./fields.ts). */
-export async function trackerEvent(deps: IngestDeps, body: TrackerEvent, request: RequestInfo): Promise<ItemStatus> {
-  const engagement = body.name === '$engagement';
-  const site = await siteOfBrowserRequest(deps, request);
-  if (botFiltered(deps, site, request.userAgent, request.headers)) return 'filtered';
-  const page = await pageOfSite(deps, site, body.url);
-  const visit = await visitColumns(deps, { site, page, referrer: body.referrer, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
-  const props = engagement ? { engagement_ms: String(body.engagement_ms) } : body.props;
-  const row = eventRow(visit, { name: body.name, props, source: 'tracker' });
-  await append(deps, eventRecords(site, row), [visit.visit]);
-  return 'accepted';
+function trackerEventRecords(site: Site, visit: Visit, body: TrackerEvent): JournalRecord[] {
+  const props = body.name === '$engagement' ? { engagement_ms: String(body.engagement_ms) } : body.props;
+  return eventRecords(site, eventRow(visit, { name: body.name, props, source: 'tracker' }));
 }
 
-export async function trackerWebVital(deps: IngestDeps, body: TrackerWebVital, request: RequestInfo): Promise<ItemStatus> {
-  const site = await siteOfBrowserRequest(deps, request);
-  if (botFiltered(deps, site, request.userAgent, request.headers)) return 'filtered';
-  const page = await pageOfSite(deps, site, body.url);
-  const visit = await visitColumns(deps, { site, page, userAgent: request.userAgent, ip: request.ip, width: body.width, at: now(deps) });
+function webVitalRecords(site: Site, visit: Visit, body: TrackerWebVital): JournalRecord[] {
   const { ts, site_id, session_id, path, device, country } = visit.columns;
   const row = { ts, site_id, session_id, path, device, country, metric: body.metric, value: body.value, rating: body.rating ?? '' };
-  await append(deps, [{ table: 'web_vitals', team: site.team_id, row }]);
-  return 'accepted';
+  return [{ table: 'web_vitals', team: site.team_id, row }];
 }
+
+export const trackerPageview = (deps: IngestDeps, body: TrackerPageview, request: RequestInfo) => trackerHit(deps, body, request, trackerPageviewRecords, true);
+export const trackerEvent = (deps: IngestDeps, body: TrackerEvent, request: RequestInfo) => trackerHit(deps, body, request, trackerEventRecords, true);
+/** A measurement of the page, not an action of the visitor's: a failed one leaves the visit running. */
+export const trackerWebVital = (deps: IngestDeps, body: TrackerWebVital, request: RequestInfo) => trackerHit(deps, body, request, webVitalRecords, false);
 
 /**
  * The journal records of one server-side pageview or event (with its visit's), or null when it is

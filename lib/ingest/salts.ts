@@ -2,11 +2,12 @@
 // the metadata store (first writer wins), kept two days and then deleted, so yesterday's visitors
 // cannot be re-identified once their day has passed.
 import { randomBytes } from 'node:crypto';
+import type { Eventually } from '../eventually.ts';
 import type { MetadataQueryable } from '../stores/metadata/index.ts';
 
 export interface SaltRing {
-  /** The salt of the UTC day of `at`. */
-  forTime(at: Date): Promise<Uint8Array>;
+  /** The salt of the UTC day of `at`: at hand once it has been loaded. */
+  forTime(at: Date): Eventually<Uint8Array>;
   /** Deletes salts older than yesterday; run by the leader. Returns how many were deleted. */
   prune(now?: Date): Promise<number>;
 }
@@ -22,6 +23,8 @@ export function utcDay(at: Date): string {
 
 export function createSaltRing(db: () => MetadataQueryable): SaltRing {
   const cache = new Map<string, Promise<Uint8Array>>();
+  /** The salts loaded, by day: what nearly every hit asks for. */
+  const loaded = new Map<string, Uint8Array>();
 
   const load = async (day: string): Promise<Uint8Array> => {
     await db().query('INSERT INTO visitor_salts (day, salt) VALUES ($1, $2) ON CONFLICT (day) DO NOTHING', [day, randomBytes(32)]);
@@ -29,23 +32,37 @@ export function createSaltRing(db: () => MetadataQueryable): SaltRing {
     return new Uint8Array(rows[0].salt);
   };
 
+  const forget = (day: string) => {
+    cache.delete(day);
+    loaded.delete(day);
+  };
+
   return {
     forTime(at) {
       const day = utcDay(at);
+      const ready = loaded.get(day);
+      if (ready !== undefined) return ready;
       let salt = cache.get(day);
       if (!salt) {
         salt = load(day);
-        // A failed load must not stick: the next request tries again.
-        salt.catch(() => cache.delete(day));
+        salt.then(
+          (bytes) => {
+            // Unless pruned meanwhile.
+            if (cache.get(day) === salt) loaded.set(day, bytes);
+          },
+          // A failed load must not stick: the next request tries again.
+          () => cache.delete(day),
+        );
         cache.set(day, salt);
-        for (const known of cache.keys()) if (known < utcDay(new Date(at.getTime() - 2 * 86_400_000))) cache.delete(known);
+        const oldest = utcDay(new Date(at.getTime() - 2 * 86_400_000));
+        for (const known of cache.keys()) if (known < oldest) forget(known);
       }
       return salt;
     },
     async prune(now = new Date()) {
       const yesterday = utcDay(new Date(now.getTime() - 86_400_000));
       const { rowCount } = await db().query('DELETE FROM visitor_salts WHERE day < $1', [yesterday]);
-      for (const known of cache.keys()) if (known < yesterday) cache.delete(known);
+      for (const known of cache.keys()) if (known < yesterday) forget(known);
       return rowCount;
     },
   };

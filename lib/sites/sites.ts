@@ -1,5 +1,6 @@
 // Teams and sites as the collection pipeline needs them: create, and resolve a hostname or id to a
 // site with its tenant database, cached briefly so the ingest hot path rarely touches PostgreSQL.
+import type { Eventually } from '../eventually.ts';
 import { randomUUID } from 'node:crypto';
 import { conflict, type FieldError, notFound, validationFailed } from '../errors.ts';
 import { tenantDatabase } from '../stores/analytics/index.ts';
@@ -53,8 +54,8 @@ export async function createSite(db: MetadataQueryable, input: { teamId: string;
 }
 
 export interface SiteDirectory {
-  /** The live site a browser hostname belongs to (its domain or one of its extra hostnames). */
-  byHostname(hostname: string): Promise<Site | null>;
+  /** The live site a browser hostname belongs to (its domain or one of its extra hostnames); at hand when cached. */
+  byHostname(hostname: string): Eventually<Site | null>;
   byId(id: string): Promise<Site | null>;
   /** Forget cached answers (after a site changes). */
   invalidate(): void;
@@ -97,18 +98,21 @@ export function createSiteDirectory(db: () => MetadataQueryable, options: { ttlM
     return undefined;
   };
 
+  const siteOfHostname = async (hostname: string) => {
+    const { rows } = await db().query<SiteRow>(
+      `SELECT s.id, s.team_id, s.domain, s.timezone FROM sites s
+        WHERE s.deleted_at IS NULL
+          AND (s.domain = $1 OR s.id = (SELECT site_id FROM site_hostnames WHERE hostname = $1))
+        LIMIT 1`,
+      [hostname],
+    );
+    return remember(byHostname, hostname, rows[0] ? toSite(rows[0]) : null);
+  };
+
   return {
-    async byHostname(hostname) {
+    byHostname(hostname) {
       const hit = cached(byHostname, hostname);
-      if (hit) return hit.site;
-      const { rows } = await db().query<SiteRow>(
-        `SELECT s.id, s.team_id, s.domain, s.timezone FROM sites s
-          WHERE s.deleted_at IS NULL
-            AND (s.domain = $1 OR s.id = (SELECT site_id FROM site_hostnames WHERE hostname = $1))
-          LIMIT 1`,
-        [hostname],
-      );
-      return remember(byHostname, hostname, rows[0] ? toSite(rows[0]) : null);
+      return hit ? hit.site : siteOfHostname(hostname);
     },
     async byId(id) {
       const hit = cached(byId, id);

@@ -44,6 +44,28 @@ describe('createSaltRing', () => {
     const { rows } = await store.query<{ day: string }>("SELECT to_char(day, 'YYYY-MM-DD') AS day FROM visitor_salts ORDER BY day");
     expect(rows.map((r) => r.day)).toEqual(['2026-11-20', '2026-11-21']);
   });
+
+  it("answers a day's salt at hand once loaded: the same bytes, until the day is pruned", async () => {
+    const ring = createSaltRing(() => store);
+    const day = new Date('2026-11-22T08:00:00Z');
+    const loading = ring.forTime(day);
+    expect(loading).toBeInstanceOf(Promise);
+    const salt = await loading;
+    // The same object all day: visitor ids keep their HMAC key by it.
+    expect(ring.forTime(new Date('2026-11-22T20:00:00Z'))).toBe(salt);
+    await ring.prune(new Date('2026-11-25T00:00:00Z'));
+    expect(ring.forTime(day)).toBeInstanceOf(Promise);
+  });
+
+  it('loads a salt again after a failed load', async () => {
+    let failing = true;
+    const ring = createSaltRing(() => (failing ? { query: async () => Promise.reject(new Error('store down')) } : store) as typeof store);
+    await expect(ring.forTime(new Date('2026-11-23T08:00:00Z'))).rejects.toThrow('store down');
+    failing = false;
+    const salt = await ring.forTime(new Date('2026-11-23T09:00:00Z'));
+    expect(salt).toHaveLength(32);
+    expect(ring.forTime(new Date('2026-11-23T10:00:00Z'))).toBe(salt);
+  });
 });
 
 describe('createRejectionCounter', () => {

@@ -35,6 +35,18 @@ describe('createSiteDirectory', () => {
     expect(store.asked).toHaveLength(3);
   });
 
+  it('answers a cached hostname at hand, and a miss or an expired entry as a promise', async () => {
+    const sites = createSiteDirectory(fakeStore().db, { ttlMs: 80, missTtlMs: 80 });
+    const asked = sites.byHostname('example.com');
+    expect(asked).toBeInstanceOf(Promise);
+    await asked;
+    expect(sites.byHostname('example.com')).toMatchObject({ id: SITE.id, domain: 'example.com' });
+    await sites.byHostname('unknown.example');
+    expect(sites.byHostname('unknown.example')).toBeNull();
+    await pause(120);
+    expect(sites.byHostname('example.com')).toBeInstanceOf(Promise);
+  });
+
   it('remembers an unknown hostname for the shorter miss time only', async () => {
     const store = fakeStore();
     const sites = createSiteDirectory(store.db, { ttlMs: 10_000, missTtlMs: 50 });
