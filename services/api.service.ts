@@ -108,11 +108,9 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
       /** Every request to the node: the hot path, CORS preflights, then moleculer-web, then the dashboard or a 404. */
       handle(this: GatewayThis, req: IncomingMessage, res: ServerResponse) {
         const started = process.hrtime.bigint();
-        const incoming = req.headers['x-request-id'];
+        const requestHeaders = req.headers;
+        const incoming = requestHeaders['x-request-id'];
         const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-        req.headers['x-request-id'] = requestId;
-        // Deleted only when sent: deleting a property turns the headers object into a slow dictionary.
-        if (req.headers['x-correlation-id'] !== undefined) delete req.headers['x-correlation-id'];
         const url = req.url ?? '/';
         const queryAt = url.indexOf('?');
         const path = queryAt === -1 ? url : url.slice(0, queryAt);
@@ -130,6 +128,11 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
           if (logRequests) log.debug({ reqId: requestId, method: requestedMethod(req), url, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
         });
         if (hot) return answerHot(runtime, req, res, hot, ['X-Request-ID', requestId], requestId);
+        // The routed gateway (moleculer-web) and the MCP endpoint read the request id from the
+        // headers; the hot path is handed it, and spares its headers object a new property.
+        requestHeaders['x-request-id'] = requestId;
+        // Deleted only when sent: deleting a property turns the headers object into a slow dictionary.
+        if (requestHeaders['x-correlation-id'] !== undefined) delete requestHeaders['x-correlation-id'];
         res.setHeader('X-Request-ID', requestId);
         setApiSecurityHeaders(res);
         if (!decodablePath(path)) {

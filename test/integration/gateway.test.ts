@@ -76,8 +76,8 @@ const echoService = {
       hotPath: true,
       params: { url: 'string' },
       openapi: { summary: 'A beacon on the hot path', successStatus: 202, response: NoContent },
-      async handler(ctx: { params: { url: string }; meta: { request: { origin?: string }; $statusCode?: number } }) {
-        hotCalls.push({ url: ctx.params.url, origin: ctx.meta.request.origin });
+      async handler(ctx: { params: { url: string }; requestID: string; meta: { request: { origin?: string }; $statusCode?: number } }) {
+        hotCalls.push({ url: ctx.params.url, origin: ctx.meta.request.origin, requestID: ctx.requestID });
         if (ctx.params.url === 'https://a.example/slow') {
           await hotGate.promise;
           // A service stopped under a running call would have closed what the call still needs.
@@ -139,7 +139,7 @@ const echoService = {
   },
 };
 
-const hotCalls: { url: string; origin?: string }[] = [];
+const hotCalls: { url: string; origin?: string; requestID: string }[] = [];
 const feeds: PassThrough[] = [];
 const hotGate = Promise.withResolvers<void>();
 let echoStopped = false;
@@ -447,7 +447,7 @@ describe('hot path of public tracker actions', () => {
     // Nothing to sniff, frame or run: the content headers go with answers that have content.
     expect(sharedHeaders(res)).toEqual({ ...expectedHeaders, 'x-content-type-options': null });
     expect(res.headers.get('content-security-policy')).toBeNull();
-    expect(hotCalls).toEqual([{ url: 'https://a.example/', origin: 'https://customer.example' }]);
+    expect(hotCalls).toEqual([{ url: 'https://a.example/', origin: 'https://customer.example', requestID: 'hot-1' }]);
   });
 
   it('refuses invalid params with the same 400 as a call through the broker', async () => {
@@ -462,10 +462,18 @@ describe('hot path of public tracker actions', () => {
     expect(hotCalls).toHaveLength(1);
   });
 
+  it('hands the action the request id it answers with, when it made one up too', async () => {
+    const res = await beacon('/collect-hot', '{"url":"https://a.example/made-up"}');
+    expect(res.status).toBe(202);
+    const answered = res.headers.get('x-request-id');
+    expect(answered).toMatch(/^[0-9a-f-]{36}$/);
+    expect(hotCalls.at(-1)).toEqual({ url: 'https://a.example/made-up', origin: 'https://customer.example', requestID: answered });
+  });
+
   // Last in this file: it stops the broker.
   it('is waited for by its stopping service', async () => {
     const inFlight = beacon('/collect-hot', '{"url":"https://a.example/slow"}');
-    while (hotCalls.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (!hotCalls.some((call) => call.url === 'https://a.example/slow')) await new Promise((resolve) => setTimeout(resolve, 10));
     stopping = broker.stop();
     // Long enough for an unwaited service to stop (the context tracker polls every 100 ms).
     await new Promise((resolve) => setTimeout(resolve, 300));
