@@ -66,21 +66,19 @@ export async function answerHot(runtime: Runtime, req: IncomingMessage, res: Ser
       res.writeHead(status, headers);
       res.end();
     } else {
-      setHeaders(res, headers);
-      setApiSecurityHeaders(res);
+      setContentHeaders(res, headers);
       sendJson(res, status, result);
     }
   } catch (err) {
     // Every hot route is an ingest route: what it refuses is counted by the reason it gives.
     runtime.metrics.ingest('refused', renderError(err as Error).body.code);
-    if (!res.headersSent) {
-      setHeaders(res, headers);
-      setApiSecurityHeaders(res);
-    }
+    if (!res.headersSent) setContentHeaders(res, headers);
     sendError(runtime.log, req, res, err as Error);
   }
 }
 
-function setHeaders(res: ServerResponse, headers: readonly string[]) {
+/** The headers due so far, and the API's hardening headers, on an answer that has a body. */
+function setContentHeaders(res: ServerResponse, headers: readonly string[]) {
   for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i], headers[i + 1]);
+  setApiSecurityHeaders(res);
 }

@@ -22,9 +22,8 @@ export function utcDay(at: Date): string {
 }
 
 export function createSaltRing(db: () => MetadataQueryable): SaltRing {
-  const cache = new Map<string, Promise<Uint8Array>>();
-  /** The salts loaded, by day: what nearly every hit asks for. */
-  const loaded = new Map<string, Uint8Array>();
+  /** Each day's salt: the load's promise until it settles, then the bytes (what nearly every hit asks for). */
+  const salts = new Map<string, Eventually<Uint8Array>>();
 
   const load = async (day: string): Promise<Uint8Array> => {
     await db().query('INSERT INTO visitor_salts (day, salt) VALUES ($1, $2) ON CONFLICT (day) DO NOTHING', [day, randomBytes(32)]);
@@ -32,37 +31,31 @@ export function createSaltRing(db: () => MetadataQueryable): SaltRing {
     return new Uint8Array(rows[0].salt);
   };
 
-  const forget = (day: string) => {
-    cache.delete(day);
-    loaded.delete(day);
-  };
-
   return {
     forTime(at) {
       const day = utcDay(at);
-      const ready = loaded.get(day);
-      if (ready !== undefined) return ready;
-      let salt = cache.get(day);
-      if (!salt) {
-        salt = load(day);
-        salt.then(
-          (bytes) => {
-            // Unless pruned meanwhile.
-            if (cache.get(day) === salt) loaded.set(day, bytes);
-          },
+      const known = salts.get(day);
+      if (known !== undefined) return known;
+      const loading = load(day);
+      loading.then(
+        (bytes) => {
+          // The bytes replace the promise, unless the day was pruned meanwhile.
+          if (salts.get(day) === loading) salts.set(day, bytes);
+        },
+        () => {
           // A failed load must not stick: the next request tries again.
-          () => cache.delete(day),
-        );
-        cache.set(day, salt);
-        const oldest = utcDay(new Date(at.getTime() - 2 * 86_400_000));
-        for (const known of cache.keys()) if (known < oldest) forget(known);
-      }
-      return salt;
+          if (salts.get(day) === loading) salts.delete(day);
+        },
+      );
+      salts.set(day, loading);
+      const oldest = utcDay(new Date(at.getTime() - 2 * 86_400_000));
+      for (const kept of salts.keys()) if (kept < oldest) salts.delete(kept);
+      return loading;
     },
     async prune(now = new Date()) {
       const yesterday = utcDay(new Date(now.getTime() - 86_400_000));
       const { rowCount } = await db().query('DELETE FROM visitor_salts WHERE day < $1', [yesterday]);
-      for (const known of cache.keys()) if (known < yesterday) forget(known);
+      for (const kept of salts.keys()) if (kept < yesterday) salts.delete(kept);
       return rowCount;
     },
   };
