@@ -33,7 +33,7 @@ const argv = (settings: Record<string, string | number>) => Object.entries(setti
 // The engine loads a start's table parts, and removes outdated ones, on pools of up to 64, 32 and
 // 128 threads, which then wait in its global thread pool for as long as the process runs, each
 // with its stack and allocator caches: a start on 10M rows left 22 more threads than a start on
-// an empty dir, and ~6 MiB more memory at idle. One thread per core loads the parts as fast.
+// an empty dir, and 6–10 MiB more memory at idle. One thread per core loads the parts as fast.
 const cores = availableParallelism();
 const PART_POOL_SETTINGS = { max_active_parts_loading_thread_pool_size: cores, max_outdated_parts_loading_thread_pool_size: cores, max_parts_cleaning_thread_pool_size: cores };
 const CONNECTION_ARGS = ['--async_load_databases=0', ...argv(PINNED_SETTINGS), ...argv(PART_POOL_SETTINGS)];
