@@ -43,10 +43,9 @@ describe('chDB analytics store', () => {
   it('loads and cleans up table parts with one thread per core, not the engine’s pools of up to 128', async () => {
     const store = await openAnalyticsStore({ dataDir, log: silentLog });
     try {
-      const pools = await store.query<{ name: string; value: string }>(
-        "SELECT name, value FROM system.server_settings WHERE name IN ('max_active_parts_loading_thread_pool_size', 'max_outdated_parts_loading_thread_pool_size', 'max_parts_cleaning_thread_pool_size') ORDER BY name",
-      );
-      expect(pools).toEqual(['max_active_parts_loading_thread_pool_size', 'max_outdated_parts_loading_thread_pool_size', 'max_parts_cleaning_thread_pool_size'].map((name) => ({ name, value: String(availableParallelism()) })));
+      const names = ['max_active_parts_loading_thread_pool_size', 'max_outdated_parts_loading_thread_pool_size', 'max_parts_cleaning_thread_pool_size'];
+      const pools = await store.query<{ name: string; value: string }>('SELECT name, value FROM system.server_settings WHERE name IN {names:Array(String)} ORDER BY name', { names });
+      expect(pools).toEqual(names.map((name) => ({ name, value: String(availableParallelism()) })));
     } finally {
       await store.close();
     }
