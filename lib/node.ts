@@ -26,6 +26,7 @@ import { lockDataDir } from './data-dir-lock.ts';
 import { createRateLimits } from './http/rate-limit.ts';
 import { type IngestSink, journalSink, type OpenIngestSink } from './ingest/sink.ts';
 import { createLog } from './log.ts';
+import { releasedFields, releaseMemoryWhenQuiet } from './memory-release.ts';
 import { startMetricsListener } from './metrics/endpoint.ts';
 import { createNodeMetrics } from './metrics/metrics.ts';
 import { timedAnalytics, timedMetadata } from './metrics/stores.ts';
@@ -143,10 +144,13 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
     `${BRAND} ${VERSION} ready at ${config.publicUrl} (node ${config.nodeId}, ${role})`,
   );
 
+  const heapRelease = releaseMemoryWhenQuiet((release) => log.debug(releasedFields(release), 'released the JavaScript heap the node no longer used'));
+
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       runtime.setStopping();
+      heapRelease?.stop();
       // Past the drain budget, idle and stuck connections are cut so the process can exit in time.
       const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
       deadline.unref();

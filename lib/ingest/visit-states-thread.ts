@@ -3,6 +3,7 @@
 // or as sent), folds them, and answers the visits rows. A read of the store is asked of the main
 // thread, which holds the store's connection.
 import { parentPort, workerData } from 'node:worker_threads';
+import { releaseMemoryWhenQuiet } from '../memory-release.ts';
 import { LineRing } from './line-ring.ts';
 import { rowOfLine } from './row-layouts.ts';
 import { createVisitStateDeriver, type DerivedVisits, type VisitSource } from './visit-states.ts';
@@ -18,6 +19,7 @@ const unsettled = new Map<number, DerivedVisits>();
 const reads = new Map<number, { resolve(rows: Map<string, Record<string, unknown>>): void; reject(err: Error): void }>();
 
 const send = (message: FromThread) => port.postMessage(message);
+releaseMemoryWhenQuiet((release) => send({ type: 'released', id: 0, ...release }));
 
 function sourcesOf(batch: SourceBatch): VisitSource[] {
   const sources: VisitSource[] = [];

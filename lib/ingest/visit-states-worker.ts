@@ -11,6 +11,7 @@
 // as a writer does after a restart.
 import { Worker } from 'node:worker_threads';
 import type { Log } from '../log.ts';
+import { type Release, releasedFields } from '../memory-release.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import type { LineRing } from './line-ring.ts';
 import type { AnalyticsTable } from './pipeline.ts';
@@ -48,7 +49,9 @@ export type FromThread =
   | { type: 'read'; id: number; visits: string[] }
   | { type: 'derived'; id: number; lines: string[] }
   | { type: 'size'; id: number; size: number }
-  | { type: 'failed'; id: number; error: string };
+  | { type: 'failed'; id: number; error: string }
+  /** The worker released its heap when quiet (lib/memory-release.ts); for the log. */
+  | ({ type: 'released'; id: 0 } & Release);
 
 /** What the worker is started with. */
 export interface ThreadData extends Omit<VisitStatesOptions, 'clock'> {
@@ -142,6 +145,10 @@ export function visitStatesInWorker(options: VisitStatesWorkerOptions): VisitSta
   }
 
   function answer(thread: Worker, message: FromThread): void {
+    if (message.type === 'released') {
+      log.debug(releasedFields(message), 'ingest writer: the visit states worker released the JavaScript heap it no longer used');
+      return;
+    }
     const call = calls.get(message.id);
     if (call === undefined) return;
     if (message.type === 'read') {
