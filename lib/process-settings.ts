@@ -17,6 +17,7 @@
 //   slices: the engine's blocks reach JS as buffers whose memory V8 frees only when it collects
 //   their small wrappers, which an export allocates too few of to fill the young generation; a
 //   10M-row export held ~60 MiB of dead blocks until V8's external-memory limit forced a collection.
+//   A quiet node also uses it to give back the heap a burst grew (./memory-release.ts).
 // - Node's compile cache (NODE_COMPILE_CACHE), in the install's node_modules/.cache: Plumb runs
 //   its TypeScript as it is, and stripping the types loads a compiler (and its wasm memory) into
 //   the process; with the stripped code cached that compiler is never loaded again (~18 MiB), and
