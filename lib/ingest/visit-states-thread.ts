@@ -19,7 +19,7 @@ const unsettled = new Map<number, DerivedVisits>();
 const reads = new Map<number, { resolve(rows: Map<string, Record<string, unknown>>): void; reject(err: Error): void }>();
 
 const send = (message: FromThread) => port.postMessage(message);
-releaseMemoryWhenQuiet((release) => send({ type: 'released', id: 0, ...release }));
+releaseMemoryWhenQuiet((release) => send({ type: 'released', ...release }));
 
 function sourcesOf(batch: SourceBatch): VisitSource[] {
   const sources: VisitSource[] = [];

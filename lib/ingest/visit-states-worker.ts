@@ -51,7 +51,7 @@ export type FromThread =
   | { type: 'size'; id: number; size: number }
   | { type: 'failed'; id: number; error: string }
   /** The worker released its heap when quiet (lib/memory-release.ts); for the log. */
-  | ({ type: 'released'; id: 0 } & Release);
+  | ({ type: 'released' } & Release);
 
 /** What the worker is started with. */
 export interface ThreadData extends Omit<VisitStatesOptions, 'clock'> {
