@@ -9,6 +9,7 @@
 // (docs/decisions.md, "A quiet node gives its JavaScript heap back").
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+import { exposedGc } from './process-settings.ts';
 
 /** When a release is due. */
 export const RELEASE_POLICY = {
@@ -77,10 +78,10 @@ const mib = (bytes: number) => Math.round(bytes / 104857.6) / 10;
 /** A release's figures for a log line, in MiB. */
 export const releasedFields = (release: Release) => ({ beforeMiB: mib(release.beforeBytes), afterMiB: mib(release.afterBytes), ms: Math.round(release.ms) });
 
-type Collect = (options: { type: 'major'; flavor: 'last-resort' }) => void;
-
 const heapBytes = () => getHeapStatistics().total_physical_size;
 const youngUsedBytes = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_used_size ?? 0;
+/** Where a look's figures are counted from: the event loop's times and the young generation's use. */
+const mark = () => ({ utilization: performance.eventLoopUtilization(), young: youngUsedBytes() });
 
 /**
  * Watches this thread's heap and releases it when quiet (see the top of this file). Only where
@@ -88,17 +89,14 @@ const youngUsedBytes = () => getHeapSpaceStatistics().find((space) => space.spac
  * does nothing. The timer never keeps a thread alive.
  */
 export function releaseMemoryWhenQuiet(onRelease?: (release: Release) => void, policy: ReleasePolicy = RELEASE_POLICY): { stop(): void } | undefined {
-  const collect = (globalThis as { gc?: Collect }).gc;
+  const collect = exposedGc();
   if (!collect) return undefined;
   const watch = new QuietWatch(policy);
-  let lastUtilization = performance.eventLoopUtilization();
-  let lastYoung = youngUsedBytes();
+  let last = mark();
   const timer = setInterval(() => {
-    const utilization = performance.eventLoopUtilization();
-    const young = youngUsedBytes();
-    const look = { busyShare: performance.eventLoopUtilization(utilization, lastUtilization).utilization, allocatedBytes: young - lastYoung, heapBytes: heapBytes(), now: performance.now() };
-    lastUtilization = utilization;
-    lastYoung = young;
+    const current = mark();
+    const look = { busyShare: performance.eventLoopUtilization(current.utilization, last.utilization).utilization, allocatedBytes: current.young - last.young, heapBytes: heapBytes(), now: performance.now() };
+    last = current;
     if (!watch.look(look)) return;
     const started = performance.now();
     collect({ type: 'major', flavor: 'last-resort' });
@@ -106,8 +104,7 @@ export function releaseMemoryWhenQuiet(onRelease?: (release: Release) => void, p
     const afterBytes = heapBytes();
     watch.released(afterBytes, performance.now());
     // The collection's own work is not the thread's: the next look starts after it.
-    lastUtilization = performance.eventLoopUtilization();
-    lastYoung = youngUsedBytes();
+    last = mark();
     onRelease?.({ beforeBytes: look.heapBytes, afterBytes, ms });
   }, policy.checkMs);
   timer.unref();

@@ -80,12 +80,18 @@ export function gcFlags(execArgv: readonly string[], nodeOptions: string | undef
   return execArgv.some((arg) => EXPOSE_GC.test(arg)) || EXPOSE_GC.test(nodeOptions ?? '') ? [] : ['--expose-gc'];
 }
 
+/** The options of V8's `gc()` that Plumb uses: a scavenge, or the collection V8 runs under memory pressure. */
+type GcOptions = { type: 'minor' } | { type: 'major'; flavor: 'last-resort' };
+
+/** V8's `gc()` where it is exposed (a node started by `plumb serve`, in every thread); elsewhere undefined. */
+export const exposedGc = (): ((options: GcOptions) => void) | undefined => (globalThis as { gc?: (options: GcOptions) => void }).gc;
+
 /**
- * A scavenge of the young generation, where `gc()` is exposed (a node started by `plumb serve`);
- * elsewhere nothing. About a millisecond: call it between large units of work, not per request.
+ * A scavenge of the young generation, where `gc()` is exposed; elsewhere nothing. About a
+ * millisecond: call it between large units of work, not per request.
  */
 export function collectYoungGeneration(): void {
-  (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc?.({ type: 'minor' });
+  exposedGc()?.({ type: 'minor' });
 }
 
 /** Replaces this process with the same command under the heap flags and environment, when either is needed; returns otherwise. */
