@@ -14,6 +14,10 @@ const durableFile = durableAt > 0 ? process.argv[durableAt + 1] : undefined;
 
 type Durable = (body: Buffer) => Promise<void>;
 
+/** Rounds of the group commit so far: printed on SIGUSR2, for the bench to count rounds over a run. */
+let rounds = 0;
+process.on('SIGUSR2', () => console.log(`rounds ${rounds}`));
+
 /** Group commit: one round at a time takes everything queued, writes it and fsyncs it. */
 async function groupCommit(file: string): Promise<Durable> {
   const handle = await open(file, 'a');
@@ -26,6 +30,7 @@ async function groupCommit(file: string): Promise<Durable> {
       try {
         await handle.write(Buffer.concat(round.map((waiter) => waiter.body)));
         await handle.datasync();
+        rounds++;
         for (const waiter of round) waiter.done();
       } catch (err) {
         for (const waiter of round) waiter.failed(err);

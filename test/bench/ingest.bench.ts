@@ -86,20 +86,40 @@ async function settled(pid: number): Promise<void> {
  */
 const WARM_UP_S = 3;
 
-type Measured = Load & { cpuUs: number; mainCpuUs: number; generatorCpuUs: number; idleShare: number; warmUpAccepted: number };
+type Measured = Load & { cpuUs: number; mainCpuUs: number; generatorCpuUs: number; idleShare: number; warmUpAccepted: number; rounds?: JournalRounds };
+
+/** A durable server's group-commit rounds over a run: how many a second, and requests a round. */
+interface JournalRounds {
+  perSecond: number;
+  requests: number;
+}
+
+/** Serves Plumb's /metrics to the bench, which reads the journal's fsyncs (one a round) from it. */
+const METRICS_TOKEN = 'ingest-bench-metrics-token-0123456789';
+
+/** The journal's rounds so far: the count of its fsyncs on /metrics. */
+async function plumbRounds(url: string): Promise<number> {
+  const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  const count = /^plumb_ingest_journal_fsync_duration_seconds_count(?:\{[^}]*\})? (\d+)/m.exec(await res.text())?.[1];
+  if (count === undefined) throw new Error('GET /metrics: no journal fsync count');
+  return Number(count);
+}
 
 /**
  * Runs a load after the warm-up, and the CPU the server used for it, in µs per answered request
  * (process and main thread); beside it, the load generator's (this process), and the share of the
  * machine's CPU time left idle: the two cores are shared by both, so these say which one bounds a rate.
  */
-async function measured(url: string, pid: number, run: () => Promise<Load>, requests?: autocannon.Request[]): Promise<Measured> {
+async function measured(url: string, pid: number, run: () => Promise<Load>, requests?: autocannon.Request[], roundsSoFar?: () => Promise<number>): Promise<Measured> {
   const warmUp = await load(url, undefined, WARM_UP_S, requests);
-  const [process0, main0, generator0, machine0] = [cpuSeconds(pid), cpuSeconds(pid, true), process.cpuUsage(), machineTicks()];
+  const rounds0 = await roundsSoFar?.();
+  const [process0, main0, generator0, machine0, started] = [cpuSeconds(pid), cpuSeconds(pid, true), process.cpuUsage(), machineTicks(), performance.now()];
   const result = await run();
-  const [generator, machine1] = [process.cpuUsage(generator0), machineTicks()];
+  const [generator, machine1, seconds] = [process.cpuUsage(generator0), machineTicks(), (performance.now() - started) / 1000];
   const answered = Math.max(1, result.accepted + result.other);
+  const rounds = rounds0 === undefined || !roundsSoFar ? undefined : Math.max(1, (await roundsSoFar()) - rounds0);
   return {
+    rounds: rounds === undefined ? undefined : { perSecond: rounds / seconds, requests: result.accepted / rounds },
     ...result,
     cpuUs: ((cpuSeconds(pid) - process0) * 1e6) / answered,
     mainCpuUs: ((cpuSeconds(pid, true) - main0) * 1e6) / answered,
@@ -109,13 +129,23 @@ async function measured(url: string, pid: number, run: () => Promise<Load>, requ
   };
 }
 
-/** The bare reference server; with `durableFile`, it fsyncs every body there before its 202. */
-async function startBare(durableFile?: string): Promise<{ url: string; pid: number; stop(): void }> {
+/**
+ * The bare reference server; with `durableFile`, it fsyncs every body there before its 202, and
+ * `rounds()` asks it (SIGUSR2) how many group-commit rounds it has run.
+ */
+async function startBare(durableFile?: string): Promise<{ url: string; pid: number; stop(): void; rounds(): Promise<number> }> {
   const args = [join(ROOT, 'test/bench/bare-server.ts'), '0', ...(durableFile ? ['--durable', durableFile] : [])];
   const child = spawn(NODE_BIN, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())));
-  return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => child.kill('SIGTERM') };
+  const rounds = () =>
+    new Promise<number>((resolve) => {
+      child.stdout.once('data', (d: Buffer) => resolve(Number(/rounds (\d+)/.exec(d.toString())?.[1])));
+      child.kill('SIGUSR2');
+    });
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => child.kill('SIGTERM'), rounds };
 }
+
+const roundsFigure = (load: Measured) => (load.rounds ? `${Math.round(load.rounds.perSecond)} (${load.rounds.requests.toFixed(1)})` : 'n/a');
 
 const suite: BenchSuite = {
   name: 'ingest',
@@ -130,7 +160,7 @@ const suite: BenchSuite = {
     const durableFile = join(dataDir, 'bare-durable.log');
     let durable = await startBare(durableFile);
 
-    const plumb = await startInstance({ dataDir, env: LOADED_NODE_ENV });
+    const plumb = await startInstance({ dataDir, env: { ...LOADED_NODE_ENV, PLUMB_METRICS_TOKEN: METRICS_TOKEN } });
     let peakRss = 0;
     const sampler = setInterval(() => {
       rssMiB(plumb.child.pid!).then((mib) => (peakRss = Math.max(peakRss, mib)), () => undefined);
@@ -141,9 +171,9 @@ const suite: BenchSuite = {
     for (let round = 0; round < MAX_RATE_ROUNDS; round++) {
       // Plumb's writer and the store's merges finish the last round first: the reference gets the machine to itself, as Plumb does.
       await settled(plumb.child.pid!);
-      const durableRound = await measured(durable.url, durable.pid, () => load(durable.url));
+      const durableRound = await measured(durable.url, durable.pid, () => load(durable.url), undefined, durable.rounds);
       const started = performance.now();
-      rounds.push({ durable: durableRound, plumb: await measured(plumb.url, plumb.child.pid!, () => load(plumb.url)) });
+      rounds.push({ durable: durableRound, plumb: await measured(plumb.url, plumb.child.pid!, () => load(plumb.url), undefined, () => plumbRounds(plumb.url)) });
       plumbLoadMs += performance.now() - started;
     }
     durable.stop();
@@ -197,6 +227,7 @@ const suite: BenchSuite = {
       'plumb CPU µs/request at max (main thread / process)': `${Math.round(full.mainCpuUs)} / ${Math.round(full.cpuUs)}`,
       'load generator CPU µs/request at max (durable reference / plumb)': `${Math.round(durableLoad.generatorCpuUs)} / ${Math.round(full.generatorCpuUs)}`,
       'machine idle at max (durable reference / plumb)': `${Math.round(durableLoad.idleShare * 100)}% / ${Math.round(full.idleShare * 100)}%`,
+      'fsync rounds a second at max (requests a round): durable reference / plumb': `${roundsFigure(durableLoad)} / ${roundsFigure(full)}`,
       'plumb p99 ms at 80% of max': steady.p99,
       'bare durable p99 ms at that same rate': durableSteady.p99,
       'p99 ms at 80% of max, evenly paced (open loop): plumb / bare durable': `${pacedSteady.p99.toFixed(1)} / ${durablePacedSteady.p99.toFixed(1)} (p50 ${pacedSteady.p50.toFixed(1)} / ${durablePacedSteady.p50.toFixed(1)}; 202s a second ${Math.round(pacedSteady.rps)} / ${Math.round(durablePacedSteady.rps)})`,
