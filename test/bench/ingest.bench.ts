@@ -19,6 +19,7 @@ import autocannon from 'autocannon';
 import { silentLog } from '../../lib/log.ts';
 import { openAnalyticsStore } from '../../lib/stores/analytics/index.ts';
 import { NODE_BIN, ROOT, startInstance } from '../support/instance.ts';
+import { exposedSamples } from '../support/metrics.ts';
 import { rssMiB } from './measure.ts';
 import { type PacedResult, pacedLoad } from './paced-load.ts';
 import type { BenchSuite } from './run.ts';
@@ -100,9 +101,9 @@ const METRICS_TOKEN = 'ingest-bench-metrics-token-0123456789';
 /** The journal's rounds so far: the count of its fsyncs on /metrics. */
 async function plumbRounds(url: string): Promise<number> {
   const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
-  const count = /^plumb_ingest_journal_fsync_duration_seconds_count(?:\{[^}]*\})? (\d+)/m.exec(await res.text())?.[1];
+  const count = exposedSamples(await res.text()).get('plumb_ingest_journal_fsync_duration_seconds_count');
   if (count === undefined) throw new Error('GET /metrics: no journal fsync count');
-  return Number(count);
+  return count;
 }
 
 /**
@@ -117,7 +118,7 @@ async function measured(url: string, pid: number, run: () => Promise<Load>, requ
   const result = await run();
   const [generator, machine1, seconds] = [process.cpuUsage(generator0), machineTicks(), (performance.now() - started) / 1000];
   const answered = Math.max(1, result.accepted + result.other);
-  const rounds = rounds0 === undefined || !roundsSoFar ? undefined : Math.max(1, (await roundsSoFar()) - rounds0);
+  const rounds = roundsSoFar && rounds0 !== undefined ? Math.max(1, (await roundsSoFar()) - rounds0) : undefined;
   return {
     rounds: rounds === undefined ? undefined : { perSecond: rounds / seconds, requests: result.accepted / rounds },
     ...result,

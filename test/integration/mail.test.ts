@@ -7,6 +7,7 @@ import { startTestNode, type TestNode } from '../support/node.ts';
 import { type SmtpCapture, startSmtpCapture } from '../support/smtp-capture.ts';
 import { enqueueMail, MAIL_QUEUED } from '../../lib/mail/outbox.ts';
 import { waitFor } from '../support/instance.ts';
+import { exposedSamples } from '../support/metrics.ts';
 
 const PUBLIC_URL = 'https://analytics.example.org';
 const METRICS_TOKEN = 'mail-metrics-token-0123456789';
@@ -29,12 +30,7 @@ const row = async (id: string) =>
   (await t.node.runtime.metadata().query<{ status: string; attempts: number; error: string | null; params: unknown }>('SELECT status, attempts, error, params FROM mail_messages WHERE id = $1', [id])).rows[0];
 const scrape = async () => {
   const res = await fetch(`${t.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
-  return new Map(
-    (await res.text())
-      .split('\n')
-      .filter((line) => line && !line.startsWith('#'))
-      .map((line) => [line.slice(0, line.lastIndexOf(' ')), Number(line.slice(line.lastIndexOf(' ') + 1))] as [string, number]),
-  );
+  return exposedSamples(await res.text());
 };
 
 beforeAll(async () => {

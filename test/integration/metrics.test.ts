@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { as, type Person, person } from '../support/accounts.ts';
 import { freePort, startInstance, waitFor } from '../support/instance.ts';
+import { exposedSamples } from '../support/metrics.ts';
 import { startTestNode, type TestNode } from '../support/node.ts';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.ts';
 
@@ -48,17 +49,11 @@ afterAll(async () => {
 
 const scrape = async (headers: Record<string, string> = { Authorization: `Bearer ${TOKEN}` }) => fetch(`${t.url}/metrics`, { headers });
 
-/** The scraped samples, by series (`name{label="…",…}` as written), read from the exposition text. */
+/** The scraped samples, by series (`name{label="…",…}` as written). */
 async function samples(): Promise<Map<string, number>> {
   const res = await scrape();
   expect(res.status).toBe(200);
-  const series = new Map<string, number>();
-  for (const line of (await res.text()).split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    series.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return series;
+  return exposedSamples(await res.text());
 }
 
 const sampleOf = (all: Map<string, number>, series: string) => all.get(series) ?? 0;
