@@ -40,6 +40,7 @@ export const SETTINGS = [
   { flag: 'api-body-limit-bytes', env: [envName('API_BODY_LIMIT_BYTES')], type: 'int', default: 1048576, min: 1024, max: 104857600, description: 'Largest JSON body accepted on /api routes (413 beyond it).' },
   { flag: 'plugins', env: [envName('PLUGINS')], type: 'list', default: [], description: 'Comma-separated optional plugins to enable.' },
   { flag: 'tracker-script-path', env: [envName('TRACKER_SCRIPT_PATH')], type: 'string', default: '/plumb.js', description: 'Path the tracking script is served at.' },
+  { flag: 'tracker-http', env: [envName('TRACKER_HTTP')], type: 'enum', default: 'direct', values: ['direct', 'node'], description: "How the tracking script's requests (POST /ingest, /ingest/event, /ingest/web-vitals) are read. direct: by Plumb itself, which answers them faster, while a connection carries nothing else; a connection's first other request, and everything after it, goes to Node's HTTP server. node: every request is read by Node's HTTP server." },
   { flag: 'metrics-token', env: [envName('METRICS_TOKEN')], type: 'string', default: undefined, secret: true, description: 'Serves GET /metrics (Prometheus text format) on the HTTP port to requests with `Authorization: Bearer <token>`. Unset (and no -metrics-address): no metrics endpoint.' },
   { flag: 'metrics-address', env: [envName('METRICS_ADDRESS')], type: 'string', default: undefined, description: 'host:port of a separate listener that serves GET /metrics without a token (keep it on a private interface), e.g. 127.0.0.1:9464.' },
   // Collection

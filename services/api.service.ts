@@ -1,12 +1,14 @@
-// The HTTP gateway: one node:http server of Plumb's own. Ingest requests (the `hotPath` actions)
-// are answered by a plain handler (lib/http/hot-path.ts), /metrics and the MCP server's /mcp by
+// The HTTP gateway: one node:http server of Plumb's own. Tracker requests are read and answered
+// on a direct path while a connection carries nothing else (lib/http/direct-path.ts). Node reads
+// the rest; its ingest requests (the `hotPath` actions) are answered by a plain handler
+// (lib/http/hot-path.ts), /metrics and the MCP server's /mcp by
 // theirs (lib/metrics/endpoint.ts, lib/mcp/endpoint.ts); every other request goes to a stock
 // moleculer-web gateway through its documented middleware entry (`express()`), where every route
 // is an action's explicit `rest` alias (mappingPolicy "restrict"), bodies are read with
 // per-action limits in `onBeforeCall`, and errors leave as JSON { message, code } from `onError`.
 // What no route answers falls through to the built dashboard, then a JSON 404.
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { ActionSchema, Context, ServiceBroker, ServiceSchema, ServiceSettingSchema } from 'moleculer';
 import type { ApiSettingsSchema } from 'moleculer-web';
 import ApiGateway from 'moleculer-web';
@@ -14,7 +16,8 @@ import { PlumbError } from '../lib/errors.ts';
 import { admitRequest, CORS_PREFLIGHT_HEADERS } from '../lib/http/admission.ts';
 import { sendError, sendJson } from '../lib/http/error-response.ts';
 import { headAnswer, requestedMethod, routeHeadAsGet } from '../lib/http/head.ts';
-import { answerHot, type HotRoute, hotRoutes, type PublishedRoute } from '../lib/http/hot-path.ts';
+import { type DirectPathOptions, GatewayServer } from '../lib/http/direct-path.ts';
+import { answerDirect, answerHot, type HotRoute, hotRoutes, type PublishedRoute } from '../lib/http/hot-path.ts';
 import { locateCreated } from '../lib/http/location.ts';
 import { setApiSecurityHeaders } from '../lib/http/security-headers.ts';
 import { type StaticAssets, loadStaticAssets } from '../lib/http/static-assets.ts';
@@ -32,6 +35,11 @@ type GatewayRequest = IncomingMessage & {
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** The client's X-Request-ID when it is a safe one to echo and log, else a new one. */
+function requestIdOf(incoming: string | string[] | undefined): string {
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
 const OPENAPI_PATH = '/api/docs/v1/openapi.json';
 
 export default function createApiService(runtime: Runtime): ServiceSchema {
@@ -43,6 +51,12 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
   const vitalsPath = trackerPath.replace(/(\.js)?$/, '-vitals.js'); // /plumb.js → /plumb-vitals.js
   const gatewayDocs = gatewayRouteDocs({ openapi: OPENAPI_PATH, tracker: trackerPath, vitals: vitalsPath, metrics: METRICS_PATH, mcp: MCP_PATH });
   const onError = (req: IncomingMessage, res: ServerResponse, err: Error) => sendError(log, req, res, err);
+  /** One answered request in the metrics, and at debug level in the log. */
+  const recordAnswer = (method: string, route: string, url: string, status: number, started: bigint, requestId: string) => {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    runtime.metrics.httpRequest(method, route, status, seconds);
+    if (logRequests) log.debug({ reqId: requestId, method, url, status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+  };
   /** GET /metrics on this port: only with -metrics-token, and only to a request that carries it. */
   const answerMetrics = (req: IncomingMessage, res: ServerResponse) => {
     const token = config.metricsToken;
@@ -109,8 +123,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
       handle(this: GatewayThis, req: IncomingMessage, res: ServerResponse) {
         const started = process.hrtime.bigint();
         const requestHeaders = req.headers;
-        const incoming = requestHeaders['x-request-id'];
-        const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+        const requestId = requestIdOf(requestHeaders['x-request-id']);
         const url = req.url ?? '/';
         const queryAt = url.indexOf('?');
         const path = queryAt === -1 ? url : url.slice(0, queryAt);
@@ -123,9 +136,7 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
           // slow path for good (docs/benchmarks.md, "Ingest instructions"): the last answer (and its
           // request) stays referenced.
           this.lastAnswered = res;
-          const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-          runtime.metrics.httpRequest(requestedMethod(req), routeLabel(req, path, hot !== undefined, res.statusCode), res.statusCode, seconds);
-          if (logRequests) log.debug({ reqId: requestId, method: requestedMethod(req), url, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+          recordAnswer(requestedMethod(req), routeLabel(req, path, hot !== undefined, res.statusCode), url, res.statusCode, started, requestId);
         });
         if (hot) return answerHot(runtime, req, res, hot, ['X-Request-ID', requestId], requestId);
         // The routed gateway (moleculer-web) and the MCP endpoint read the request id from the
@@ -167,9 +178,11 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
         this.indexRoutes();
       },
 
-      /** The routes the plain handler answers itself or needs to know: hot paths and cross-origin paths. */
+      /** The routes the plain handler and the direct path answer themselves or need to know: hot paths and cross-origin paths. */
       indexRoutes(this: GatewayThis) {
         this.hotRoutes = hotRoutes(this.broker, this.aliases);
+        // The direct path answers the tracker's: public, cross-origin, without a token.
+        this.directRoutes = new Map([...this.hotRoutes].filter(([, route]) => route.action.crossOrigin === true));
         const actions = new Map(this.broker.registry.getActionList({}).map((item) => [item.name, item.action]));
         this.crossOriginPaths = new Set(this.aliases.filter((alias) => alias.method === 'POST' && alias.action && actions.get(alias.action)?.crossOrigin === true).map((alias) => alias.fullPath));
       },
@@ -205,9 +218,23 @@ export default function createApiService(runtime: Runtime): ServiceSchema {
     created() {
       const gateway = this as unknown as GatewayThis;
       gateway.hotRoutes = new Map();
+      gateway.directRoutes = new Map();
       gateway.crossOriginPaths = new Set();
       gateway.routed = gateway.express();
-      gateway.server = createServer((req, res) => gateway.handle(req, res));
+      const direct: DirectPathOptions = {
+        bodyLimitOf: (path) => {
+          const route = gateway.directRoutes.get(path);
+          return route && (route.action.bodyLimit ?? config.apiBodyLimitBytes);
+        },
+        async answer(request, body, remoteAddress) {
+          const started = process.hrtime.bigint();
+          const requestId = requestIdOf(request.headers['x-request-id']);
+          const answer = await answerDirect(runtime, gateway.directRoutes.get(request.path), request, body, remoteAddress, requestId);
+          recordAnswer('POST', request.path, request.target, answer.status, started, requestId);
+          return answer;
+        },
+      };
+      gateway.server = new GatewayServer((req, res) => gateway.handle(req, res), config.trackerHttp === 'direct' ? direct : undefined);
       // Slow clients are cut after two minutes; Node's own defaults bound the headers and the request.
       gateway.server.setTimeout(120_000);
     },
@@ -262,6 +289,8 @@ function decodablePath(path: string): boolean {
 
 type GatewayThis = {
   hotRoutes: Map<string, HotRoute>;
+  /** The hot routes the direct path answers (lib/http/direct-path.ts), by path. */
+  directRoutes: Map<string, HotRoute>;
   crossOriginPaths: Set<string>;
   routed: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   server: Server;

@@ -8,7 +8,9 @@ import { bearerToken } from '../auth/api-clients.ts';
 import { PlumbError, unauthorized } from '../errors.ts';
 import { clientIp } from '../ingest/enrich/client-ip.ts';
 import type { Runtime } from '../runtime.ts';
+import type { RateLimitKind } from './rate-limit.ts';
 import type { RequestMeta } from '../../types/meta.ts';
+import type { RequestInfo } from '../ingest/pipeline.ts';
 import { readJsonBody, readRawBody } from './body.ts';
 import { judgeCrossOrigin } from './cross-origin.ts';
 
@@ -25,8 +27,24 @@ export const CORS_PREFLIGHT_HEADERS = {
   'Access-Control-Allow-Headers': 'Content-Type',
   'Access-Control-Max-Age': '86400',
 };
-const CORS_HEADER_LIST = Object.entries(ALLOW_ANY_ORIGIN).flat();
+/** The CORS headers of every answer of a public cross-origin route (name, value, …). */
+export const CORS_HEADER_LIST = Object.entries(ALLOW_ANY_ORIGIN).flat();
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Who is asking: the client address (behind the trusted proxies), user agent, origin and referer. */
+export function describeRequest(runtime: Runtime, remoteAddress: string | undefined, headers: RequestInfo['headers']): RequestInfo {
+  const header = (name: string) => {
+    const value = headers[name];
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  };
+  const ip = clientIp(remoteAddress, headers, runtime.config.trustedProxyHops);
+  return { ip, userAgent: header('user-agent') ?? '', origin: header('origin'), referer: header('referer'), headers };
+}
+
+/** The rate limit a request counts against: its action's, or the API's for any other /api path. */
+export function rateLimitBucket(action: ActionSchema | undefined, url: string): RateLimitKind | undefined {
+  return action?.rateLimit ?? (url.startsWith('/api/') ? 'api' : undefined);
+}
 
 /**
  * Admits a request to `action` and returns its body (undefined when there is none). With
@@ -37,21 +55,19 @@ export async function admitRequest(runtime: Runtime, req: IncomingMessage, res: 
   const method = (req.method ?? 'GET').toUpperCase();
   // Node's getter looks the object up by a symbol at each read: read once.
   const requestHeaders = req.headers;
-  const header = (name: string) => {
-    const value = requestHeaders[name];
-    return typeof value === 'string' && value !== '' ? value : undefined;
-  };
-  const ip = clientIp(req.socket.remoteAddress, requestHeaders, runtime.config.trustedProxyHops);
-  meta.request = { ip, userAgent: header('user-agent') ?? '', origin: header('origin'), referer: header('referer'), headers: requestHeaders };
-  const bucket = action?.rateLimit ?? ((req.url ?? '').startsWith('/api/') ? 'api' : undefined);
+  meta.request = describeRequest(runtime, req.socket.remoteAddress, requestHeaders);
+  const { ip } = meta.request;
+  // Before the rate limit: a browser reads a cross-origin 429 only with them.
+  if (action?.crossOrigin) {
+    if (headers) headers.push(...CORS_HEADER_LIST);
+    else for (const [name, value] of Object.entries(ALLOW_ANY_ORIGIN)) res.setHeader(name, value);
+  }
+  const bucket = rateLimitBucket(action, req.url ?? '');
   if (bucket) {
     const limited = runtime.rateLimits.consume(bucket, ip);
     if (limited) await limited;
   }
-  if (action?.crossOrigin) {
-    if (headers) headers.push(...CORS_HEADER_LIST);
-    else for (const [name, value] of Object.entries(ALLOW_ANY_ORIGIN)) res.setHeader(name, value);
-  } else {
+  if (!action?.crossOrigin) {
     const verdict = judgeCrossOrigin(method, requestHeaders, runtime.config.publicUrl);
     if (!verdict.allowed) throw new PlumbError(403, 'cross_origin_rejected', `Cross-origin request rejected: ${verdict.reason}`);
   }

@@ -32,14 +32,24 @@ export async function readJsonBody(req: IncomingMessage, options: BodyOptions): 
     throw payloadTooLarge(options.limitBytes);
   }
   const { chunks, size } = await collect(encoding === 'identity' ? req : decoded(req, encoding), options.limitBytes, req);
-  if (size === 0) return undefined;
-  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  const isJson = type === 'application/json' || type.endsWith('+json');
-  if (!isJson && !(options.acceptTextPlain && type === 'text/plain')) {
-    throw new PlumbError(415, 'unsupported_media_type', `Content-Type must be application/json${options.acceptTextPlain ? ' or text/plain' : ''}`);
-  }
   // A tracker body arrives in one chunk; concatenating it would only copy it.
-  const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8');
+  return parseJsonBody(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), req.headers['content-type'], options.acceptTextPlain);
+}
+
+/**
+ * A whole body's JSON object, or undefined when it is empty: its Content-Type checked, its
+ * nesting bounded, the object required. The direct path (lib/http/direct-path.ts) reads its
+ * bodies itself and parses them here.
+ */
+export function parseJsonBody(bytes: Buffer, contentType: string | undefined, acceptTextPlain: boolean): Record<string, unknown> | undefined {
+  const size = bytes.length;
+  if (size === 0) return undefined;
+  const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  const isJson = type === 'application/json' || type.endsWith('+json');
+  if (!isJson && !(acceptTextPlain && type === 'text/plain')) {
+    throw new PlumbError(415, 'unsupported_media_type', `Content-Type must be application/json${acceptTextPlain ? ' or text/plain' : ''}`);
+  }
+  const text = bytes.toString('utf8');
   // A large body is refused before it is parsed (nested arrays parse ~10× slower than their scan);
   // a small one costs less walked once parsed (V8's JSON.parse is not recursive) than scanned.
   const scanned = size > SCANNED_FROM_BYTES;

@@ -60,16 +60,22 @@ export function renderError(error: Error): RenderedError {
   }
 }
 
+/** An error as it is answered, with an error line when it is a failure of Plumb's own. */
+export function answeredError(log: Log, err: Error, url: string | undefined): RenderedError {
+  const rendered = renderError(err);
+  // 503 is an expected state (starting, stopping, leader away) and 502 another server's refusal
+  // (answered with its reason): neither is a failure of Plumb worth an error line.
+  if (rendered.status >= 500 && rendered.status !== 503 && rendered.status !== 502) log.error({ err, url }, 'request failed');
+  return rendered;
+}
+
 /** Sends an error in the wire format; a response already under way can only be cut. */
 export function sendError(log: Log, req: IncomingMessage, res: ServerResponse, err: Error) {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const { status, body, headers } = renderError(err);
-  // 503 is an expected state (starting, stopping, leader away) and 502 another server's refusal
-  // (answered with its reason): neither is a failure of Plumb worth an error line.
-  if (status >= 500 && status !== 503 && status !== 502) log.error({ err, url: req.url }, 'request failed');
+  const { status, body, headers } = answeredError(log, err, req.url);
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   sendJson(res, status, body);
 }

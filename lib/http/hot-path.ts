@@ -7,10 +7,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ActionSchema, ServiceBroker } from 'moleculer';
 import type { RequestMeta } from '../../types/meta.ts';
+import { unavailable } from '../errors.ts';
 import type { Runtime } from '../runtime.ts';
-import { admitRequest } from './admission.ts';
-import { renderError, sendError, sendJson } from './error-response.ts';
-import { setApiSecurityHeaders } from './security-headers.ts';
+import { admitRequest, CORS_HEADER_LIST, describeRequest, rateLimitBucket } from './admission.ts';
+import { parseJsonBody } from './body.ts';
+import type { DirectAnswer } from './direct-path.ts';
+import { answeredError, renderError, sendError, sendJson } from './error-response.ts';
+import type { DirectRequest } from './request-head.ts';
+import { API_SECURITY_HEADERS, setApiSecurityHeaders } from './security-headers.ts';
 
 export interface HotRoute {
   action: ActionSchema;
@@ -81,4 +85,45 @@ export async function answerHot(runtime: Runtime, req: IncomingMessage, res: Ser
 function setContentHeaders(res: ServerResponse, headers: readonly string[]) {
   for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i], headers[i + 1]);
   setApiSecurityHeaders(res);
+}
+
+/**
+ * Answers a tracker request the direct path has read (lib/http/direct-path.ts) as answerHot
+ * answers one Node has read: the same admission for a public cross-origin route (who is asking,
+ * the CORS header, the rate limit; such a request carries no token, or it is Node's to read), the
+ * same body parser, the action, and the same answers and errors, as a status, headers and a body.
+ */
+export async function answerDirect(runtime: Runtime, route: HotRoute | undefined, request: DirectRequest, body: Buffer, remoteAddress: string | undefined, requestID: string): Promise<DirectAnswer> {
+  const headers = ['X-Request-ID', requestID, ...CORS_HEADER_LIST];
+  try {
+    // The routes are indexed again as services come and go: the one this request was read for may have gone since.
+    if (route === undefined) throw unavailable('The ingest service is not available on this node', 1);
+    const meta = { request: describeRequest(runtime, remoteAddress, request.headers) } as RequestMeta;
+    const bucket = rateLimitBucket(route.action, request.target);
+    if (bucket) {
+      const limited = runtime.rateLimits.consume(bucket, meta.request.ip);
+      if (limited) await limited;
+    }
+    const params = parseJsonBody(body, request.headers['content-type'], route.action.textBody === true);
+    const result = await route.call(params ?? {}, meta, requestID);
+    const status = route.action.openapi?.successStatus ?? 200;
+    if (result === null || result === undefined) {
+      headers.push('Content-Length', '0');
+      return { status, headers, body: '' };
+    }
+    return jsonAnswer(status, headers, result);
+  } catch (err) {
+    const { status, body: error, headers: errorHeaders } = answeredError(runtime.log, err as Error, request.target);
+    runtime.metrics.ingest('refused', error.code);
+    return jsonAnswer(status, headers, error, errorHeaders);
+  }
+}
+
+/** A JSON answer with the API's hardening headers and an error's own (Retry-After), as sendError writes it. */
+function jsonAnswer(status: number, headers: string[], value: unknown, errorHeaders: Record<string, string> = {}): DirectAnswer {
+  const text = JSON.stringify(value);
+  headers.push(...API_SECURITY_HEADERS);
+  for (const [name, headerValue] of Object.entries(errorHeaders)) headers.push(name, headerValue);
+  headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(text)));
+  return { status, headers, body: text };
 }

@@ -42,7 +42,7 @@ export const REFERRER_POLICY = 'same-origin';
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
 /** Name, value, name, value …: the answer headers of every API answer with content. */
-const API_SECURITY_HEADERS: readonly string[] = [
+export const API_SECURITY_HEADERS: readonly string[] = [
   'X-Content-Type-Options',
   'nosniff',
   'Content-Security-Policy',
