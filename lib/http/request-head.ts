@@ -66,7 +66,7 @@ export function readRequestHead(bytes: Buffer, start: number, bodyLimitOf: (path
   for (let i = 0; i < METHOD.length && i < available; i++) if (bytes[start + i] !== METHOD[i]) return OTHER;
   const headEnd = bytes.indexOf(HEAD_END, start);
   if (headEnd === -1 || headEnd + HEAD_END.length - start > maxHeadBytes) {
-    return available >= maxHeadBytes ? OTHER : INCOMPLETE;
+    return available >= maxHeadBytes || bareLineFeed(bytes, start) ? OTHER : INCOMPLETE;
   }
   const bodyStart = headEnd + HEAD_END.length;
 
@@ -125,6 +125,12 @@ export function readRequestHead(bytes: Buffer, start: number, bodyLimitOf: (path
     if (contentLength === -1 || !host) return OTHER;
     return { kind: 'direct', target, path, headers, bodyStart, contentLength };
   }
+}
+
+/** Whether a line ends without its CR: such a head never ends as this reader wants, and Node answers it now. */
+function bareLineFeed(bytes: Buffer, start: number): boolean {
+  for (let at = bytes.indexOf(LF, start); at !== -1; at = bytes.indexOf(LF, at + 1)) if (at === start || bytes[at - 1] !== CR) return true;
+  return false;
 }
 
 /** A Content-Length of 1 to 15 decimal digits and nothing else (no sign, no blank, no list), or -1. */
