@@ -125,8 +125,6 @@ class DirectConnection {
   /** An answer is being made: what arrives meanwhile waits, and its reading is paused. */
   answering = false;
   paused = false;
-  /** The client has sent all it will (a half-close): the connection ends after the answer under way. */
-  clientEnded = false;
   /** The server is closing: the answer under way says so, and the connection ends after it. */
   closing = false;
   readonly onData: (chunk: Buffer) => void;
@@ -199,10 +197,10 @@ class DirectConnection {
   write(answer: DirectAnswer) {
     const { socket, owner } = this;
     this.answering = false;
-    if (socket.destroyed) return;
+    // The client has gone, or half-closed, which Node's server takes as gone too.
+    if (!socket.writable) return;
     const now = Date.now();
-    // A half-closed connection's pipelined requests are still answered, then it ends.
-    const close = this.closing || (this.clientEnded && this.pending === undefined);
+    const close = this.closing;
     let text = `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n`;
     const { headers } = answer;
     for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
@@ -230,12 +228,6 @@ class DirectConnection {
   handOver() {
     const { socket, owner } = this;
     owner.open.delete(this);
-    // Bytes cannot be put back once the socket has told its end: a client that pipelined another
-    // kind of request behind a tracker hit and half-closed gets no answer to it.
-    if (this.clientEnded) {
-      socket.destroy();
-      return;
-    }
     socket.off('data', this.onData);
     socket.off('end', this.onEnd);
     socket.off('error', this.onError);
@@ -248,15 +240,13 @@ class DirectConnection {
     if (this.paused) socket.resume();
   }
 
+  /**
+   * The client has sent all it will (a half-close). Node's server (without `httpAllowHalfOpen`)
+   * takes that as a client gone: it ends the connection, and an answer under way is not sent.
+   */
   ended() {
-    this.clientEnded = true;
-    if (this.answering) return;
-    // Part of a request and then the end: nothing can be answered.
-    if (this.pending !== undefined) this.socket.destroy();
-    else {
-      this.owner.open.delete(this);
-      this.socket.end();
-    }
+    this.owner.open.delete(this);
+    this.socket.end();
   }
 
   checkTimeouts(now: number) {

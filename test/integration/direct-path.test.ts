@@ -51,9 +51,9 @@ async function nodeConnection(): Promise<RawConnection> {
 async function answersBothWays(bytes: string | Buffer): Promise<{ direct: string[]; node: string[] }> {
   const texts = async (connection: RawConnection) => {
     await connection.send(bytes);
-    const answers = await connection.answers();
+    const answers = (await connection.answers()).map((answer) => answer.text);
     connection.close();
-    return answers.map((answer) => answer.text);
+    return answers;
   };
   // A generated request id differs from one answer to the other; nothing else may.
   const sameIds = (answers: string[]) => answers.map((text) => text.replace(/X-Request-ID: [0-9a-f-]{36}/, 'X-Request-ID: <generated>'));
@@ -240,6 +240,19 @@ describe('framing', () => {
     const { direct, node } = await answersBothWays(request() + hit(pageview('/x'), { Origin: 'https://unknown.example' }));
     expect(direct).toEqual(node);
     expect(direct.length).toBeGreaterThan(0);
+  });
+});
+
+describe('a client that half-closes', () => {
+  // Node's server takes the end of what a client sends as the client gone, whatever it had sent.
+  it.each([
+    ['after a hit', () => hit(pageview('/x'), { Origin: 'https://unknown.example' })],
+    ['in the middle of a head', () => 'POST /ingest HTTP/1.1\r\nHost: plumb.test\r\n'],
+  ])('has its connection ended %s', async (_case, bytes) => {
+    const connection = await RawConnection.open(t.url);
+    await connection.send(bytes());
+    connection.finish();
+    expect(await connection.closesWithin(2000)).toBe(true);
   });
 });
 

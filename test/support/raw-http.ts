@@ -80,6 +80,11 @@ export class RawConnection {
     return this.closed;
   }
 
+  /** Ends what this side sends (a half-close); the server may still answer. */
+  finish() {
+    this.socket.end();
+  }
+
   close() {
     this.socket.destroy();
   }
