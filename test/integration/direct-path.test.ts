@@ -318,3 +318,22 @@ describe('a stopping node', () => {
     expect(await partial.closesWithin(1000)).toBe(true);
   });
 });
+
+describe('-tracker-http node', () => {
+  it("has Node's reader read every request, tracker hits included", async () => {
+    // After the node above stopped: chDB opens one data directory per process at a time.
+    const nodeOnly = await startTestNode({ PLUMB_TRACKER_HTTP: 'node' });
+    try {
+      const read: IncomingMessage[] = [];
+      gatewayOf(nodeOnly.node.broker).server.on('request', (req: IncomingMessage) => read.push(req));
+      const connection = await RawConnection.open(nodeOnly.url);
+      await connection.send(hit(pageview('/read-by-node')));
+      expect((await connection.answer())?.status).toBe(202);
+      connection.close();
+      expect(read.map((req) => req.url)).toEqual(['/ingest']);
+      await nodeOnly.rows('hits', 1, "path = '/read-by-node'");
+    } finally {
+      await nodeOnly.stop();
+    }
+  });
+});
