@@ -257,40 +257,37 @@ describe('a client that half-closes', () => {
 });
 
 describe("Node's timeouts", () => {
-  it('ends a connection idle past the keep-alive timeout', async () => {
+  /** Runs `check` with one of the gateway server's timeouts shortened, then restores it. */
+  async function withTimeout(setting: 'keepAliveTimeout' | 'headersTimeout', ms: number, check: () => Promise<void>) {
     const { server } = gatewayOf(t.node.broker);
-    const keepAlive = server.keepAliveTimeout;
-    server.keepAliveTimeout = 1000;
+    const before = server[setting];
+    server[setting] = ms;
     try {
+      await check();
+    } finally {
+      server[setting] = before;
+    }
+  }
+
+  it('ends a connection idle past the keep-alive timeout', () =>
+    withTimeout('keepAliveTimeout', 1000, async () => {
       const connection = await RawConnection.open(t.url);
       await connection.send(hit(pageview('/x'), { Origin: 'https://unknown.example' }));
       expect((await connection.answer())?.headers).toContainEqual(['keep-alive', 'timeout=1']);
       expect(await connection.closesWithin(4000)).toBe(true);
-    } finally {
-      server.keepAliveTimeout = keepAlive;
-    }
-  });
+    }));
 
-  it('answers 408 to a head that does not arrive within the headers timeout, and closes', async () => {
-    const { server } = gatewayOf(t.node.broker);
-    const headersTimeout = server.headersTimeout;
-    server.headersTimeout = 1000;
-    try {
+  it('answers 408 to a head that does not arrive within the headers timeout, and closes', () =>
+    withTimeout('headersTimeout', 1000, async () => {
       const connection = await RawConnection.open(t.url);
       await connection.send('POST /ingest HTTP/1.1\r\nHost: plumb.test\r\n');
       expect(await connection.closesWithin(4000)).toBe(true);
       expect(connection.received.toString('latin1')).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
-    } finally {
-      server.headersTimeout = headersTimeout;
-    }
-  });
+    }));
 
-  it('gives a body slower than the headers timeout to Node, which waits for it and answers', async () => {
-    const { server } = gatewayOf(t.node.broker);
-    const headersTimeout = server.headersTimeout;
-    server.headersTimeout = 1000;
-    readByNode = [];
-    try {
+  it('gives a body slower than the headers timeout to Node, which waits for it and answers', () =>
+    withTimeout('headersTimeout', 1000, async () => {
+      readByNode = [];
       const bytes = hit(pageview('/slow-body'));
       const connection = await RawConnection.open(t.url);
       await connection.send(bytes.slice(0, -5));
@@ -299,10 +296,7 @@ describe("Node's timeouts", () => {
       expect((await connection.answer())?.status).toBe(202);
       connection.close();
       expect(readByNode).toHaveLength(1);
-    } finally {
-      server.headersTimeout = headersTimeout;
-    }
-  });
+    }));
 });
 
 describe('a stopping node', () => {
