@@ -35,12 +35,12 @@ type GatewayRequest = IncomingMessage & {
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const OPENAPI_PATH = '/api/docs/v1/openapi.json';
 
 /** The client's X-Request-ID when it is a safe one to echo and log, else a new one. */
 function requestIdOf(incoming: string | string[] | undefined): string {
   return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
-const OPENAPI_PATH = '/api/docs/v1/openapi.json';
 
 export default function createApiService(runtime: Runtime): ServiceSchema {
   const { config, log } = runtime;
