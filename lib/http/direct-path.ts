@@ -6,7 +6,7 @@
 //
 // At the first request that is anything else, the connection goes to Node's HTTP server with every
 // byte read and not yet answered, as if it had just connected (its documented 'connection' event),
-// and Node reads it and everything after it: the dashboard, the API, errors of the protocol, TLS-less
+// and Node reads it and everything after it: the dashboard, the API, errors of the protocol,
 // upgrades, slow bodies. Answers stay in order: a connection is handed over only between answers.
 import { type IncomingMessage, maxHeaderSize, type RequestListener, STATUS_CODES, Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
