@@ -4,8 +4,8 @@
 // drift with the machine as req/s and CPU seconds do (this machine's speed moves by up to 2× within
 // minutes), so a change of a few percent in the work a request costs shows here, the same in every
 // run. Each server is slowed ~30× under valgrind, so timers (pollers, flushes) fire ~30× as often
-// per request: an idle window of the same length follows the counted requests, and its count is
-// subtracted. Needs valgrind (Debian's package `valgrind`).
+// per request: idle windows before and after the counted requests are counted too, and each
+// thread's quieter one, scaled to a round's length, is subtracted. Needs valgrind (Debian's package `valgrind`).
 // `--callgrind-dir <dir>` keeps the profiles there, with V8's map of compiled functions
 // (/tmp/perf-<pid>.map), for `callgrind_annotate`. `--traffic site` sends traffic shaped like a
 // site's (traffic.ts) instead of one visitor's pageview (`--traffic visitor`, the default).
@@ -73,8 +73,8 @@ function dumpedInstructions(dir: string, prefix: string, dump: number): Map<stri
 
 /**
  * Runs `args` under callgrind with counting off, waits for `ready`, warms the server up, then
- * counts ROUNDS rounds of COUNTED_REQUESTS /ingest requests and the writer's drain, and an idle
- * window as long as a round, whose count (scaled to each round's length) each round subtracts.
+ * counts ROUNDS rounds of COUNTED_REQUESTS /ingest requests and the writer's drain, between two idle
+ * windows; each round subtracts the quieter window's count, scaled to its own length.
  */
 async function counted(label: string, dir: string, port: number, args: string[], env: Record<string, string>, ready: () => Promise<boolean>, keep: boolean, site: boolean): Promise<Counted> {
   const valgrind: ChildProcess = spawn(
@@ -103,8 +103,18 @@ async function counted(label: string, dir: string, port: number, args: string[],
     // The warm-up's last batch is stored before counting starts.
     await pause(DRAIN_MS);
     const pid = String(valgrind.pid);
+    const prefix = `${label}.${pid}`;
     callgrind(['-i', 'on', pid]);
-    // Each round is dumped on its own (callgrind's parts 1, 2, …), then one idle window as long as a round.
+    // An idle window, each round dumped on its own, then a second idle window (callgrind's parts
+    // 1, 2, …). What an idle node does once (a store's code compiled at its first use, a periodic
+    // job) lands in one window at most: each thread's quieter window is the one subtracted.
+    const idleWindow = async (ms: number, part: number) => {
+      const from = performance.now();
+      await pause(ms);
+      callgrind(['-d', pid]);
+      return { ms: performance.now() - from, byThread: dumpedInstructions(dir, prefix, part) };
+    };
+    const idleBefore = await idleWindow(DRAIN_MS * 2, 1);
     const roundMs: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const from = performance.now();
@@ -113,20 +123,17 @@ async function counted(label: string, dir: string, port: number, args: string[],
       callgrind(['-d', pid]);
       roundMs.push(performance.now() - from);
     }
-    const idleFrom = performance.now();
-    await pause(median(roundMs));
-    callgrind(['-d', pid]);
-    const idleMs = performance.now() - idleFrom;
-    const prefix = `${label}.${pid}`;
-    const idle = dumpedInstructions(dir, prefix, ROUNDS + 1);
+    const idleAfter = await idleWindow(median(roundMs), ROUNDS + 2);
+    const threads = new Set([...idleBefore.byThread.keys(), ...idleAfter.byThread.keys()]);
+    const idlePerMs = new Map([...threads].map((thread) => [thread, Math.min(...[idleBefore, idleAfter].map((idle) => (idle.byThread.get(thread) ?? 0) / idle.ms))]));
     const rounds = roundMs.map((ms, round) => {
-      const busy = dumpedInstructions(dir, prefix, round + 1);
-      const perRequest = (threads: Iterable<string>) => {
+      const busy = dumpedInstructions(dir, prefix, round + 2);
+      const perRequest = (counted: Iterable<string>) => {
         let instructions = 0;
-        for (const thread of threads) instructions += (busy.get(thread) ?? 0) - ((idle.get(thread) ?? 0) * ms) / idleMs;
+        for (const thread of counted) instructions += (busy.get(thread) ?? 0) - (idlePerMs.get(thread) ?? 0) * ms;
         return instructions / COUNTED_REQUESTS;
       };
-      return { mainThread: perRequest(['1']), process: perRequest(new Set([...busy.keys(), ...idle.keys()])) };
+      return { mainThread: perRequest(['1']), process: perRequest(new Set([...busy.keys(), ...threads])) };
     });
     return { rounds, mainThread: median(rounds.map((r) => r.mainThread)), process: median(rounds.map((r) => r.process)) };
   } finally {
