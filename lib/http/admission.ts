@@ -8,7 +8,6 @@ import { bearerToken } from '../auth/api-clients.ts';
 import { PlumbError, unauthorized } from '../errors.ts';
 import { clientIp } from '../ingest/enrich/client-ip.ts';
 import type { Runtime } from '../runtime.ts';
-import type { RateLimitKind } from './rate-limit.ts';
 import type { RequestMeta } from '../../types/meta.ts';
 import type { RequestInfo } from '../ingest/pipeline.ts';
 import { readJsonBody, readRawBody } from './body.ts';
@@ -41,9 +40,13 @@ export function describeRequest(runtime: Runtime, remoteAddress: string | undefi
   return { ip, userAgent: header('user-agent') ?? '', origin: header('origin'), referer: header('referer'), headers };
 }
 
-/** The rate limit a request counts against: its action's, or the API's for any other /api path. */
-export function rateLimitBucket(action: ActionSchema | undefined, url: string): RateLimitKind | undefined {
-  return action?.rateLimit ?? (url.startsWith('/api/') ? 'api' : undefined);
+/**
+ * Takes the client's token of the rate limit a request counts against (its action's, or the API's
+ * for any other /api path); throws 429 when there is none. A promise only when the count is in Redis.
+ */
+export function takeRateToken(runtime: Runtime, action: ActionSchema | undefined, url: string, ip: string): Promise<void> | undefined {
+  const bucket = action?.rateLimit ?? (url.startsWith('/api/') ? 'api' : undefined);
+  return bucket ? runtime.rateLimits.consume(bucket, ip) : undefined;
 }
 
 /**
@@ -62,11 +65,8 @@ export async function admitRequest(runtime: Runtime, req: IncomingMessage, res: 
     if (headers) headers.push(...CORS_HEADER_LIST);
     else for (const [name, value] of Object.entries(ALLOW_ANY_ORIGIN)) res.setHeader(name, value);
   }
-  const bucket = rateLimitBucket(action, req.url ?? '');
-  if (bucket) {
-    const limited = runtime.rateLimits.consume(bucket, ip);
-    if (limited) await limited;
-  }
+  const limited = takeRateToken(runtime, action, req.url ?? '', ip);
+  if (limited) await limited;
   if (!action?.crossOrigin) {
     const verdict = judgeCrossOrigin(method, requestHeaders, runtime.config.publicUrl);
     if (!verdict.allowed) throw new PlumbError(403, 'cross_origin_rejected', `Cross-origin request rejected: ${verdict.reason}`);

@@ -124,9 +124,6 @@ class DirectConnection {
   idleSince = Date.now();
   /** An answer is being made: what arrives meanwhile waits, and its reading is paused. */
   answering = false;
-  paused = false;
-  /** The server is closing: the answer under way says so, and the connection ends after it. */
-  closing = false;
   readonly onData: (chunk: Buffer) => void;
   readonly onEnd: () => void;
   readonly onError: () => void;
@@ -159,11 +156,8 @@ class DirectConnection {
       if (this.requestStarted === 0) this.requestStarted = Date.now();
     } else this.pending = Buffer.concat([this.pending, chunk]);
     if (!this.answering) this.next();
-    else if (!this.paused) {
-      // A pipelining client: what it sends waits in the socket until the answer is out.
-      this.paused = true;
-      this.socket.pause();
-    }
+    // A pipelining client: what it sends waits in the socket until the answer is out.
+    else this.socket.pause();
   }
 
   /** Answers the next whole request in `pending`, waits for the rest of one, or hands the connection over. */
@@ -200,7 +194,8 @@ class DirectConnection {
     // The client has gone, or half-closed, which Node's server takes as gone too.
     if (!socket.writable) return;
     const now = Date.now();
-    const close = this.closing;
+    // The server is closing: the answer says so, and the connection ends after it.
+    const close = owner.closing;
     let text = `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n`;
     const { headers } = answer;
     for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
@@ -214,10 +209,7 @@ class DirectConnection {
     }
     this.idleSince = now;
     this.requestStarted = this.pending === undefined ? 0 : now;
-    if (this.paused) {
-      this.paused = false;
-      socket.resume();
-    }
+    if (socket.isPaused()) socket.resume();
     this.next();
   }
 
@@ -237,7 +229,7 @@ class DirectConnection {
     this.pending = undefined;
     owner.nodeConnection.call(owner.server, socket);
     // Node's reader starts a paused socket only once it flows again.
-    if (this.paused) socket.resume();
+    if (socket.isPaused()) socket.resume();
   }
 
   /**
@@ -267,8 +259,8 @@ class DirectConnection {
   }
 
   closeWhenIdle() {
-    if (this.answering) this.closing = true;
-    else {
+    // One answering ends once its answer is out (the server is closing).
+    if (!this.answering) {
       this.owner.open.delete(this);
       this.socket.destroy();
     }

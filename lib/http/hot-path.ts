@@ -9,7 +9,7 @@ import type { ActionSchema, ServiceBroker } from 'moleculer';
 import type { RequestMeta } from '../../types/meta.ts';
 import { unavailable } from '../errors.ts';
 import type { Runtime } from '../runtime.ts';
-import { admitRequest, CORS_HEADER_LIST, describeRequest, rateLimitBucket } from './admission.ts';
+import { admitRequest, CORS_HEADER_LIST, describeRequest, takeRateToken } from './admission.ts';
 import { parseJsonBody } from './body.ts';
 import type { DirectAnswer } from './direct-path.ts';
 import { answeredError, renderError, sendError, sendJson } from './error-response.ts';
@@ -99,11 +99,8 @@ export async function answerDirect(runtime: Runtime, route: HotRoute | undefined
     // The routes are indexed again as services come and go: the one this request was read for may have gone since.
     if (route === undefined) throw unavailable('The ingest service is not available on this node', 1);
     const meta = { request: describeRequest(runtime, remoteAddress, request.headers) } as RequestMeta;
-    const bucket = rateLimitBucket(route.action, request.target);
-    if (bucket) {
-      const limited = runtime.rateLimits.consume(bucket, meta.request.ip);
-      if (limited) await limited;
-    }
+    const limited = takeRateToken(runtime, route.action, request.target, meta.request.ip);
+    if (limited) await limited;
     const params = parseJsonBody(body, request.headers['content-type'], route.action.textBody === true);
     const result = await route.call(params ?? {}, meta, requestID);
     const status = route.action.openapi?.successStatus ?? 200;
