@@ -1,10 +1,11 @@
-// The on-disk, append-only ingest journal (single node): every accepted event is fsync'd here
+// The on-disk, append-only ingest journal (single node): every accepted event is on disk here
 // before the 202, and the writer takes it back out in batches that survive kill -9 without
 // double counting. Helpers live in lib/ingest/journal/; this file is the module's entry point.
 //
 // On disk, in `dir`: segment files 0000000001.seg, 0000000002.seg, … each a run of frames
 // [u32 LE length][u32 LE crc32][JSON] (frame.ts), appended through one O_APPEND handle; and
 // checkpoint.json (checkpoint.ts): the first unacknowledged record and the outstanding batch.
+import { constants as fsConstants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -99,6 +100,17 @@ interface Remembered<T> {
 
 const MiB = 1024 * 1024;
 
+/**
+ * How a segment is opened for appends. When every round must be on disk before its appends resolve,
+ * it is opened with O_DSYNC where the platform has it: a round's write returns once its data is on
+ * disk, one thread-pool job a round instead of a write and then an fdatasync, and under load each
+ * job's hand-off waits for a core (docs/decisions.md, "A journal round is one synced write").
+ */
+export function appendFlags(options: { fsync: boolean; syncEveryMs: number }): string | number {
+  const { O_APPEND, O_CREAT, O_DSYNC, O_WRONLY } = fsConstants;
+  return options.fsync && options.syncEveryMs === 0 && O_DSYNC !== undefined ? O_WRONLY | O_APPEND | O_CREAT | O_DSYNC : 'a';
+}
+
 class FileJournal<T> implements Journal<T>, SegmentView {
   private readonly dir: string;
   private readonly log: Log;
@@ -106,6 +118,9 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   private readonly segmentBytes: number;
   private readonly fsync: boolean;
   private readonly syncEveryMs: number;
+  /** How segments are opened for appends (appendFlags); with O_DSYNC, `syncedWrites`: a round's write is its sync. */
+  private readonly appendFlags: string | number;
+  private readonly syncedWrites: boolean;
   /** Written and not yet fsync'd (only with syncEveryMs). */
   private unsynced = false;
   /** The interval's fsync in progress: a roll or close waits for it before closing the handle. */
@@ -143,6 +158,8 @@ class FileJournal<T> implements Journal<T>, SegmentView {
     this.segmentBytes = options.segmentBytes;
     this.fsync = options.fsync;
     this.syncEveryMs = options.fsync ? options.syncEveryMs : 0;
+    this.appendFlags = appendFlags(options);
+    this.syncedWrites = this.appendFlags !== 'a';
     if (this.syncEveryMs > 0) {
       this.syncTimer = setInterval(() => void this.syncWritten(), this.syncEveryMs);
       this.syncTimer.unref();
@@ -220,10 +237,12 @@ class FileJournal<T> implements Journal<T>, SegmentView {
         if (this.failure) throw this.failure;
         if (this.active.size > 0 && this.active.size + data.length > this.segmentBytes) await this.roll();
         const { seq, size: offset } = this.active;
+        const started = performance.now();
         let written = 0;
         while (written < data.length) written += (await this.active.handle.write(data, written, data.length - written)).bytesWritten;
         this.active.size += data.length;
-        if (this.syncEveryMs > 0) this.unsynced = true;
+        if (this.syncedWrites) this.synced(started);
+        else if (this.syncEveryMs > 0) this.unsynced = true;
         else if (this.fsync) await this.syncData();
         this.active.durable = this.active.size;
         this.remember(round, seq, offset);
@@ -295,6 +314,11 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   private async syncData(): Promise<void> {
     const started = performance.now();
     await this.active.handle.datasync();
+    this.synced(started);
+  }
+
+  /** Counts and reports a sync of the data (an fdatasync, or a round's write with O_DSYNC) that began at `started`. */
+  private synced(started: number): void {
     this.counters.fsyncs++;
     // The data is on disk: a report that throws must not be taken for a failed fsync, which stops the journal.
     try {
@@ -329,7 +353,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   private async roll(): Promise<void> {
     await this.syncWritten();
     const seq = this.active.seq + 1;
-    const handle = await createSegment(this.dir, this.dirHandle, seq, this.fsync);
+    const handle = await createSegment(this.dir, this.dirHandle, seq, this.fsync, this.appendFlags);
     await this.active.handle.close();
     this.closedSizes.set(this.active.seq, this.active.size);
     this.active = { seq, handle, size: 0, durable: 0 };
@@ -461,7 +485,7 @@ export async function openJournal<T>(options: JournalOptions<T>): Promise<Journa
   let activeHandle: FileHandle | null = null;
   try {
     const recovered = await recoverJournal(settings.dir, dirHandle, settings.log, settings.fsync);
-    activeHandle = await open(segmentFile(settings.dir, recovered.active.seq), 'a', 0o600);
+    activeHandle = await open(segmentFile(settings.dir, recovered.active.seq), appendFlags(settings), 0o600);
     const journal = new FileJournal<T>(settings, dirHandle, recovered, activeHandle);
     await journal.loadIntent(recovered.checkpoint.intent);
     settings.log.info(

@@ -111,10 +111,11 @@ export function createNodeMetrics(): NodeMetrics {
     registers: [registry],
   });
 
-  // Every fsync of the journal is an answer's wait (one per group commit by default): a slow disk shows here first.
+  // Every sync of the journal is an answer's wait (one per group commit by default, the round's
+  // write with O_DSYNC): a slow disk shows here first.
   const journalSyncs = new DurationHistogram({
     name: 'plumb_ingest_journal_fsync_duration_seconds',
-    help: "Single node: the ingest journal's fsyncs of its data (one per group commit, or at most one a second with -ingest-sync write), with their duration",
+    help: "Single node: the ingest journal's syncs of its data to disk (one per group commit, its write with O_DSYNC; or an fsync at most once a second with -ingest-sync write), with their duration",
     labelNames: [],
     buckets: FSYNC_BUCKETS,
     registers: [registry],

@@ -1,7 +1,8 @@
 // The ingest journal's contract: order, batches, replay after reopen, damage on disk, segment
 // rolling and deletion, group commit, back-pressure when full, and a clean close.
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import { appendFile, mkdtemp, open, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { appendFile, mkdtemp, open, readdir, readFile, readlink, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -51,6 +52,17 @@ async function drain(journal: Journal<Rec>): Promise<number[]> {
 }
 
 const seg = (dir: string, n: number) => join(dir, `${String(n).padStart(10, '0')}.seg`);
+
+/** Whether this process holds `file` open with O_DSYNC, read from Linux's /proc/self/fdinfo. */
+async function openedWithDsync(file: string): Promise<boolean> {
+  for (const fd of await readdir('/proc/self/fd')) {
+    const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '');
+    if (target !== file) continue;
+    const flags = Number.parseInt(/^flags:\s*([0-7]+)$/m.exec(await readFile(`/proc/self/fdinfo/${fd}`, 'utf8'))![1], 8);
+    return (flags & fsConstants.O_DSYNC) === fsConstants.O_DSYNC;
+  }
+  throw new Error(`${file} is not open in this process`);
+}
 const segments = async (dir: string) => (await readdir(dir)).filter((f) => f.endsWith('.seg')).sort();
 
 describe('append / next / ack', () => {
@@ -318,31 +330,32 @@ describe('segments', () => {
 });
 
 describe('group commit', () => {
-  it('writes 500 appends from 50 concurrent callers with far fewer fsyncs, each resolving after an fsync that began after it', async () => {
+  it('writes 500 appends from 50 concurrent callers in far fewer rounds, each resolving after a synced write that began after it', async () => {
     const journal = await openAt(await tempDir(), { fsync: true });
-    // Count fsyncs on file handles as they start and finish (data files use datasync, sync is counted too).
+    // A segment opened with O_DSYNC (below) is on disk when a write returns: count the writes on
+    // file handles as they start and finish, and any separate fsync beside them.
     const probe = await open(join(dirs[0], 'probe'), 'w');
     const proto = Object.getPrototypeOf(probe);
     await probe.close();
-    const syncs = { started: 0, finished: 0 };
-    for (const method of ['sync', 'datasync'] as const) {
-      const original = proto[method];
-      jest.spyOn(proto, method).mockImplementation(async function (this: unknown) {
-        syncs.started++;
-        await original.call(this);
-        syncs.finished++;
-      });
-    }
+    const writes = { started: 0, finished: 0 };
+    const originalWrite = proto.write;
+    jest.spyOn(proto, 'write').mockImplementation(async function (this: unknown, ...args: unknown[]) {
+      writes.started++;
+      const result = await originalWrite.apply(this, args);
+      writes.finished++;
+      return result;
+    });
+    const separateSyncs = [jest.spyOn(proto, 'sync'), jest.spyOn(proto, 'datasync')];
     const early: number[] = [];
     let n = 0;
     await Promise.all(
       Array.from({ length: 50 }, async () => {
         for (let i = 0; i < 10; i++) {
           const mine = n++;
-          const startedBefore = syncs.started;
+          const startedBefore = writes.started;
           await journal.append(recs(mine));
-          // fsyncs run one at a time, so fsync number `startedBefore` began after this call: it must be done.
-          if (syncs.finished <= startedBefore) early.push(mine);
+          // Rounds run one at a time, so write number `startedBefore` began after this call: it must be done.
+          if (writes.finished <= startedBefore) early.push(mine);
         }
       }),
     );
@@ -350,8 +363,27 @@ describe('group commit', () => {
     expect(journal.stats().appends).toBe(500);
     expect(journal.stats().fsyncs).toBeLessThanOrEqual(50);
     expect(journal.stats().fsyncs).toBeGreaterThanOrEqual(10); // each caller's 10 appends need 10 rounds
-    expect(syncs.finished).toBe(journal.stats().fsyncs);
+    // One job a round: its write, counted as the round's sync, and no fsync after it.
+    expect(writes.finished).toBe(journal.stats().fsyncs);
+    for (const spy of separateSyncs) expect(spy).not.toHaveBeenCalled();
     expect(journal.pendingRecords()).toBe(500);
+  });
+
+  it('opens its segments with O_DSYNC when every round must be on disk, rolled ones too, and not when it fsyncs on an interval or not at all', async () => {
+    const synced = await tempDir();
+    const journal = await openAt(synced, { fsync: true, segmentBytes: 40 });
+    await journal.append(recs(1));
+    expect(await openedWithDsync(seg(synced, 1))).toBe(true);
+    await journal.append(recs(2, 3, 4));
+    expect(await segments(synced)).toContain('0000000002.seg');
+    expect(await openedWithDsync(seg(synced, 2))).toBe(true);
+
+    const onInterval = await tempDir();
+    await (await openAt(onInterval, { fsync: true, syncEveryMs: 60_000 })).append(recs(1));
+    expect(await openedWithDsync(seg(onInterval, 1))).toBe(false);
+    const unsynced = await tempDir();
+    await (await openAt(unsynced, { fsync: false })).append(recs(1));
+    expect(await openedWithDsync(seg(unsynced, 1))).toBe(false);
   });
 
   it('reports every fsync of a round with its duration, before the appends it made durable resolve', async () => {

@@ -34,9 +34,12 @@ async function listSegments(dir: string): Promise<number[]> {
   }).sort((a, b) => a - b);
 }
 
-/** Creates an empty segment and makes its directory entry durable (a later fsync of the file alone would not). */
-export async function createSegment(dir: string, dirHandle: FileHandle, seq: number, fsync: boolean): Promise<FileHandle> {
-  const handle = await open(segmentFile(dir, seq), 'a', 0o600);
+/**
+ * Creates an empty segment and makes its directory entry durable (a later fsync of the file alone
+ * would not); the handle is opened for appends with `flags` (see appendFlags in ../journal.ts).
+ */
+export async function createSegment(dir: string, dirHandle: FileHandle, seq: number, fsync: boolean, flags: string | number = 'a'): Promise<FileHandle> {
+  const handle = await open(segmentFile(dir, seq), flags, 0o600);
   if (fsync) await dirHandle.sync();
   return handle;
 }
