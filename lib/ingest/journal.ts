@@ -106,7 +106,7 @@ const MiB = 1024 * 1024;
  * disk, one thread-pool job a round instead of a write and then an fdatasync, and under load each
  * job's hand-off waits for a core (docs/decisions.md, "A journal round is one synced write").
  */
-export function appendFlags(options: { fsync: boolean; syncEveryMs: number }): string | number {
+function appendFlags(options: { fsync: boolean; syncEveryMs: number }): string | number {
   const { O_APPEND, O_CREAT, O_DSYNC, O_WRONLY } = fsConstants;
   return options.fsync && options.syncEveryMs === 0 && O_DSYNC !== undefined ? O_WRONLY | O_APPEND | O_CREAT | O_DSYNC : 'a';
 }
@@ -119,7 +119,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   private readonly fsync: boolean;
   private readonly syncEveryMs: number;
   /** How segments are opened for appends (appendFlags); with O_DSYNC, `syncedWrites`: a round's write is its sync. */
-  private readonly appendFlags: string | number;
+  private readonly segmentFlags: string | number;
   private readonly syncedWrites: boolean;
   /** Written and not yet fsync'd (only with syncEveryMs). */
   private unsynced = false;
@@ -158,8 +158,8 @@ class FileJournal<T> implements Journal<T>, SegmentView {
     this.segmentBytes = options.segmentBytes;
     this.fsync = options.fsync;
     this.syncEveryMs = options.fsync ? options.syncEveryMs : 0;
-    this.appendFlags = appendFlags(options);
-    this.syncedWrites = this.appendFlags !== 'a';
+    this.segmentFlags = appendFlags(options);
+    this.syncedWrites = this.segmentFlags !== 'a';
     if (this.syncEveryMs > 0) {
       this.syncTimer = setInterval(() => void this.syncWritten(), this.syncEveryMs);
       this.syncTimer.unref();
@@ -353,7 +353,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   private async roll(): Promise<void> {
     await this.syncWritten();
     const seq = this.active.seq + 1;
-    const handle = await createSegment(this.dir, this.dirHandle, seq, this.fsync, this.appendFlags);
+    const handle = await createSegment(this.dir, this.dirHandle, seq, this.fsync, this.segmentFlags);
     await this.active.handle.close();
     this.closedSizes.set(this.active.seq, this.active.size);
     this.active = { seq, handle, size: 0, durable: 0 };
