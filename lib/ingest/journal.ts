@@ -118,9 +118,8 @@ class FileJournal<T> implements Journal<T>, SegmentView {
   private readonly segmentBytes: number;
   private readonly fsync: boolean;
   private readonly syncEveryMs: number;
-  /** How segments are opened for appends (appendFlags); with O_DSYNC, `syncedWrites`: a round's write is its sync. */
+  /** How segments are opened for appends (appendFlags). */
   private readonly segmentFlags: string | number;
-  private readonly syncedWrites: boolean;
   /** Written and not yet fsync'd (only with syncEveryMs). */
   private unsynced = false;
   /** The interval's fsync in progress: a roll or close waits for it before closing the handle. */
@@ -159,7 +158,6 @@ class FileJournal<T> implements Journal<T>, SegmentView {
     this.fsync = options.fsync;
     this.syncEveryMs = options.fsync ? options.syncEveryMs : 0;
     this.segmentFlags = appendFlags(options);
-    this.syncedWrites = this.segmentFlags !== 'a';
     if (this.syncEveryMs > 0) {
       this.syncTimer = setInterval(() => void this.syncWritten(), this.syncEveryMs);
       this.syncTimer.unref();
@@ -308,6 +306,11 @@ class FileJournal<T> implements Journal<T>, SegmentView {
       last = entry;
     }
     return { records, bytes, start, end: normalize(this, { segment: last.segment, offset: last.offset + last.frame }) };
+  }
+
+  /** Segments are opened with O_DSYNC: a round's write is its sync. */
+  private get syncedWrites(): boolean {
+    return this.segmentFlags !== 'a';
   }
 
   /** An fsync of the active segment's data, counted and timed. */
