@@ -13,7 +13,7 @@ import type { Log } from '../log.ts';
 import { batchToken, type Checkpoint, type Intent, type Position, writeCheckpoint } from './journal/checkpoint.ts';
 import { encodeFrames, type Hole, JSON_CODEC, type RecordCodec } from './journal/frame.ts';
 import { comparePositions, normalize, type ReadResult, readRecords, type SegmentView } from './journal/reader.ts';
-import { createSegment, type Recovered, recoverJournal, segmentFile } from './journal/recover.ts';
+import { createSegment, PAGE_CACHE_APPENDS, type Recovered, recoverJournal, segmentFile } from './journal/recover.ts';
 
 export type { RecordCodec } from './journal/frame.ts';
 
@@ -108,7 +108,7 @@ const MiB = 1024 * 1024;
  */
 function appendFlags(options: { fsync: boolean; syncEveryMs: number }): string | number {
   const { O_APPEND, O_CREAT, O_DSYNC, O_WRONLY } = fsConstants;
-  return options.fsync && options.syncEveryMs === 0 && O_DSYNC !== undefined ? O_WRONLY | O_APPEND | O_CREAT | O_DSYNC : 'a';
+  return options.fsync && options.syncEveryMs === 0 && O_DSYNC !== undefined ? O_WRONLY | O_APPEND | O_CREAT | O_DSYNC : PAGE_CACHE_APPENDS;
 }
 
 class FileJournal<T> implements Journal<T>, SegmentView {
@@ -310,7 +310,7 @@ class FileJournal<T> implements Journal<T>, SegmentView {
 
   /** Segments are opened with O_DSYNC: a round's write is its sync. */
   private get syncedWrites(): boolean {
-    return this.segmentFlags !== 'a';
+    return this.segmentFlags !== PAGE_CACHE_APPENDS;
   }
 
   /** An fsync of the active segment's data, counted and timed. */

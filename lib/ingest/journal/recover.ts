@@ -34,11 +34,14 @@ async function listSegments(dir: string): Promise<number[]> {
   }).sort((a, b) => a - b);
 }
 
+/** A segment opened for appends that reach the page cache: an fsync, if any, makes them durable. */
+export const PAGE_CACHE_APPENDS = 'a';
+
 /**
  * Creates an empty segment and makes its directory entry durable (a later fsync of the file alone
  * would not); the handle is opened for appends with `flags` (see appendFlags in ../journal.ts).
  */
-export async function createSegment(dir: string, dirHandle: FileHandle, seq: number, fsync: boolean, flags: string | number = 'a'): Promise<FileHandle> {
+export async function createSegment(dir: string, dirHandle: FileHandle, seq: number, fsync: boolean, flags: string | number = PAGE_CACHE_APPENDS): Promise<FileHandle> {
   const handle = await open(segmentFile(dir, seq), flags, 0o600);
   if (fsync) await dirHandle.sync();
   return handle;
