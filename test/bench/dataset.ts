@@ -3,6 +3,7 @@
 // traffic: visits of 1–8 pageviews, a long tail of pages, a few sources, countries and devices,
 // custom events with properties, and engagement events. The visits table is then rebuilt from them,
 // as after a bulk import (rows inserted here bypass the ingest pipeline that writes visits).
+import { countDailyPages } from '../../lib/analytics/daily-pages.ts';
 import { rebuildVisits } from '../../lib/analytics/visits.ts';
 import { silentLog } from '../../lib/log.ts';
 import { createSite, createTeam, type Site } from '../../lib/sites/sites.ts';
@@ -35,7 +36,10 @@ export function datasetSize(args: readonly string[], fallback: number): number {
 
 /**
  * 80% of rows are pageviews (hits), 20% events (three quarters custom, a quarter engagement).
- * Each group of 4 consecutive numbers forms a visit; visitors return across days.
+ * Each group of 4 consecutive numbers forms a visit; one in three visits is a returning visitor's,
+ * whose id is of the UTC day the visit starts, as Plumb's visitor ids are (a new salt each day).
+ * The visits are built from the rows, and the closed days counted into daily_pages, as the
+ * leader would have by then.
  */
 export async function generateDataset(store: AnalyticsStore, spec: DatasetSpec): Promise<{ hits: number; events: number; ms: number }> {
   const started = performance.now();
@@ -43,14 +47,15 @@ export async function generateDataset(store: AnalyticsStore, spec: DatasetSpec):
   const hits = Math.round(spec.rows * 0.8);
   const events = spec.rows - hits;
   const params = { db, site: spec.siteId, end: spec.end, span: spec.days * 86_400_000 };
-  // Shared expressions: the visit (n/4), its visitor (one in three visits is a returning visitor),
-  // and a timestamp spread over the span, pageviews of a visit a few seconds to minutes apart.
+  // Shared expressions: the visit (n/4), its start spread over the span, its pageviews a few
+  // seconds to minutes apart, and its visitor (one in three visits is a returning visitor's).
   const visit = 'intDiv(number, 4)';
+  const start = `{end:DateTime64(3)} - toIntervalMillisecond(cityHash64(${visit}, 1) % {span:UInt64})`;
   const common = (salt: number) => `
-      {end:DateTime64(3)} - toIntervalMillisecond(cityHash64(${visit}, 1) % {span:UInt64}) + toIntervalSecond((number % 4) * (cityHash64(${visit}, 2) % 240)) AS ts,
+      ${start} + toIntervalSecond((number % 4) * (cityHash64(${visit}, 2) % 240)) AS ts,
       {site:UUID} AS site_id,
       cityHash64(${visit}, 3) AS session_id,
-      cityHash64(intDiv(${visit}, 3), 4) AS visitor_id,
+      cityHash64(intDiv(${visit}, 3), 4, toDate(${start}, 'UTC')) AS visitor_id,
       concat('/', ['', 'pricing', 'blog', 'docs', 'about', 'features', 'blog/launch', 'docs/start', 'careers', 'contact'][1 + cityHash64(number, ${salt}) % 10],
              if(cityHash64(number, ${salt + 1}) % 5 = 0, concat('/', toString(cityHash64(number, ${salt + 2}) % 500)), '')) AS path,
       'bench.example' AS hostname,
@@ -92,6 +97,7 @@ export async function generateDataset(store: AnalyticsStore, spec: DatasetSpec):
     { ...params, events },
   );
   await rebuildVisits(store, db);
+  await countDailyPages(store, db, spec.end);
   return { hits, events, ms: performance.now() - started };
 }
 

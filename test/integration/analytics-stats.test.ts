@@ -3,7 +3,8 @@
 // site, a year earlier, a 25-hour autumn day, live hits) whose true answers this file computes
 // in plain JS from the same rows: KPIs, comparisons, buckets across DST, every breakdown, every
 // filter operator and their AND, bad requests, and who may read. The rows are loaded straight into
-// hits and events and the visits rebuilt from them, as after a bulk import; test/integration/
+// hits and events (a visitor's id being of one UTC day, as Plumb's are) and the visits rebuilt
+// from them, as after a bulk import; test/integration/
 // ingest-visits.test.ts checks that the visits the ingest pipeline writes give the same answers.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { statsQueries } from '../../lib/analytics/query/batch.ts';
@@ -50,7 +51,10 @@ const VISITORS = Array.from({ length: 180 }, (_, i) => {
 const hits: Hit[] = [];
 const events: Ev[] = [];
 let sessions = 0;
-function visit(start: number, site: Hit['site'] = 'berlin', pages = rand() < 0.3 ? 1 : int(2, 10), who = pick(VISITORS)) {
+/** A visitor's id on the UTC day of `at`: Plumb's visitor ids change at each UTC midnight (lib/ingest/salts.ts). */
+const idOnDay = (visitorId: string, at: number) => String(BigInt(visitorId) + BigInt(Math.floor(at / DAY)) * 10_000_000n);
+function visit(start: number, site: Hit['site'] = 'berlin', pages = rand() < 0.3 ? 1 : int(2, 10), person = pick(VISITORS)) {
+  const who = { ...person, visitor_id: idOnDay(person.visitor_id, start) };
   const session_id = String(1_000_000 + ++sessions);
   const source = pick(ACQUISITION);
   let ts = start;

@@ -24,9 +24,11 @@ export interface Scope {
   from: Date;
   to: Date;
   filters: readonly Filter[];
+  /** UTC days (YYYY-MM-DD) whose visits are left out: the statement's caller counts them elsewhere (daily-pages.ts). */
+  exceptDays?: readonly string[];
 }
 
-const IN_RANGE = 'site_id = {site:UUID} AND start >= {from:DateTime64(3)} AND start < {to:DateTime64(3)}';
+export const IN_RANGE = 'site_id = {site:UUID} AND start >= {from:DateTime64(3)} AND start < {to:DateTime64(3)}';
 /** One pageview and no custom event. */
 const BOUNCED = 'sign * (visit_pageviews = 1 AND events = 0)';
 /** Milliseconds from a visit's first to its last pageview. */
@@ -72,6 +74,7 @@ function visitCondition(filter: Filter, binder: Binder): string {
 function visitsInScope(scope: Scope, binder: Binder, source?: DimensionSource, arrayJoin = ''): string {
   const final = needsFinal(scope.filters, source) ? ' FINAL' : '';
   const conditions = [IN_RANGE, ...scope.filters.map((f) => visitCondition(f, binder))];
+  if (scope.exceptDays?.length) conditions.push(`NOT has(${binder.bind(scope.exceptDays, 'Array(Date)')}, toDate(start))`);
   return `FROM {db:Identifier}.visits${final}${arrayJoin}
      WHERE ${conditions.join('\n       AND ')}`;
 }

@@ -42,7 +42,8 @@ import {
   planImportedBreakdown,
 } from './imported.ts';
 import { type BreakdownDimension, type DimensionSource, planBreakdown } from './plan.ts';
-import { breakdownStatement, kpiStatement, liveVisitorsStatement, type Scope, type Statement, statsStatement } from './sql.ts';
+import { countedDaysStatement, dailyPagesBreakdownStatement, readsDailyPages } from './daily-pages.ts';
+import { type BreakdownPage, breakdownStatement, kpiStatement, liveVisitorsStatement, type Scope, type Statement, statsStatement } from './sql.ts';
 
 export const COMPARISONS = ['previous_period', 'year', 'custom'] as const;
 export type Comparison = (typeof COMPARISONS)[number];
@@ -295,6 +296,13 @@ export interface BreakdownRequest extends StatsRequest {
 /** Most visitors first, then value in byte order: the ORDER BY of breakdownStatement. */
 const byVisitors = (a: Row, b: Row) => num(b.visitors) - num(a.visitors) || Buffer.compare(Buffer.from(String(a.value)), Buffer.from(String(b.value)));
 
+/** breakdownStatement, or for unfiltered pages, the same answer with the days counted in daily_pages summed from there. */
+async function breakdownOf(store: AnalyticsStore, scope: Scope, source: DimensionSource, page: BreakdownPage): Promise<Statement> {
+  if (!readsDailyPages(scope, source)) return breakdownStatement(scope, source, page);
+  const counted = (await run(store, countedDaysStatement(scope))).map((row) => ({ day: String(row.day), fingerprint: String(row.fingerprint) }));
+  return counted.length > 0 ? dailyPagesBreakdownStatement(scope, counted, page) : breakdownStatement(scope, source, page);
+}
+
 /** One page of a breakdown's rows and the number of values; batched with others when the store is busy. */
 async function breakdownPage(store: AnalyticsStore, scope: Scope, source: DimensionSource, page: { limit: number; offset: number }): Promise<{ rows: Row[]; total: number }> {
   const batched = source.kind === 'visit' ? statsQueries(store).visitBreakdownRows(scope, source) : null;
@@ -302,11 +310,11 @@ async function breakdownPage(store: AnalyticsStore, scope: Scope, source: Dimens
     const rows = (await batched).slice().sort(byVisitors);
     return { rows: rows.slice(page.offset, page.offset + page.limit), total: rows.length };
   }
-  const rows = await run(store, breakdownStatement(scope, source, page));
+  const rows = await run(store, await breakdownOf(store, scope, source, page));
   let total = num(rows[0]?.total);
   // Past the last row there is no row to carry the total; count once more from the start.
   if (rows.length === 0 && page.offset > 0) {
-    const [first] = await run(store, breakdownStatement(scope, source, { limit: 1, offset: 0 }));
+    const [first] = await run(store, await breakdownOf(store, scope, source, { limit: 1, offset: 0 }));
     total = num(first?.total);
   }
   return { rows, total };
@@ -340,7 +348,7 @@ async function breakdownWithImported(
 async function comparisonVisitors(store: AnalyticsStore, scope: Scope, timezone: string, source: DimensionSource, imported: ImportedBreakdownPlan | null, values: string[]): Promise<Map<string, number>> {
   const page = { limit: values.length, offset: 0, only: values };
   const days = imported ? await importedBreakdownDays(store, scope, timezone, imported) : [];
-  const statement = imported && days.length > 0 ? importedBreakdownStatement(scope, source, imported, days, page) : breakdownStatement(scope, source, page);
+  const statement = imported && days.length > 0 ? importedBreakdownStatement(scope, source, imported, days, page) : await breakdownOf(store, scope, source, page);
   return new Map((await run(store, statement)).map((r) => [String(r.value), num(r.visitors)]));
 }
 
