@@ -1,6 +1,6 @@
 // The services every Plumb node runs, in one list so the node and the tests start the same set,
 // and the core leader jobs, which the node registers once (lib/node.ts), never a service.
-import { dailyPagesJob } from '../lib/analytics/daily-pages.ts';
+import { dailyBreakdownsJob } from '../lib/analytics/daily-breakdowns.ts';
 import type { ServiceSchema } from 'moleculer';
 import type { LeaderJob } from '../cluster/leader-jobs.ts';
 import { emailReportsJob } from '../lib/email-reports/job.ts';
@@ -62,5 +62,5 @@ export const LEADER_JOB_FACTORIES: readonly { name: string; create(runtime: Runt
   { name: 'mail.dispatcher', create: (runtime) => runtime.mailDispatch.job },
   { name: 'imports.runner', create: importsRunnerJob },
   { name: 'email-reports.scheduler', create: emailReportsJob },
-  { name: 'analytics.daily-pages', create: dailyPagesJob },
+  { name: 'analytics.daily-breakdowns', create: dailyBreakdownsJob },
 ];

@@ -3,7 +3,7 @@
 // traffic: visits of 1–8 pageviews, a long tail of pages, a few sources, countries and devices,
 // custom events with properties, and engagement events. The visits table is then rebuilt from them,
 // as after a bulk import (rows inserted here bypass the ingest pipeline that writes visits).
-import { countDailyPages } from '../../lib/analytics/daily-pages.ts';
+import { countDailyBreakdowns } from '../../lib/analytics/daily-breakdowns.ts';
 import { rebuildVisits } from '../../lib/analytics/visits.ts';
 import { silentLog } from '../../lib/log.ts';
 import { createSite, createTeam, type Site } from '../../lib/sites/sites.ts';
@@ -38,7 +38,7 @@ export function datasetSize(args: readonly string[], fallback: number): number {
  * 80% of rows are pageviews (hits), 20% events (three quarters custom, a quarter engagement).
  * Each group of 4 consecutive numbers forms a visit; one in three visits is a returning visitor's,
  * whose id is of the UTC day the visit starts, as Plumb's visitor ids are (a new salt each day).
- * The visits are built from the rows, and the closed days counted into daily_pages, as the
+ * The visits are built from the rows, and the closed days counted into daily_breakdowns, as the
  * leader would have by then.
  */
 export async function generateDataset(store: AnalyticsStore, spec: DatasetSpec): Promise<{ hits: number; events: number; ms: number }> {
@@ -97,7 +97,7 @@ export async function generateDataset(store: AnalyticsStore, spec: DatasetSpec):
     { ...params, events },
   );
   await rebuildVisits(store, db);
-  await countDailyPages(store, db, spec.end);
+  await countDailyBreakdowns(store, db, spec.end);
   return { hits, events, ms: performance.now() - started };
 }
 

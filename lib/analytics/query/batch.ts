@@ -6,10 +6,9 @@
 // the store is idle, and what arrives during a batch waits only for that batch. Answers are the
 // same as run one by one (tested).
 import type { AnalyticsStore } from '../../stores/analytics/index.ts';
-import type { DimensionSource } from './plan.ts';
-import { breakdownSetsStatement, type Scope, type Statement } from './sql.ts';
+import { type CountedDay, countsStatement, dailySetsStatement, dayFingerprintsStatement, readsDailyBreakdowns, wholeClosedDays } from './daily-breakdowns.ts';
+import { breakdownSetsStatement, type Scope, type Statement, type VisitSource } from './sql.ts';
 
-type VisitSource = DimensionSource & { kind: 'visit' };
 export type Row = Record<string, unknown>;
 
 interface Waiting {
@@ -21,6 +20,8 @@ export class StatsQueries {
   private readonly store: AnalyticsStore;
   private inFlight = 0;
   private readonly waiting = new Map<string, Waiting>();
+  /** Counted days being looked up, by scope: the breakdowns of one dashboard load share one look-up. */
+  private readonly counting = new Map<string, Promise<CountedDay[]>>();
 
   constructor(store: AnalyticsStore) {
     this.store = store;
@@ -58,6 +59,28 @@ export class StatsQueries {
     return new Promise((resolve, reject) => callers.push({ resolve, reject }));
   }
 
+  /**
+   * The days of an unfiltered scope that daily_breakdowns holds as its visits are now (see
+   * daily-breakdowns.ts): the fingerprints of the scope's whole closed UTC days, matched with the
+   * days' counts. Requests for the same scope while one look-up runs share it.
+   */
+  countedDays(scope: Scope, now = new Date()): Promise<CountedDay[]> {
+    const days = readsDailyBreakdowns(scope) ? wholeClosedDays(scope, now) : null;
+    if (!days) return Promise.resolve([]);
+    const key = JSON.stringify([scope.db, scope.site, days]);
+    let lookUp = this.counting.get(key);
+    if (!lookUp) {
+      lookUp = Promise.all([this.run(dayFingerprintsStatement(scope.db, days, scope.site)), this.run(countsStatement(scope.db, { site: scope.site, ...days }))])
+        .then(([current, counts]) => {
+          const counted = new Set(counts.map((count) => `${count.day} ${count.fingerprint}`));
+          return current.filter((day) => counted.has(`${day.day} ${day.fingerprint}`)).map((day) => ({ day: String(day.day), fingerprint: String(day.fingerprint) }));
+        })
+        .finally(() => this.counting.delete(key));
+      this.counting.set(key, lookUp);
+    }
+    return lookUp;
+  }
+
   /** Breakdown requests waiting for the store (for observation and tests). */
   waitingRequests(): number {
     let n = 0;
@@ -71,7 +94,10 @@ export class StatsQueries {
     this.waiting.clear();
     for (const batch of batches) {
       const columns = [...batch.columns.values()];
-      this.run(breakdownSetsStatement(batch.scope, columns.map((c) => c.source))).then(
+      this.setsRows(
+        batch.scope,
+        columns.map((c) => c.source),
+      ).then(
         (rows) => {
           for (const [index, column] of columns.entries()) {
             const mine = rows.filter((row) => Number(row.set_index) === index);
@@ -83,6 +109,12 @@ export class StatsQueries {
         },
       );
     }
+  }
+
+  /** breakdownSetsStatement's rows, the counted days summed from daily_breakdowns. */
+  private async setsRows(scope: Scope, sources: VisitSource[]): Promise<Row[]> {
+    const counted = await this.countedDays(scope);
+    return this.run(counted.length > 0 ? dailySetsStatement(scope, sources, counted) : breakdownSetsStatement(scope, sources));
   }
 }
 

@@ -12,6 +12,9 @@ import { type Filter, wildcardToLike } from './filters.ts';
 import { bucketSql, type Interval } from './interval.ts';
 import { type DimensionSource, FILTER_SOURCES, needsFinal } from './plan.ts';
 
+/** A per-visit dimension's source. */
+export type VisitSource = DimensionSource & { kind: 'visit' };
+
 export interface Statement {
   sql: string;
   params: Params;
@@ -178,18 +181,22 @@ export function breakdownGroups(scope: Scope, source: DimensionSource, binder: B
  * breakdownStatement. No paging: the caller orders and pages each set. Which rows a set holds and
  * what they count is exactly what breakdownStatement gives for that column alone.
  */
-export function breakdownSetsStatement(scope: Scope, sources: readonly (DimensionSource & { kind: 'visit' })[]): Statement {
+export function breakdownSetsStatement(scope: Scope, sources: readonly VisitSource[]): Statement {
   const binder = new Binder(scopeParams(scope));
+  return { sql: breakdownSets(scope, sources, binder), params: binder.params };
+}
+
+/** The statement of breakdownSetsStatement, its values bound by `binder`, for a statement that adds other rows to it. */
+export function breakdownSets(scope: Scope, sources: readonly VisitSource[], binder: Binder): string {
   const columns = sources.map((source) => source.column);
   // grouping(c) is 0 in the rows grouped by c, 1 in the others'.
   const setCases = columns.map((column, index) => `grouping(${column}) = 0, ${index}`).join(', ');
   const valueCases = columns.map((column, index) => `set_index = ${index}, toString(${column})`).join(', ');
-  const sql = `
+  return `
     SELECT multiIf(${setCases}, -1) AS set_index,
            multiIf(${valueCases}, '') AS value,
            ${visitFigures('visit_pageviews')}
       ${visitsInScope(scope, binder, sources.find((source) => source.changes))}
      GROUP BY GROUPING SETS (${columns.map((column) => `(${column})`).join(', ')})
     HAVING visits > 0`;
-  return { sql, params: binder.params };
 }

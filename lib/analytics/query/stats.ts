@@ -42,7 +42,7 @@ import {
   planImportedBreakdown,
 } from './imported.ts';
 import { type BreakdownDimension, type DimensionSource, planBreakdown } from './plan.ts';
-import { countedDaysStatement, dailyPagesBreakdownStatement, readsDailyPages } from './daily-pages.ts';
+import { dailyBreakdownStatement } from './daily-breakdowns.ts';
 import { type BreakdownPage, breakdownStatement, kpiStatement, liveVisitorsStatement, type Scope, type Statement, statsStatement } from './sql.ts';
 
 export const COMPARISONS = ['previous_period', 'year', 'custom'] as const;
@@ -296,11 +296,10 @@ export interface BreakdownRequest extends StatsRequest {
 /** Most visitors first, then value in byte order: the ORDER BY of breakdownStatement. */
 const byVisitors = (a: Row, b: Row) => num(b.visitors) - num(a.visitors) || Buffer.compare(Buffer.from(String(a.value)), Buffer.from(String(b.value)));
 
-/** breakdownStatement, or for unfiltered pages, the same answer with the days counted in daily_pages summed from there. */
+/** breakdownStatement, or for an unfiltered scope the same answer with the counted days summed from daily_breakdowns. */
 async function breakdownOf(store: AnalyticsStore, scope: Scope, source: DimensionSource, page: BreakdownPage): Promise<Statement> {
-  if (!readsDailyPages(scope, source)) return breakdownStatement(scope, source, page);
-  const counted = (await run(store, countedDaysStatement(scope))).map((row) => ({ day: String(row.day), fingerprint: String(row.fingerprint) }));
-  return counted.length > 0 ? dailyPagesBreakdownStatement(scope, counted, page) : breakdownStatement(scope, source, page);
+  const counted = await statsQueries(store).countedDays(scope);
+  return counted.length > 0 ? dailyBreakdownStatement(scope, source, counted, page) : breakdownStatement(scope, source, page);
 }
 
 /** One page of a breakdown's rows and the number of values; batched with others when the store is busy. */

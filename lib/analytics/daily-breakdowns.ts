@@ -1,4 +1,4 @@
-// Keeps daily_pages (migration 0005) counted: the leader, at once and then every ten minutes,
+// Keeps daily_breakdowns (migration 0005) counted: the leader, at once and then every ten minutes,
 // fingerprints each closed UTC day of each tenant's sites, counts the days whose visits are not
 // counted as they are now, and forgets the counts of days that changed or lost their visits.
 // The stats read a day from the table only while its fingerprint still matches, so between a
@@ -6,24 +6,20 @@
 import type { LeaderJob } from '../../cluster/leader-jobs.ts';
 import type { Runtime } from '../runtime.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
-import {
-  countDayStatement,
-  countedDaysOfTenantStatement,
-  dayFingerprintStatement,
-  dayFingerprintsStatement,
-  forgetCountsStatements,
-} from './query/daily-pages.ts';
+import { countDayStatement, countsStatement, dayFingerprintsStatement, forgetCountsStatements } from './query/daily-breakdowns.ts';
 
 const RECOUNT_MS = 600_000;
-/** A day is closed once its visits are in: the writer's last batches of the day land within seconds; this leaves minutes. */
+/** A day is closed once its visits are in: the writer's last batches of a day land within seconds; this leaves minutes. */
 const CLOSING_MS = 15 * 60_000;
+/** The first day a tenant's visits could have: every day before the closed ones. */
+const EPOCH_DAY = '1970-01-01';
 
-export interface DailyPagesCount {
+export interface DailyBreakdownsCount {
   /** Days counted now. */
   counted: number;
   /** Days whose visits changed while they were counted: counted at the next run. */
   moved: number;
-  /** Counts forgotten: of days counted again, or whose visits are gone. */
+  /** Counts forgotten: of days counted again, or whose visits are gone or imported into. */
   forgotten: number;
 }
 
@@ -33,31 +29,39 @@ interface DayState {
   fingerprint: string;
 }
 
-/** The UTC midnight before which days are closed at `now`. */
-export function closedBefore(now: Date): Date {
-  const closing = new Date(now.getTime() - CLOSING_MS);
-  return new Date(Date.UTC(closing.getUTCFullYear(), closing.getUTCMonth(), closing.getUTCDate()));
+/** The UTC day (YYYY-MM-DD) before which days are closed at `now`. */
+export function firstOpenDay(now: Date): string {
+  return new Date(now.getTime() - CLOSING_MS).toISOString().slice(0, 10);
 }
 
 /**
- * Brings one tenant's daily_pages up to its visits of the days closed at `now`, newest day first
- * (the days dashboards read most). A day is listed as counted only if its fingerprint is the same
- * after its rows are written as before; otherwise its rows stay unlisted, so unread.
+ * Brings one tenant's daily_breakdowns up to its visits of the days closed at `now`, newest day
+ * first (the days dashboards read most). A day is listed as counted only if its fingerprint is the
+ * same after its rows are written as before; otherwise its rows stay unlisted, so unread.
+ * `stopped` ends the run between two days.
  */
-export async function countDailyPages(store: AnalyticsStore, db: string, now = new Date()): Promise<DailyPagesCount> {
+export async function countDailyBreakdowns(store: AnalyticsStore, db: string, now = new Date(), stopped = () => false): Promise<DailyBreakdownsCount> {
   const run = <T>(statement: { sql: string; params: Record<string, unknown> }) => store.query<T>(statement.sql, statement.params);
-  const [current, counts] = await Promise.all([run<DayState>(dayFingerprintsStatement(db, closedBefore(now))), run<DayState>(countedDaysOfTenantStatement(db))]);
+  const closed = { first: EPOCH_DAY, end: firstOpenDay(now) };
+  const [current, counts] = await Promise.all([run<DayState>(dayFingerprintsStatement(db, closed)), run<DayState>(countsStatement(db))]);
   const key = (s: DayState) => `${s.site_id} ${s.day}`;
   const countsOfDay = new Map<string, DayState[]>();
   for (const count of counts) countsOfDay.set(key(count), [...(countsOfDay.get(key(count)) ?? []), count]);
-  const result: DailyPagesCount = { counted: 0, moved: 0, forgotten: 0 };
+  const result: DailyBreakdownsCount = { counted: 0, moved: 0, forgotten: 0 };
   const forget = async (day: DayState, stale: DayState[]) => {
     if (stale.length === 0) return;
-    for (const statement of forgetCountsStatements(db, day.site_id, day.day, stale.map((s) => s.fingerprint))) await store.command(statement.sql, statement.params);
+    for (const statement of forgetCountsStatements(
+      db,
+      day.site_id,
+      day.day,
+      stale.map((s) => s.fingerprint),
+    ))
+      await store.command(statement.sql, statement.params);
     result.forgotten += stale.length;
   };
   current.sort((a, b) => (a.day < b.day ? 1 : a.day > b.day ? -1 : 0));
   for (const day of current) {
+    if (stopped()) return result;
     const known = countsOfDay.get(key(day)) ?? [];
     countsOfDay.delete(key(day));
     if (known.some((count) => count.fingerprint === day.fingerprint)) {
@@ -69,46 +73,47 @@ export async function countDailyPages(store: AnalyticsStore, db: string, now = n
     }
     const count = countDayStatement(db, day.site_id, day.day, day.fingerprint);
     await store.command(count.sql, count.params);
-    const check = dayFingerprintStatement(db, day.site_id, day.day);
-    const [after] = await store.query<{ fingerprint: string; imported: string | number }>(check.sql, check.params);
+    const next = new Date(Date.parse(`${day.day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    const [after] = await run<DayState>(dayFingerprintsStatement(db, { first: day.day, end: next }, day.site_id));
     // Rows of a state that did not last stay unlisted (a few, only where a day changed in the
     // instant it was counted); deleting them could race a new leader counting the same state.
-    if (after?.fingerprint !== day.fingerprint || Number(after.imported) !== 0) {
+    if (after?.fingerprint !== day.fingerprint) {
       result.moved++;
       continue;
     }
-    await store.insert('daily_pages_days', [{ site_id: day.site_id, day: day.day, fingerprint: day.fingerprint }], { database: db });
+    await store.insert('daily_breakdowns_days', [{ site_id: day.site_id, day: day.day, fingerprint: day.fingerprint }], { database: db });
     result.counted++;
     await forget(day, known);
   }
-  // Counted days that no longer have visits of their own (deleted, moved to another team, imported into).
+  if (stopped()) return result;
+  // Counted days that no longer have visits of their own (deleted, moved to another team) or now have imported ones.
   for (const stale of countsOfDay.values()) await forget(stale[0], stale);
   return result;
 }
 
 /** The leader's job: every tenant counted at once, then every ten minutes; a tick while a run is going is skipped. */
-export function dailyPagesJob(runtime: Pick<Runtime, 'metadata' | 'analytics' | 'log'>): LeaderJob {
+export function dailyBreakdownsJob(runtime: Pick<Runtime, 'metadata' | 'analytics' | 'log'>): LeaderJob {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | null = null;
   let stopped = false;
   const countAll = async () => {
     const started = performance.now();
     const { rows: teams } = await runtime.metadata().query<{ id: string }>('SELECT id FROM teams ORDER BY id');
-    const total: DailyPagesCount = { counted: 0, moved: 0, forgotten: 0 };
+    const total: DailyBreakdownsCount = { counted: 0, moved: 0, forgotten: 0 };
     for (const team of teams) {
       if (stopped) return;
       const db = await runtime.analytics().ensureTenant(team.id);
-      const counts = await countDailyPages(runtime.analytics(), db);
+      const counts = await countDailyBreakdowns(runtime.analytics(), db, new Date(), () => stopped);
       total.counted += counts.counted;
       total.moved += counts.moved;
       total.forgotten += counts.forgotten;
     }
-    if (total.counted + total.moved + total.forgotten > 0) runtime.log.info({ ...total, ms: Math.round(performance.now() - started) }, 'daily pages counted');
+    if (total.counted + total.moved + total.forgotten > 0) runtime.log.info({ ...total, ms: Math.round(performance.now() - started) }, 'daily breakdowns counted');
   };
   const tick = () => {
     if (running) return;
     running = countAll()
-      .catch((err: Error) => runtime.log.warn({ err: err.message }, 'counting daily pages failed'))
+      .catch((err: Error) => runtime.log.warn({ err: err.message }, 'counting daily breakdowns failed'))
       .finally(() => {
         running = null;
       });

@@ -1,0 +1,173 @@
+// The SQL of the daily breakdowns (migration 0005): how a day's visits are fingerprinted, how a
+// day is counted, and the unfiltered breakdowns that sum the counted rows for the days where they
+// are current and read the visits for the rest of the range.
+//
+// Why the sum is exact: a row of daily_breakdowns holds what the breakdown gives for one value
+// over one UTC day's visits, and a range's figures are the sums of its days' figures, visitors
+// too, because a visitor id of Plumb's belongs to one UTC day (the day's salt makes it, and a
+// visit takes the id of its first pageview, on the day it starts). Days with imported visits,
+// whose ids may span days, are never counted. A day's rows are used only while the fingerprint of
+// its visits is the one they were counted from, so a late event, a deletion or an import on that
+// day sends the day back to the visits until it is counted again.
+import { NATIVE_IMPORT_ID } from '../../imports/tables.ts';
+import { type DimensionSource, FILTER_SOURCES } from './plan.ts';
+import { Binder, type BreakdownPage, breakdownGroups, breakdownSets, type Scope, type Statement, scopeParams, type VisitSource } from './sql.ts';
+
+const DAY_MS = 86_400_000;
+
+/** Every dimension a breakdown groups by, each counted under its visits column's name. */
+const PER_VALUE_SOURCES = [FILTER_SOURCES.page, FILTER_SOURCES.hostname];
+const VISIT_SOURCES = [...new Set(Object.values(FILTER_SOURCES))].filter((source): source is VisitSource => source.kind === 'visit');
+
+/**
+ * The fingerprint of a set of visit rows: the sum, wrapping, of sign × a hash of each row's visit
+ * state. A state and its cancellation carry the same values, so they cancel out of the sum, and
+ * the background merges that drop such pairs leave it as it is; a new state, a deleted or an
+ * added visit moves it. The hash covers what the figures are made of (a visit's pages and exit
+ * page change only with its version).
+ */
+const FINGERPRINT = 'sumWithOverflow(sign * toInt64(cityHash64(session_id, version, visitor_id, visit_pageviews, events, first_ts, last_ts)))';
+/** Visit rows an import wrote: their visitor ids may span days. */
+const NO_IMPORTED_ROWS = 'countIf(import_id != {native:UUID}) = 0';
+
+/** A counted day whose visits still have the fingerprint it was counted from (YYYY-MM-DD, and the fingerprint as the store answers an Int64). */
+export interface CountedDay {
+  day: string;
+  fingerprint: string;
+}
+
+/** Whether a breakdown may sum daily_breakdowns: every dimension is counted, but only without filters. */
+export const readsDailyBreakdowns = (scope: Scope): boolean => scope.filters.length === 0;
+
+const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/** The UTC days wholly inside the scope and before `now`'s (the ones that may be counted), as [first, end) of YYYY-MM-DD; null if none. */
+export function wholeClosedDays(scope: Scope, now: Date): { first: string; end: string } | null {
+  const first = Math.ceil(scope.from.getTime() / DAY_MS) * DAY_MS;
+  const end = Math.min(Math.floor(scope.to.getTime() / DAY_MS), Math.floor(now.getTime() / DAY_MS)) * DAY_MS;
+  return end > first ? { first: utcDay(first), end: utcDay(end) } : null;
+}
+
+/**
+ * The fingerprint of each UTC day in [first, end) of one site's visits (or every site's, each
+ * row naming its site), for the days without imported visits, in order of site and day.
+ */
+export function dayFingerprintsStatement(db: string, days: { first: string; end: string }, site?: string): Statement {
+  const ofSite = site === undefined ? '' : 'site_id = {site:UUID} AND ';
+  return {
+    sql: `
+    SELECT toString(site) AS site_id, toString(utc_day) AS day, toString(state) AS fingerprint
+      FROM (SELECT site_id AS site, toDate(start) AS utc_day, ${FINGERPRINT} AS state
+              FROM {db:Identifier}.visits
+             WHERE ${ofSite}toDate(start) >= {first:Date} AND toDate(start) < {end:Date}
+             GROUP BY site, utc_day
+            HAVING ${NO_IMPORTED_ROWS})
+     ORDER BY site_id, day`,
+    params: { db, ...(site === undefined ? {} : { site }), first: days.first, end: days.end, native: NATIVE_IMPORT_ID },
+  };
+}
+
+/** The counts listed in daily_breakdowns_days: of one site's days in [first, end), or of every day of the tenant. */
+export function countsStatement(db: string, of?: { site: string; first: string; end: string }): Statement {
+  const where = of ? ' WHERE site_id = {site:UUID} AND day >= {first:Date} AND day < {end:Date}' : '';
+  return {
+    sql: `SELECT DISTINCT toString(site) AS site_id, toString(utc_day) AS day, toString(state) AS fingerprint
+            FROM (SELECT site_id AS site, day AS utc_day, fingerprint AS state FROM {db:Identifier}.daily_breakdowns_days${where})`,
+    params: { db, ...of },
+  };
+}
+
+/** The counted rows of `counted` days, one of each (day, dimension, value): the columns of breakdownGroups with `dimension`. */
+function countedRows(counted: readonly CountedDay[], binder: Binder, dimensions: string): string {
+  const days = binder.bind(
+    counted.map((c) => c.day),
+    'Array(Date)',
+  );
+  const fingerprints = binder.bind(
+    counted.map((c) => BigInt(c.fingerprint)),
+    'Array(Int64)',
+  );
+  return `SELECT dimension, value, any(visitors) AS visitors, any(visits) AS visits, any(pageviews) AS pageviews,
+                   any(bounces) AS bounces, any(duration_ms) AS duration_ms
+              FROM {db:Identifier}.daily_breakdowns
+             WHERE site_id = {site:UUID} AND has(${days}, day) AND fingerprint = ${fingerprints}[indexOf(${days}, day)]
+               AND ${dimensions}
+             GROUP BY day, dimension, value`;
+}
+
+const SUMS = `sum(visitors) AS visitors,
+           sum(visits) AS visits,
+           sum(pageviews) AS pageviews,
+           sum(bounces) AS bounces,
+           sum(duration_ms) AS duration_ms`;
+
+/**
+ * breakdownStatement for an unfiltered scope, the `counted` days summed from daily_breakdowns and
+ * the rest of the range (its partial days at the ends in the site's time zone, today, days not
+ * counted or changed since) from the visits: the same rows, order and `total`.
+ */
+export function dailyBreakdownStatement(scope: Scope, source: DimensionSource, counted: readonly CountedDay[], page: BreakdownPage): Statement {
+  const binder = new Binder({ ...scopeParams(scope), limit: page.limit, offset: page.offset });
+  const only = page.only ? ` AND has(${binder.bind(page.only, 'Array(String)')}, value)` : '';
+  const sql = `
+    SELECT value, ${SUMS},
+           count() OVER () AS total
+      FROM (SELECT value, visitors, visits, pageviews, bounces, duration_ms
+              FROM (${countedRows(counted, binder, `dimension = ${binder.bind(source.column, 'String')}${only}`)})
+            UNION ALL
+            ${breakdownGroups({ ...scope, exceptDays: counted.map((c) => c.day) }, source, binder, page.only)})
+     GROUP BY value
+    HAVING visits > 0
+     ORDER BY visitors DESC, value ASC
+     LIMIT {limit:UInt32} OFFSET {offset:UInt32}`;
+  return { sql, params: binder.params };
+}
+
+/** breakdownSetsStatement for an unfiltered scope, the `counted` days summed from daily_breakdowns: the same rows. */
+export function dailySetsStatement(scope: Scope, sources: readonly VisitSource[], counted: readonly CountedDay[]): Statement {
+  const binder = new Binder(scopeParams(scope));
+  const columns = binder.bind(
+    sources.map((source) => source.column),
+    'Array(String)',
+  );
+  const sql = `
+    SELECT set_index, value, ${SUMS}
+      FROM (SELECT toInt64(indexOf(${columns}, dimension)) - 1 AS set_index, value, visitors, visits, pageviews, bounces, duration_ms
+              FROM (${countedRows(counted, binder, `has(${columns}, dimension)`)})
+            UNION ALL
+            SELECT toInt64(set_index) AS set_index, value, visitors, visits, pageviews, bounces, duration_ms
+              FROM (${breakdownSets({ ...scope, exceptDays: counted.map((c) => c.day) }, sources, binder)}))
+     GROUP BY set_index, value
+    HAVING visits > 0`;
+  return { sql, params: binder.params };
+}
+
+// ---- Counting days (lib/analytics/daily-breakdowns.ts) ----
+
+/** Counts one site's UTC day into daily_breakdowns under `fingerprint`: every dimension's breakdown of that day's visits, a row per value. */
+export function countDayStatement(db: string, site: string, day: string, fingerprint: string): Statement {
+  const from = new Date(`${day}T00:00:00.000Z`);
+  const scope: Scope = { db, site, from, to: new Date(from.getTime() + DAY_MS), filters: [] };
+  const binder = new Binder({ ...scopeParams(scope), day, fingerprint: BigInt(fingerprint) });
+  const row = (dimension: string) => `{site:UUID}, {day:Date}, {fingerprint:Int64}, ${dimension}, value, visitors, visits, pageviews, bounces, duration_ms`;
+  const perValue = PER_VALUE_SOURCES.map((source) => `SELECT ${row(`'${source.column}'`)} FROM (${breakdownGroups(scope, source, binder)})`);
+  const columns = binder.bind(
+    VISIT_SOURCES.map((source) => source.column),
+    'Array(String)',
+  );
+  const perVisit = `SELECT ${row(`${columns}[set_index + 1]`)} FROM (${breakdownSets(scope, VISIT_SOURCES, binder)})`;
+  const sql = `
+    INSERT INTO {db:Identifier}.daily_breakdowns (site_id, day, fingerprint, dimension, value, visitors, visits, pageviews, bounces, duration_ms)
+    ${[...perValue, perVisit].join('\n    UNION ALL\n    ')}`;
+  return { sql, params: binder.params };
+}
+
+/** Removes counts of one site's day, the day's list first, so a count is never listed without its rows. */
+export function forgetCountsStatements(db: string, site: string, day: string, fingerprints: readonly string[]): Statement[] {
+  const params = { db, site, day, fingerprints: fingerprints.map((f) => BigInt(f)) };
+  const where = 'WHERE site_id = {site:UUID} AND day = {day:Date} AND has({fingerprints:Array(Int64)}, fingerprint)';
+  return [
+    { sql: `DELETE FROM {db:Identifier}.daily_breakdowns_days ${where}`, params },
+    { sql: `DELETE FROM {db:Identifier}.daily_breakdowns ${where}`, params },
+  ];
+}
