@@ -6,7 +6,7 @@
 import type { LeaderJob } from '../../cluster/leader-jobs.ts';
 import type { Runtime } from '../runtime.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
-import { countDayStatement, countsStatement, dayFingerprintsStatement, forgetCountsStatements } from './query/daily-breakdowns.ts';
+import { countDayStatement, countsStatement, dayFingerprintsStatement, forgetCountsStatements, matchCounts } from './query/daily-breakdowns.ts';
 
 const RECOUNT_MS = 600_000;
 /** A day is closed once its visits are in: the writer's last batches of a day land within seconds; this leaves minutes. */
@@ -29,6 +29,15 @@ interface DayState {
   fingerprint: string;
 }
 
+interface Count extends DayState {
+  count_id: string;
+}
+
+/** A new count's id: random, so two leaders counting one day at once keep their rows apart. */
+function newCountId(): bigint {
+  return crypto.getRandomValues(new BigUint64Array(1))[0];
+}
+
 /** The UTC day (YYYY-MM-DD) before which days are closed at `now`. */
 export function firstOpenDay(now: Date): string {
   return new Date(now.getTime() - CLOSING_MS).toISOString().slice(0, 10);
@@ -36,25 +45,25 @@ export function firstOpenDay(now: Date): string {
 
 /**
  * Brings one tenant's daily_breakdowns up to its visits of the days closed at `now`, newest day
- * first (the days dashboards read most). A day is listed as counted only if its fingerprint is the
- * same after its rows are written as before; otherwise its rows stay unlisted, so unread.
+ * first (the days dashboards read most). A count is listed only if the day's fingerprint is the
+ * same after its rows are written as before; otherwise its rows are deleted unlisted, unread.
  * `stopped` ends the run between two days.
  */
 export async function countDailyBreakdowns(store: AnalyticsStore, db: string, now = new Date(), stopped = () => false): Promise<DailyBreakdownsCount> {
   const run = <T>(statement: { sql: string; params: Record<string, unknown> }) => store.query<T>(statement.sql, statement.params);
   const closed = { first: EPOCH_DAY, end: firstOpenDay(now) };
-  const [current, counts] = await Promise.all([run<DayState>(dayFingerprintsStatement(db, closed)), run<DayState>(countsStatement(db))]);
+  const [current, counts] = await Promise.all([run<DayState>(dayFingerprintsStatement(db, closed, undefined, true)), run<Count>(countsStatement(db))]);
   const key = (s: DayState) => `${s.site_id} ${s.day}`;
-  const countsOfDay = new Map<string, DayState[]>();
+  const countsOfDay = new Map<string, Count[]>();
   for (const count of counts) countsOfDay.set(key(count), [...(countsOfDay.get(key(count)) ?? []), count]);
   const result: DailyBreakdownsCount = { counted: 0, moved: 0, forgotten: 0 };
-  const forget = async (day: DayState, stale: DayState[]) => {
+  const forget = async (day: DayState, stale: Count[]) => {
     if (stale.length === 0) return;
     for (const statement of forgetCountsStatements(
       db,
       day.site_id,
       day.day,
-      stale.map((s) => s.fingerprint),
+      stale.map((s) => s.count_id),
     ))
       await store.command(statement.sql, statement.params);
     result.forgotten += stale.length;
@@ -64,24 +73,27 @@ export async function countDailyBreakdowns(store: AnalyticsStore, db: string, no
     if (stopped()) return result;
     const known = countsOfDay.get(key(day)) ?? [];
     countsOfDay.delete(key(day));
-    if (known.some((count) => count.fingerprint === day.fingerprint)) {
+    const [kept] = matchCounts([day], known);
+    if (kept) {
+      // Up to date: the counts of other states, and a second count of this one, are not read.
       await forget(
         day,
-        known.filter((count) => count.fingerprint !== day.fingerprint),
+        known.filter((count) => count.count_id !== kept.count),
       );
       continue;
     }
-    const count = countDayStatement(db, day.site_id, day.day, day.fingerprint);
+    const countId = newCountId();
+    const count = countDayStatement(db, day.site_id, day.day, countId);
     await store.command(count.sql, count.params);
     const next = new Date(Date.parse(`${day.day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-    const [after] = await run<DayState>(dayFingerprintsStatement(db, { first: day.day, end: next }, day.site_id));
-    // Rows of a state that did not last stay unlisted (a few, only where a day changed in the
-    // instant it was counted); deleting them could race a new leader counting the same state.
+    const [after] = await run<DayState>(dayFingerprintsStatement(db, { first: day.day, end: next }, day.site_id, true));
     if (after?.fingerprint !== day.fingerprint) {
+      // Never listed, so never read: deleted at once (the id is this count's alone).
+      for (const statement of forgetCountsStatements(db, day.site_id, day.day, [countId.toString()])) await store.command(statement.sql, statement.params);
       result.moved++;
       continue;
     }
-    await store.insert('daily_breakdowns_days', [{ site_id: day.site_id, day: day.day, fingerprint: day.fingerprint }], { database: db });
+    await store.insert('daily_breakdowns_days', [{ site_id: day.site_id, day: day.day, fingerprint: day.fingerprint, count_id: countId.toString() }], { database: db });
     result.counted++;
     await forget(day, known);
   }

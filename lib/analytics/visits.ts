@@ -4,6 +4,7 @@
 // straight into `hits`/`events`: benchmark data sets, query tests) or over one import's rows (the
 // visits of imported pageviews, lib/imports/raw.ts). The ingest pipeline writes visits as it goes.
 import { loadMigrations } from '../stores/analytics/migrations.ts';
+import { forgetAllCountsStatements } from './query/daily-breakdowns.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
 
 const BACKFILL = (() => {
@@ -37,8 +38,9 @@ function visitsStatement(rows: string): string {
 const ALL_ROWS = visitsStatement('');
 const IMPORT_ROWS = visitsStatement('WHERE site_id = {site:UUID} AND import_id = {import:UUID}');
 
-/** Replaces the tenant's visits with those its hits and events describe. */
+/** Replaces the tenant's visits with those its hits and events describe, forgetting the daily breakdowns counted from the old ones. */
 export async function rebuildVisits(store: AnalyticsStore, db: string): Promise<void> {
+  for (const statement of forgetAllCountsStatements(db)) await store.command(statement.sql, statement.params);
   await store.command('TRUNCATE TABLE {db:Identifier}.visits', { db });
   await store.command(ALL_ROWS, { db });
 }

@@ -6,7 +6,7 @@
 // the store is idle, and what arrives during a batch waits only for that batch. Answers are the
 // same as run one by one (tested).
 import type { AnalyticsStore } from '../../stores/analytics/index.ts';
-import { type CountedDay, countsStatement, dailySetsStatement, dayFingerprintsStatement, readsDailyBreakdowns, wholeClosedDays } from './daily-breakdowns.ts';
+import { type CountedDay, countsStatement, dailySetsStatement, dayFingerprintsStatement, matchCounts, readsDailyBreakdowns, wholeClosedDays } from './daily-breakdowns.ts';
 import { breakdownSetsStatement, type Scope, type Statement, type VisitSource } from './sql.ts';
 
 export type Row = Record<string, unknown>;
@@ -62,7 +62,7 @@ export class StatsQueries {
   /**
    * The days of an unfiltered scope that daily_breakdowns holds as its visits are now (see
    * daily-breakdowns.ts): the fingerprints of the scope's whole closed UTC days, matched with the
-   * days' counts. Requests for the same scope while one look-up runs share it.
+   * days' listed counts. Requests for the same scope while one look-up runs share it.
    */
   countedDays(scope: Scope, now = new Date()): Promise<CountedDay[]> {
     const days = readsDailyBreakdowns(scope) ? wholeClosedDays(scope, now) : null;
@@ -71,10 +71,7 @@ export class StatsQueries {
     let lookUp = this.counting.get(key);
     if (!lookUp) {
       lookUp = Promise.all([this.run(dayFingerprintsStatement(scope.db, days, scope.site)), this.run(countsStatement(scope.db, { site: scope.site, ...days }))])
-        .then(([current, counts]) => {
-          const counted = new Set(counts.map((count) => `${count.day} ${count.fingerprint}`));
-          return current.filter((day) => counted.has(`${day.day} ${day.fingerprint}`)).map((day) => ({ day: String(day.day), fingerprint: String(day.fingerprint) }));
-        })
+        .then(([current, counts]) => matchCounts(current as { day: string; fingerprint: string }[], counts as { day: string; fingerprint: string; count_id: string }[]))
         .finally(() => this.counting.delete(key));
       this.counting.set(key, lookUp);
     }

@@ -21,19 +21,20 @@ const VISIT_SOURCES = [...new Set(Object.values(FILTER_SOURCES))].filter((source
 
 /**
  * The fingerprint of a set of visit rows: the sum, wrapping, of sign × a hash of each row's visit
- * state. A state and its cancellation carry the same values, so they cancel out of the sum, and
- * the background merges that drop such pairs leave it as it is; a new state, a deleted or an
- * added visit moves it. The hash covers what the figures are made of (a visit's pages and exit
- * page change only with its version).
+ * state, named by (session_id, version). A state and its cancellation carry the same pair, so they
+ * cancel out of the sum, and the background merges that drop such pairs leave it as it is; a new
+ * state (the ingest writer's next version), a deleted visit or an added one (an import's new
+ * sessions) moves it. rebuildVisits, which writes visits again under the same pairs, forgets every
+ * count first.
  */
-const FINGERPRINT = 'sumWithOverflow(sign * toInt64(cityHash64(session_id, version, visitor_id, visit_pageviews, events, first_ts, last_ts)))';
-/** Visit rows an import wrote: their visitor ids may span days. */
+const FINGERPRINT = 'sumWithOverflow(sign * toInt64(cityHash64(session_id, version)))';
+/** No visit row of the day was written by an import (their visitor ids may span days). */
 const NO_IMPORTED_ROWS = 'countIf(import_id != {native:UUID}) = 0';
 
-/** A counted day whose visits still have the fingerprint it was counted from (YYYY-MM-DD, and the fingerprint as the store answers an Int64). */
+/** A day whose visits have the fingerprint of a listed count, and that count (YYYY-MM-DD, and the count's id as the store answers a UInt64). */
 export interface CountedDay {
   day: string;
-  fingerprint: string;
+  count: string;
 }
 
 /** Whether a breakdown may sum daily_breakdowns: every dimension is counted, but only without filters. */
@@ -49,10 +50,11 @@ export function wholeClosedDays(scope: Scope, now: Date): { first: string; end: 
 }
 
 /**
- * The fingerprint of each UTC day in [first, end) of one site's visits (or every site's, each
- * row naming its site), for the days without imported visits, in order of site and day.
+ * The fingerprint of each UTC day in [first, end) of one site's visits (or every site's, each row
+ * naming its site), in order of site and day. `countable`: only the days without imported visits,
+ * which a count needs to know; a day's fingerprint matching a count's says as much.
  */
-export function dayFingerprintsStatement(db: string, days: { first: string; end: string }, site?: string): Statement {
+export function dayFingerprintsStatement(db: string, days: { first: string; end: string }, site?: string, countable = false): Statement {
   const ofSite = site === undefined ? '' : 'site_id = {site:UUID} AND ';
   return {
     sql: `
@@ -60,10 +62,9 @@ export function dayFingerprintsStatement(db: string, days: { first: string; end:
       FROM (SELECT site_id AS site, toDate(start) AS utc_day, ${FINGERPRINT} AS state
               FROM {db:Identifier}.visits
              WHERE ${ofSite}toDate(start) >= {first:Date} AND toDate(start) < {end:Date}
-             GROUP BY site, utc_day
-            HAVING ${NO_IMPORTED_ROWS})
+             GROUP BY site, utc_day${countable ? `\n            HAVING ${NO_IMPORTED_ROWS}` : ''})
      ORDER BY site_id, day`,
-    params: { db, ...(site === undefined ? {} : { site }), first: days.first, end: days.end, native: NATIVE_IMPORT_ID },
+    params: { db, ...(site === undefined ? {} : { site }), first: days.first, end: days.end, ...(countable ? { native: NATIVE_IMPORT_ID } : {}) },
   };
 }
 
@@ -71,28 +72,46 @@ export function dayFingerprintsStatement(db: string, days: { first: string; end:
 export function countsStatement(db: string, of?: { site: string; first: string; end: string }): Statement {
   const where = of ? ' WHERE site_id = {site:UUID} AND day >= {first:Date} AND day < {end:Date}' : '';
   return {
-    sql: `SELECT DISTINCT toString(site) AS site_id, toString(utc_day) AS day, toString(state) AS fingerprint
-            FROM (SELECT site_id AS site, day AS utc_day, fingerprint AS state FROM {db:Identifier}.daily_breakdowns_days${where})`,
+    sql: `SELECT toString(site) AS site_id, toString(utc_day) AS day, toString(state) AS fingerprint, toString(id) AS count_id
+            FROM (SELECT site_id AS site, day AS utc_day, fingerprint AS state, count_id AS id FROM {db:Identifier}.daily_breakdowns_days${where})`,
     params: { db, ...of },
   };
 }
 
-/** The counted rows of `counted` days, one of each (day, dimension, value): the columns of breakdownGroups with `dimension`. */
+/**
+ * The counted days among a site's days: those whose fingerprint now is that of a listed count,
+ * each with its count (the lowest id where two leaders counted the same visits).
+ */
+export function matchCounts(current: readonly { day: string; fingerprint: string }[], counts: readonly { day: string; fingerprint: string; count_id: string }[]): CountedDay[] {
+  const countOf = new Map<string, bigint>();
+  for (const count of counts) {
+    const key = `${count.day} ${count.fingerprint}`;
+    const id = BigInt(count.count_id);
+    const known = countOf.get(key);
+    if (known === undefined || id < known) countOf.set(key, id);
+  }
+  const counted: CountedDay[] = [];
+  for (const day of current) {
+    const id = countOf.get(`${day.day} ${day.fingerprint}`);
+    if (id !== undefined) counted.push({ day: day.day, count: id.toString() });
+  }
+  return counted;
+}
+
+/** The rows of the `counted` days' counts: the columns of breakdownGroups with `dimension`. */
 function countedRows(counted: readonly CountedDay[], binder: Binder, dimensions: string): string {
   const days = binder.bind(
     counted.map((c) => c.day),
     'Array(Date)',
   );
-  const fingerprints = binder.bind(
-    counted.map((c) => BigInt(c.fingerprint)),
-    'Array(Int64)',
+  const counts = binder.bind(
+    counted.map((c) => BigInt(c.count)),
+    'Array(UInt64)',
   );
-  return `SELECT dimension, value, any(visitors) AS visitors, any(visits) AS visits, any(pageviews) AS pageviews,
-                   any(bounces) AS bounces, any(duration_ms) AS duration_ms
+  return `SELECT dimension, value, visitors, visits, pageviews, bounces, duration_ms
               FROM {db:Identifier}.daily_breakdowns
-             WHERE site_id = {site:UUID} AND has(${days}, day) AND fingerprint = ${fingerprints}[indexOf(${days}, day)]
-               AND ${dimensions}
-             GROUP BY day, dimension, value`;
+             WHERE site_id = {site:UUID} AND has(${days}, day) AND count_id = ${counts}[indexOf(${days}, day)]
+               AND ${dimensions}`;
 }
 
 const SUMS = `sum(visitors) AS visitors,
@@ -144,12 +163,12 @@ export function dailySetsStatement(scope: Scope, sources: readonly VisitSource[]
 
 // ---- Counting days (lib/analytics/daily-breakdowns.ts) ----
 
-/** Counts one site's UTC day into daily_breakdowns under `fingerprint`: every dimension's breakdown of that day's visits, a row per value. */
-export function countDayStatement(db: string, site: string, day: string, fingerprint: string): Statement {
+/** Counts one site's UTC day into daily_breakdowns as count `countId`: every dimension's breakdown of that day's visits, a row per value. */
+export function countDayStatement(db: string, site: string, day: string, countId: bigint): Statement {
   const from = new Date(`${day}T00:00:00.000Z`);
   const scope: Scope = { db, site, from, to: new Date(from.getTime() + DAY_MS), filters: [] };
-  const binder = new Binder({ ...scopeParams(scope), day, fingerprint: BigInt(fingerprint) });
-  const row = (dimension: string) => `{site:UUID}, {day:Date}, {fingerprint:Int64}, ${dimension}, value, visitors, visits, pageviews, bounces, duration_ms`;
+  const binder = new Binder({ ...scopeParams(scope), day, count: countId });
+  const row = (dimension: string) => `{site:UUID}, {day:Date}, {count:UInt64}, ${dimension}, value, visitors, visits, pageviews, bounces, duration_ms`;
   const perValue = PER_VALUE_SOURCES.map((source) => `SELECT ${row(`'${source.column}'`)} FROM (${breakdownGroups(scope, source, binder)})`);
   const columns = binder.bind(
     VISIT_SOURCES.map((source) => source.column),
@@ -157,17 +176,23 @@ export function countDayStatement(db: string, site: string, day: string, fingerp
   );
   const perVisit = `SELECT ${row(`${columns}[set_index + 1]`)} FROM (${breakdownSets(scope, VISIT_SOURCES, binder)})`;
   const sql = `
-    INSERT INTO {db:Identifier}.daily_breakdowns (site_id, day, fingerprint, dimension, value, visitors, visits, pageviews, bounces, duration_ms)
+    INSERT INTO {db:Identifier}.daily_breakdowns (site_id, day, count_id, dimension, value, visitors, visits, pageviews, bounces, duration_ms)
     ${[...perValue, perVisit].join('\n    UNION ALL\n    ')}`;
   return { sql, params: binder.params };
 }
 
-/** Removes counts of one site's day, the day's list first, so a count is never listed without its rows. */
-export function forgetCountsStatements(db: string, site: string, day: string, fingerprints: readonly string[]): Statement[] {
-  const params = { db, site, day, fingerprints: fingerprints.map((f) => BigInt(f)) };
-  const where = 'WHERE site_id = {site:UUID} AND day = {day:Date} AND has({fingerprints:Array(Int64)}, fingerprint)';
+/** Removes counts of one site's day, the list first, so a count is never listed without its rows. */
+export function forgetCountsStatements(db: string, site: string, day: string, countIds: readonly string[]): Statement[] {
+  const params = { db, site, day, counts: countIds.map((id) => BigInt(id)) };
+  const where = 'WHERE site_id = {site:UUID} AND day = {day:Date} AND has({counts:Array(UInt64)}, count_id)';
   return [
     { sql: `DELETE FROM {db:Identifier}.daily_breakdowns_days ${where}`, params },
     { sql: `DELETE FROM {db:Identifier}.daily_breakdowns ${where}`, params },
   ];
 }
+
+/** Forgets every count of a tenant (its visits are written again). */
+export const forgetAllCountsStatements = (db: string): Statement[] => [
+  { sql: 'TRUNCATE TABLE {db:Identifier}.daily_breakdowns_days', params: { db } },
+  { sql: 'TRUNCATE TABLE {db:Identifier}.daily_breakdowns', params: { db } },
+];
