@@ -80,7 +80,8 @@ export function countsStatement(db: string, of?: { site: string; first: string; 
 
 /**
  * The counted days among a site's days: those whose fingerprint now is that of a listed count,
- * each with its count (the lowest id where two leaders counted the same visits).
+ * each with its count (the lowest id where two leaders counted the same visits), in the order of
+ * `current` (ascending days, as the statements below take them).
  */
 export function matchCounts(current: readonly { day: string; fingerprint: string }[], counts: readonly { day: string; fingerprint: string; count_id: string }[]): CountedDay[] {
   const countOf = new Map<string, bigint>();
@@ -100,17 +101,15 @@ export function matchCounts(current: readonly { day: string; fingerprint: string
 
 /** The rows of the `counted` days' counts: the columns of breakdownGroups with `dimension`. */
 function countedRows(counted: readonly CountedDay[], binder: Binder, dimensions: string): string {
-  const days = binder.bind(
-    counted.map((c) => c.day),
-    'Array(Date)',
-  );
+  // A count's id is its own (random, 64 bits), so the ids alone pick the rows; the days narrow the read.
   const counts = binder.bind(
     counted.map((c) => BigInt(c.count)),
     'Array(UInt64)',
   );
+  const days = counted.length > 0 ? `day >= ${binder.bind(counted[0].day, 'Date')} AND day <= ${binder.bind(counted[counted.length - 1].day, 'Date')}` : '0';
   return `SELECT dimension, value, visitors, visits, pageviews, bounces, duration_ms
               FROM {db:Identifier}.daily_breakdowns
-             WHERE site_id = {site:UUID} AND has(${days}, day) AND count_id = ${counts}[indexOf(${days}, day)]
+             WHERE site_id = {site:UUID} AND ${days} AND has(${counts}, count_id)
                AND ${dimensions}`;
 }
 
