@@ -15,10 +15,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { countDailyBreakdowns, dailyBreakdownsJob } from '../../lib/analytics/daily-breakdowns.ts';
 import { StatsQueries } from '../../lib/analytics/query/batch.ts';
-import { dailyBreakdownStatement, dailySetsStatement } from '../../lib/analytics/query/daily-breakdowns.ts';
+import { bucketsHoldUtcDays, dailyBreakdownStatement, dailyKpiStatement, dailySetsStatement, dailyStatsStatement } from '../../lib/analytics/query/daily-breakdowns.ts';
 import { FILTER_SOURCES } from '../../lib/analytics/query/plan.ts';
-import { type BreakdownPage, breakdownSetsStatement, breakdownStatement, type Scope, type Statement, type VisitSource } from '../../lib/analytics/query/sql.ts';
-import { siteBreakdown } from '../../lib/analytics/query/stats.ts';
+import { type BreakdownPage, breakdownSetsStatement, breakdownStatement, kpiStatement, type Scope, type Statement, statsStatement, type VisitSource } from '../../lib/analytics/query/sql.ts';
+import { siteBreakdown, siteKpis, siteStats } from '../../lib/analytics/query/stats.ts';
 import { checkRange } from '../../lib/analytics/range.ts';
 import { rebuildVisits } from '../../lib/analytics/visits.ts';
 import { silentLog } from '../../lib/log.ts';
@@ -75,9 +75,9 @@ function dataSet(siteId: string, seed: number) {
   return { hits, events };
 }
 
-/** A scope of the site, from local dates or instants as the API takes them. */
-function scopeOf(db: string, site: string, from: string, to: string): Scope {
-  const range = checkRange({ from, to }, TZ, [], NOW);
+/** A scope of the site, from local dates (of `timezone`) or instants as the API takes them. */
+function scopeOf(db: string, site: string, from: string, to: string, timezone = TZ): Scope {
+  const range = checkRange({ from, to }, timezone, [], NOW);
   if (!range) throw new Error(`${from}…${to} is not a range`);
   return { db, site, from: range.from, to: range.to, filters: [] };
 }
@@ -127,6 +127,22 @@ async function expectSameAsVisits(store: AnalyticsStore, db: string, site: strin
     }
     const sets = (await rowsOf(store, dailySetsStatement(scope, VISIT_SOURCES, counted))).sort(bySetAndValue);
     expect({ range: [from, to], sets }).toEqual({ range: [from, to], sets: (await rowsOf(store, breakdownSetsStatement(scope, VISIT_SOURCES))).sort(bySetAndValue) });
+    // The KPIs, and the chart's buckets where they hold whole UTC days (in UTC, not in Berlin).
+    for (const timezone of ['UTC', TZ]) {
+      const local = scopeOf(db, site, from, to, timezone);
+      const countedThere = await countedDays(store, local);
+      expect({ range: [from, to], timezone, kpis: await rowsOf(store, dailyKpiStatement(local, countedThere)) }).toEqual({
+        range: [from, to],
+        timezone,
+        kpis: await rowsOf(store, kpiStatement(local)),
+      });
+      expect(bucketsHoldUtcDays(local, timezone)).toBe(timezone === 'UTC');
+      if (timezone !== 'UTC') continue;
+      for (const interval of ['day', 'week', 'month'] as const) {
+        const buckets = await rowsOf(store, dailyStatsStatement(local, interval, timezone, countedThere));
+        expect({ range: [from, to], timezone, interval, buckets }).toEqual({ range: [from, to], timezone, interval, buckets: await rowsOf(store, statsStatement(local, interval, timezone)) });
+      }
+    }
   }
   return summed;
 }
@@ -173,9 +189,9 @@ function describeOn(transport: string, open: () => Promise<{ store: AnalyticsSto
       expect((await countedDays(store, withToday)).map((c) => c.day)).toEqual(CLOSED_DAYS);
       // A local day of Berlin is parts of two UTC days: neither is whole in it.
       expect(await countedDays(store, scopeOf(db(), site.id, '2025-06-03', '2025-06-03'))).toEqual([]);
-      // Every dimension of a day is counted.
+      // Every dimension of a day is counted, and its KPIs.
       const dimensions = await store.query<{ dimension: string }>('SELECT DISTINCT dimension FROM {db:Identifier}.daily_breakdowns ORDER BY dimension', { db: db() });
-      expect(dimensions.map((d) => d.dimension)).toEqual(SOURCES.map((source) => source.column).sort());
+      expect(dimensions.map((d) => d.dimension)).toEqual([...SOURCES.map((source) => source.column), 'visits'].sort());
     });
 
     it('sums the counted days into the same rows as the visits give, for every dimension, range and paging', async () => {
@@ -198,6 +214,29 @@ function describeOn(transport: string, open: () => Promise<{ store: AnalyticsSto
       ]);
       await store.command("DELETE FROM {db:Identifier}.daily_breakdowns WHERE value IN ('/planted', 'PL', 'watch')", { db: db() });
       expect((await ask('countries')).rows.map((row) => row.value)).not.toContain('PL');
+    });
+
+    it("reads the counted days' KPIs from daily_breakdowns through the stats API, and the chart's buckets where the site's days are UTC days", async () => {
+      const inUtc = { ...site, timezone: 'UTC' };
+      const request = { from: '2025-06-01', to: '2025-06-11' };
+      const before = await siteStats(store, inUtc, request, NOW);
+      const [day] = await countedDays(store, scopeOf(db(), site.id, '2025-06-05T00:00:00Z', '2025-06-06T00:00:00Z'));
+      await store.insert('daily_breakdowns', [{ site_id: site.id, day: day.day, count_id: day.count, dimension: 'visits', value: 'planted', visitors: 7, visits: 7, pageviews: 9, bounces: 0, duration_ms: 0, engagement_ms: 0 }], {
+        database: db(),
+      });
+      try {
+        const after = await siteStats(store, inUtc, request, NOW);
+        expect(after.kpis.visitors - before.kpis.visitors).toBe(7);
+        const bucket = (stats: typeof after) => stats.timeseries.find((point) => point.bucket === '2025-06-05T00:00:00.000Z');
+        expect((bucket(after)?.visitors ?? 0) - (bucket(before)?.visitors ?? 0)).toBe(7);
+        // In Berlin the chart's days are not UTC days: its statement reads the visits, and the KPIs
+        // asked for alone sum the counted days.
+        const unchanged = (await siteStats(store, site, { ...request, filter: ['page:contains:/'] }, NOW)).kpis.pageviews;
+        expect((await siteStats(store, site, request, NOW)).kpis.pageviews).toBe(unchanged);
+        expect((await siteKpis(store, site, request, NOW)).kpis.pageviews).toBe(unchanged + 9);
+      } finally {
+        await store.command("DELETE FROM {db:Identifier}.daily_breakdowns WHERE value = 'planted'", { db: db() });
+      }
     });
 
     it('gives each row the visitors of the comparison period as the visits do', async () => {

@@ -11,7 +11,9 @@
 // day sends the day back to the visits until it is counted again.
 import { NATIVE_IMPORT_ID } from '../../imports/tables.ts';
 import { type DimensionSource, FILTER_SOURCES } from './plan.ts';
-import { Binder, type BreakdownPage, breakdownGroups, breakdownSets, type Scope, type Statement, scopeParams, type VisitSource } from './sql.ts';
+import { localDate } from '../range.ts';
+import { bucketSql, type Interval } from './interval.ts';
+import { Binder, type BreakdownPage, breakdownGroups, breakdownSets, bucketFigures, kpiFigures, type Scope, type Statement, scopeParams, type VisitSource } from './sql.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -99,7 +101,7 @@ export function matchCounts(current: readonly { day: string; fingerprint: string
   return counted;
 }
 
-/** The rows of the `counted` days' counts: the columns of breakdownGroups with `dimension`. */
+/** The rows of the `counted` days' counts: the columns of breakdownGroups with the day, `dimension` and engagement_ms. */
 function countedRows(counted: readonly CountedDay[], binder: Binder, dimensions: string): string {
   // A count's id is its own (random, 64 bits), so the ids alone pick the rows; the days narrow the read.
   const counts = binder.bind(
@@ -107,7 +109,7 @@ function countedRows(counted: readonly CountedDay[], binder: Binder, dimensions:
     'Array(UInt64)',
   );
   const days = counted.length > 0 ? `day >= ${binder.bind(counted[0].day, 'Date')} AND day <= ${binder.bind(counted[counted.length - 1].day, 'Date')}` : '0';
-  return `SELECT dimension, value, visitors, visits, pageviews, bounces, duration_ms
+  return `SELECT day, dimension, value, visitors, visits, pageviews, bounces, duration_ms, engagement_ms
               FROM {db:Identifier}.daily_breakdowns
              WHERE site_id = {site:UUID} AND ${days} AND has(${counts}, count_id)
                AND ${dimensions}`;
@@ -118,6 +120,63 @@ const SUMS = `sum(visitors) AS visitors,
            sum(pageviews) AS pageviews,
            sum(bounces) AS bounces,
            sum(duration_ms) AS duration_ms`;
+/** The dimension of a day's KPIs. */
+const KPIS = 'visits';
+const ALL_FIGURES = 'visitors, visits, pageviews, bounces, duration_ms, engagement_ms';
+
+/** kpiStatement for an unfiltered scope, the `counted` days summed from daily_breakdowns: the same row. */
+export function dailyKpiStatement(scope: Scope, counted: readonly CountedDay[]): Statement {
+  const binder = new Binder(scopeParams(scope));
+  const sql = `
+    SELECT ${SUMS},
+           sum(engagement_ms) AS engagement_ms
+      FROM (SELECT ${ALL_FIGURES} FROM (${countedRows(counted, binder, `dimension = '${KPIS}'`)})
+            UNION ALL
+            ${kpiFigures({ ...scope, exceptDays: counted.map((c) => c.day) }, binder)})`;
+  return { sql, params: binder.params };
+}
+
+/**
+ * Whether every UTC day the scope touches lies within one local day of `timezone` (a time zone
+ * at UTC+0 all through it). Then a day, week or month bucket of the site is made of whole UTC
+ * days, and a bucket's visitors add up to the range's as a day's do.
+ */
+export function bucketsHoldUtcDays(scope: Scope, timezone: string): boolean {
+  for (let start = Math.floor(scope.from.getTime() / DAY_MS) * DAY_MS; start < scope.to.getTime(); start += DAY_MS) {
+    const day = utcDay(start);
+    if (localDate(new Date(start), timezone) !== day || localDate(new Date(start + DAY_MS - 1), timezone) !== day) return false;
+  }
+  return true;
+}
+
+/**
+ * statsStatement for an unfiltered scope and a day, week or month interval whose buckets hold
+ * whole UTC days (bucketsHoldUtcDays), the `counted` days summed into their buckets from
+ * daily_breakdowns and the rest grouped by bucket from the visits: the same rows.
+ */
+export function dailyStatsStatement(scope: Scope, interval: Exclude<Interval, 'hour'>, timezone: string, counted: readonly CountedDay[]): Statement {
+  const binder = new Binder({ ...scopeParams(scope), tz: timezone });
+  const rest = { ...scope, exceptDays: counted.map((c) => c.day) };
+  const countedKpis = countedRows(counted, binder, `dimension = '${KPIS}'`);
+  // The total is not the buckets' sum: the visits read here may hold an imported visitor on two days.
+  const sql = `
+    SELECT *
+      FROM (SELECT bucket, 0 AS is_total, ${SUMS},
+                   sum(engagement_ms) AS engagement_ms
+              FROM (SELECT ${bucketSql(interval, "toDateTime64(day, 3, 'UTC')")} AS bucket, ${ALL_FIGURES} FROM (${countedKpis})
+                    UNION ALL
+                    ${bucketFigures(rest, interval, binder)})
+             GROUP BY bucket
+            HAVING visits > 0
+            UNION ALL
+            SELECT toDate(0) AS bucket, 1 AS is_total, ${SUMS},
+                   sum(engagement_ms) AS engagement_ms
+              FROM (SELECT ${ALL_FIGURES} FROM (${countedKpis})
+                    UNION ALL
+                    ${kpiFigures(rest, binder)}))
+     ORDER BY is_total, bucket`;
+  return { sql, params: binder.params };
+}
 
 /**
  * breakdownStatement for an unfiltered scope, the `counted` days summed from daily_breakdowns and
@@ -162,12 +221,17 @@ export function dailySetsStatement(scope: Scope, sources: readonly VisitSource[]
 
 // ---- Counting days (lib/analytics/daily-breakdowns.ts) ----
 
-/** Counts one site's UTC day into daily_breakdowns as count `countId`: every dimension's breakdown of that day's visits, a row per value. */
+/**
+ * Counts one site's UTC day into daily_breakdowns as count `countId`: every dimension's breakdown
+ * of that day's visits, a row per value, and the day's KPIs (dimension `visits`).
+ */
 export function countDayStatement(db: string, site: string, day: string, countId: bigint): Statement {
   const from = new Date(`${day}T00:00:00.000Z`);
   const scope: Scope = { db, site, from, to: new Date(from.getTime() + DAY_MS), filters: [] };
   const binder = new Binder({ ...scopeParams(scope), day, count: countId });
-  const row = (dimension: string) => `{site:UUID}, {day:Date}, {count:UInt64}, ${dimension}, value, visitors, visits, pageviews, bounces, duration_ms`;
+  const row = (dimension: string, engagement = '0') =>
+    `{site:UUID}, {day:Date}, {count:UInt64}, ${dimension}, value, visitors, visits, pageviews, bounces, duration_ms, ${engagement}`;
+  const totals = `SELECT ${row(`'${KPIS}'`, 'engagement_ms')} FROM (SELECT '' AS value, * FROM (${kpiFigures(scope, binder)}) WHERE visits > 0)`;
   const perValue = PER_VALUE_SOURCES.map((source) => `SELECT ${row(`'${source.column}'`)} FROM (${breakdownGroups(scope, source, binder)})`);
   const columns = binder.bind(
     VISIT_SOURCES.map((source) => source.column),
@@ -175,8 +239,8 @@ export function countDayStatement(db: string, site: string, day: string, countId
   );
   const perVisit = `SELECT ${row(`${columns}[set_index + 1]`)} FROM (${breakdownSets(scope, VISIT_SOURCES, binder)})`;
   const sql = `
-    INSERT INTO {db:Identifier}.daily_breakdowns (site_id, day, count_id, dimension, value, visitors, visits, pageviews, bounces, duration_ms)
-    ${[...perValue, perVisit].join('\n    UNION ALL\n    ')}`;
+    INSERT INTO {db:Identifier}.daily_breakdowns (site_id, day, count_id, dimension, value, visitors, visits, pageviews, bounces, duration_ms, engagement_ms)
+    ${[totals, ...perValue, perVisit].join('\n    UNION ALL\n    ')}`;
   return { sql, params: binder.params };
 }
 

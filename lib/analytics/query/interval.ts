@@ -38,12 +38,12 @@ export function chooseInterval(range: TimeRange, requested?: Interval): Interval
 }
 
 /**
- * The ClickHouse expression giving a visit's bucket key (by the visit's start): epoch seconds of
+ * The ClickHouse expression giving a visit's bucket key (by the visit's start, or by `instant`): epoch seconds of
  * the local hour's start, or the local date starting the day, week or month (a Date, which rows
  * carry as 'YYYY-MM-DD'; grouping by it is cheaper than by its text). `{tz:String}` is bound.
  */
-export function bucketSql(interval: Interval): string {
-  const local = 'toTimeZone(start, {tz:String})';
+export function bucketSql(interval: Interval, instant = 'start'): string {
+  const local = `toTimeZone(${instant}, {tz:String})`;
   switch (interval) {
     case 'hour':
       return `toUnixTimestamp(toStartOfHour(${local}))`;

@@ -122,10 +122,27 @@ const FIGURES = `${visitFigures('visit_pageviews')},
 /** The KPIs of the visits in scope (one row). */
 export function kpiStatement(scope: Scope): Statement {
   const binder = new Binder(scopeParams(scope));
-  const sql = `
+  return { sql: kpiFigures(scope, binder), params: binder.params };
+}
+
+/** The statement of kpiStatement, its values bound by `binder`, for a statement that adds other rows to it. */
+export function kpiFigures(scope: Scope, binder: Binder): string {
+  return `
     SELECT ${FIGURES}
       ${visitsInScope(scope, binder)}`;
-  return { sql, params: binder.params };
+}
+
+/**
+ * The rows of statsStatement before the rollup: a bucket (of `start` in the site's local time)
+ * and the figures of the visits that started in it, a row each; for a statement that adds other
+ * rows to them.
+ */
+export function bucketFigures(scope: Scope, interval: Interval, binder: Binder): string {
+  return `
+    SELECT ${bucketSql(interval)} AS bucket,
+           ${FIGURES}
+      ${visitsInScope(scope, binder)}
+     GROUP BY bucket`;
 }
 
 /**

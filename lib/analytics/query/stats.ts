@@ -42,7 +42,7 @@ import {
   planImportedBreakdown,
 } from './imported.ts';
 import { type BreakdownDimension, type DimensionSource, planBreakdown } from './plan.ts';
-import { dailyBreakdownStatement } from './daily-breakdowns.ts';
+import { bucketsHoldUtcDays, dailyBreakdownStatement, dailyKpiStatement, dailyStatsStatement } from './daily-breakdowns.ts';
 import { type BreakdownPage, breakdownStatement, kpiStatement, liveVisitorsStatement, type Scope, type Statement, statsStatement } from './sql.ts';
 
 export const COMPARISONS = ['previous_period', 'year', 'custom'] as const;
@@ -200,8 +200,21 @@ async function importedDays(store: AnalyticsStore, scope: Scope, timezone: strin
 
 const viewOf = (days: readonly ImportedDay[] | null): ImportedView => (days ? importedView(days.map((d) => d.day)) : NO_IMPORTED);
 
+/** kpiStatement, or for an unfiltered scope the same row with the counted days summed from daily_breakdowns. */
+async function kpiOf(store: AnalyticsStore, scope: Scope): Promise<Statement> {
+  const counted = await statsQueries(store).countedDays(scope);
+  return counted.length > 0 ? dailyKpiStatement(scope, counted) : kpiStatement(scope);
+}
+
+/** statsStatement, or for an unfiltered scope whose buckets hold whole UTC days the same rows with the counted days summed from daily_breakdowns. */
+async function statsOf(store: AnalyticsStore, scope: Scope, interval: Interval, timezone: string): Promise<Statement> {
+  if (interval === 'hour' || !bucketsHoldUtcDays(scope, timezone)) return statsStatement(scope, interval, timezone);
+  const counted = await statsQueries(store).countedDays(scope);
+  return counted.length > 0 ? dailyStatsStatement(scope, interval, timezone, counted) : statsStatement(scope, interval, timezone);
+}
+
 async function kpis(store: AnalyticsStore, scope: Scope, timezone: string, withImported: boolean): Promise<{ kpis: Kpis; imported: ImportedView }> {
-  const [[row], days] = await Promise.all([run(store, kpiStatement(scope)), importedDays(store, scope, timezone, withImported)]);
+  const [[row], days] = await Promise.all([kpiOf(store, scope).then((statement) => run(store, statement)), importedDays(store, scope, timezone, withImported)]);
   return { kpis: kpisOf(row, days ?? []), imported: viewOf(days) };
 }
 
@@ -218,7 +231,10 @@ async function kpisAndTimeseries(
   interval: Interval,
   withImported: boolean,
 ): Promise<{ kpis: Kpis; timeseries: TimeseriesPoint[]; imported: ImportedView }> {
-  const [rows, days] = await Promise.all([run(store, statsStatement(scope, interval, range.timezone)), importedDays(store, scope, range.timezone, withImported)]);
+  const [rows, days] = await Promise.all([
+    statsOf(store, scope, interval, range.timezone).then((statement) => run(store, statement)),
+    importedDays(store, scope, range.timezone, withImported),
+  ]);
   const total = rows.find((r) => num(r.is_total) === 1);
   const bucketOf = (key: string | number) => bucketKeyToMs(key, interval, range.timezone);
   const found = new Map(rows.filter((r) => r !== total).map((r) => [bucketOf(r.bucket as string | number), r]));

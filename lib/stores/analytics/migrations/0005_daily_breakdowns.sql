@@ -3,7 +3,8 @@
 -- lib/analytics/query/daily-breakdowns.ts reads them). Derived data: counted again from `visits`.
 --
 -- A row holds, for one site, UTC day and dimension (the visits' column: `pages`, `referrer_source`,
--- `country`, …), what the breakdown gives for one value over that day's visits, as one count of
+-- `country`, …), what the breakdown gives for one value over that day's visits (the dimension
+-- `visits`, value '', holds the day's KPIs, with engagement_ms, 0 elsewhere), as one count of
 -- the day (`count_id`, random) made it. Each count is listed in daily_breakdowns_days with the
 -- `fingerprint` of the visits it counted: a sum over the day's visit rows of sign × a hash of the
 -- visit state, which a state and its cancellation cancel out of, so merges leave it as it is and
@@ -24,7 +25,8 @@ CREATE TABLE IF NOT EXISTS {db:Identifier}.daily_breakdowns
     visits Int64,
     pageviews Int64,
     bounces Int64,
-    duration_ms Int64
+    duration_ms Int64,
+    engagement_ms Int64
 )
 ENGINE = MergeTree
 PARTITION BY toYYYYMM(day)
