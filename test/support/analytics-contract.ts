@@ -63,13 +63,15 @@ export function analyticsStoreContract(name: string, open: () => Promise<Analyti
     });
 
     describe('ensureTenant', () => {
-      it('creates the database with the raw and imported tables and records the migrations', async () => {
+      it('creates the database with the raw, imported and daily tables and records the migrations', async () => {
         const team = freshTeam();
         const db = await store.ensureTenant(team);
         expect(db).toBe(store.tenantDatabase(team));
         const tables = await store.query('SELECT name, engine, sorting_key, partition_key FROM system.tables WHERE database = {db:String} ORDER BY name', { db });
         expect(tables).toEqual([
           { name: 'ai_fetches', engine: 'MergeTree', sorting_key: 'site_id, toDate(ts), assistant_name, ts', partition_key: 'toYYYYMM(ts)' },
+          { name: 'daily_breakdowns', engine: 'MergeTree', sorting_key: 'site_id, day, count_id, dimension, value', partition_key: 'toYYYYMM(day)' },
+          { name: 'daily_breakdowns_days', engine: 'MergeTree', sorting_key: 'site_id, day', partition_key: 'toYYYYMM(day)' },
           { name: 'events', engine: 'MergeTree', sorting_key: 'site_id, toDate(ts), name, session_id, ts', partition_key: 'toYYYYMM(ts)' },
           { name: 'hits', engine: 'MergeTree', sorting_key: 'site_id, toDate(ts), session_id, ts', partition_key: 'toYYYYMM(ts)' },
           { name: 'imported_browsers', engine: 'MergeTree', sorting_key: 'site_id, date, browser', partition_key: 'toYYYYMM(date)' },
