@@ -1,8 +1,8 @@
 // The services every Plumb node runs, in one list so the node and the tests start the same set,
 // and the core leader jobs, which the node registers once (lib/node.ts), never a service.
-import { dailyBreakdownsJob } from '../lib/analytics/daily-breakdowns.ts';
 import type { ServiceSchema } from 'moleculer';
 import type { LeaderJob } from '../cluster/leader-jobs.ts';
+import { dailyBreakdownsJob } from '../lib/analytics/daily-breakdowns.ts';
 import { emailReportsJob } from '../lib/email-reports/job.ts';
 import { importsRunnerJob } from '../lib/imports/runner.ts';
 import { ingestPruneJob } from '../lib/ingest/prune-job.ts';

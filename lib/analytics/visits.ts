@@ -3,9 +3,9 @@
 // import_id (migration 0004) and to be run over all of a tenant's rows (a rebuild, for data loaded
 // straight into `hits`/`events`: benchmark data sets, query tests) or over one import's rows (the
 // visits of imported pageviews, lib/imports/raw.ts). The ingest pipeline writes visits as it goes.
+import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import { loadMigrations } from '../stores/analytics/migrations.ts';
 import { forgetAllCountsStatements } from './query/daily-breakdowns.ts';
-import type { AnalyticsStore } from '../stores/analytics/index.ts';
 
 const BACKFILL = (() => {
   const migration = loadMigrations().find((m) => m.name === '0003_visits');

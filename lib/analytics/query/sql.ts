@@ -7,6 +7,7 @@
 // a group whose states all cancelled out is dropped with `HAVING visits > 0`. Distinct visitors
 // need no sign: a visit's cancelled states carry its one visitor in the same rows as its current
 // state, except where plan.ts's needsFinal says otherwise, and there the table is read FINAL.
+// daily-breakdowns.ts adds to some of them the rows of the closed days it has counted.
 import type { Params } from '../../stores/analytics/index.ts';
 import { type Filter, wildcardToLike } from './filters.ts';
 import { bucketSql, type Interval } from './interval.ts';
@@ -27,11 +28,11 @@ export interface Scope {
   from: Date;
   to: Date;
   filters: readonly Filter[];
-  /** UTC days (YYYY-MM-DD) whose visits are left out: the statement's caller counts them elsewhere (daily-pages.ts). */
+  /** UTC days (YYYY-MM-DD, ascending) whose visits are left out: the statement's caller sums them from daily_breakdowns (daily-breakdowns.ts). */
   exceptDays?: readonly string[];
 }
 
-export const IN_RANGE = 'site_id = {site:UUID} AND start >= {from:DateTime64(3)} AND start < {to:DateTime64(3)}';
+const IN_RANGE = 'site_id = {site:UUID} AND start >= {from:DateTime64(3)} AND start < {to:DateTime64(3)}';
 /** One pageview and no custom event. */
 const BOUNCED = 'sign * (visit_pageviews = 1 AND events = 0)';
 /** Milliseconds from a visit's first to its last pageview. */
