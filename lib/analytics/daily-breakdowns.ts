@@ -110,12 +110,16 @@ export function dailyBreakdownsJob(runtime: Pick<Runtime, 'metadata' | 'analytic
   let stopped = false;
   const countAll = async () => {
     const started = performance.now();
+    const analytics = runtime.analytics();
     const { rows: teams } = await runtime.metadata().query<{ id: string }>('SELECT id FROM teams ORDER BY id');
+    // The teams that have analytics (a database is made with a team's first site), migrated first.
+    const databases = new Set((await analytics.query<{ name: string }>("SELECT name FROM system.databases WHERE startsWith(name, 'tenant_')")).map((row) => row.name));
     const total: DailyBreakdownsCount = { counted: 0, moved: 0, forgotten: 0 };
     for (const team of teams) {
       if (stopped) return;
-      const db = await runtime.analytics().ensureTenant(team.id);
-      const counts = await countDailyBreakdowns(runtime.analytics(), db, new Date(), () => stopped);
+      if (!databases.has(analytics.tenantDatabase(team.id))) continue;
+      const db = await analytics.ensureTenant(team.id);
+      const counts = await countDailyBreakdowns(analytics, db, new Date(), () => stopped);
       total.counted += counts.counted;
       total.moved += counts.moved;
       total.forgotten += counts.forgotten;

@@ -333,6 +333,13 @@ function describeOn(transport: string, open: () => Promise<{ store: AnalyticsSto
       }
       expect(await expectSameAsVisits(store, db(), site.id)).toBe(RANGES_WITH_COUNTED_DAYS);
     });
+
+    it('reads a tenant not yet migrated to the daily tables from its visits', async () => {
+      await store.command('DROP TABLE {db:Identifier}.daily_breakdowns_days', { db: db() });
+      const answer = await siteBreakdown(store, site, { dimension: 'pages', from: '2025-06-01', to: '2025-06-11', limit: 100, offset: 0 }, NOW);
+      const visits = await rowsOf(store, breakdownStatement(scopeOf(db(), site.id, '2025-06-01', '2025-06-11'), FILTER_SOURCES.page, FIRST_PAGE));
+      expect(answer.rows.map((row) => [row.value, row.visitors, row.pageviews])).toEqual(visits.map((row) => [row.value, row.visitors, row.pageviews]));
+    });
   });
 }
 

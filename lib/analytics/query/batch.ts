@@ -5,7 +5,7 @@
 // most one read per core, so the four would queue anyway). Like a group commit, nothing waits when
 // the store is idle, and what arrives during a batch waits only for that batch. Answers are the
 // same as run one by one (tested).
-import type { AnalyticsStore } from '../../stores/analytics/index.ts';
+import { type AnalyticsStore, AnalyticsStoreError } from '../../stores/analytics/index.ts';
 import { type CountedDay, countsStatement, dailySetsStatement, dayFingerprintsStatement, matchCounts, readsDailyBreakdowns, wholeClosedDays } from './daily-breakdowns.ts';
 import { breakdownSetsStatement, type Scope, type Statement, type VisitSource } from './sql.ts';
 
@@ -70,7 +70,12 @@ export class StatsQueries {
     const key = JSON.stringify([scope.db, scope.site, days]);
     let lookUp = this.counting.get(key);
     if (!lookUp) {
-      lookUp = Promise.all([this.run(dayFingerprintsStatement(scope.db, days, scope.site)), this.run(countsStatement(scope.db, { site: scope.site, ...days }))])
+      const counts = this.run(countsStatement(scope.db, { site: scope.site, ...days })).catch((err: unknown) => {
+        // A tenant the node has not migrated since an upgrade yet has no counts: it is read from its visits.
+        if (err instanceof AnalyticsStoreError && err.type === 'UNKNOWN_TABLE') return [];
+        throw err;
+      });
+      lookUp = Promise.all([this.run(dayFingerprintsStatement(scope.db, days, scope.site)), counts])
         .then(([current, counts]) => matchCounts(current as { day: string; fingerprint: string }[], counts as { day: string; fingerprint: string; count_id: string }[]))
         .finally(() => this.counting.delete(key));
       this.counting.set(key, lookUp);
