@@ -4,6 +4,7 @@
 // The stats read a day from the table only while its fingerprint still matches, so between a
 // change and its recount the answers stay exact; they are only slower for that day.
 import type { LeaderJob } from '../../cluster/leader-jobs.ts';
+import { utcDay } from '../ingest/salts.ts';
 import type { Runtime } from '../runtime.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
 import { countDayStatement, countsStatement, dayFingerprintsStatement, forgetCountsStatements, matchCounts } from './query/daily-breakdowns.ts';
@@ -40,7 +41,7 @@ function newCountId(): bigint {
 
 /** The UTC day (YYYY-MM-DD) before which days are closed at `now`. */
 export function firstOpenDay(now: Date): string {
-  return new Date(now.getTime() - CLOSING_MS).toISOString().slice(0, 10);
+  return utcDay(new Date(now.getTime() - CLOSING_MS));
 }
 
 /**
@@ -55,17 +56,21 @@ export async function countDailyBreakdowns(store: AnalyticsStore, db: string, no
   const [current, counts] = await Promise.all([run<DayState>(dayFingerprintsStatement(db, closed, undefined, true)), run<Count>(countsStatement(db))]);
   const key = (s: DayState) => `${s.site_id} ${s.day}`;
   const countsOfDay = new Map<string, Count[]>();
-  for (const count of counts) countsOfDay.set(key(count), [...(countsOfDay.get(key(count)) ?? []), count]);
+  for (const count of counts) {
+    const ofDay = countsOfDay.get(key(count));
+    if (ofDay) ofDay.push(count);
+    else countsOfDay.set(key(count), [count]);
+  }
   const result: DailyBreakdownsCount = { counted: 0, moved: 0, forgotten: 0 };
+  const drop = async (day: DayState, countIds: string[]) => {
+    for (const statement of forgetCountsStatements(db, day.site_id, day.day, countIds)) await store.command(statement.sql, statement.params);
+  };
   const forget = async (day: DayState, stale: Count[]) => {
     if (stale.length === 0) return;
-    for (const statement of forgetCountsStatements(
-      db,
-      day.site_id,
-      day.day,
+    await drop(
+      day,
       stale.map((s) => s.count_id),
-    ))
-      await store.command(statement.sql, statement.params);
+    );
     result.forgotten += stale.length;
   };
   current.sort((a, b) => (a.day < b.day ? 1 : a.day > b.day ? -1 : 0));
@@ -85,11 +90,11 @@ export async function countDailyBreakdowns(store: AnalyticsStore, db: string, no
     const countId = newCountId();
     const count = countDayStatement(db, day.site_id, day.day, countId);
     await store.command(count.sql, count.params);
-    const next = new Date(Date.parse(`${day.day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    const next = utcDay(new Date(Date.parse(`${day.day}T00:00:00Z`) + 86_400_000));
     const [after] = await run<DayState>(dayFingerprintsStatement(db, { first: day.day, end: next }, day.site_id, true));
     if (after?.fingerprint !== day.fingerprint) {
       // Never listed, so never read: deleted at once (the id is this count's alone).
-      for (const statement of forgetCountsStatements(db, day.site_id, day.day, [countId.toString()])) await store.command(statement.sql, statement.params);
+      await drop(day, [countId.toString()]);
       result.moved++;
       continue;
     }

@@ -10,6 +10,7 @@
 // its visits is the one they were counted from, so a late event, a deletion or an import on that
 // day sends the day back to the visits until it is counted again.
 import { NATIVE_IMPORT_ID } from '../../imports/tables.ts';
+import { utcDay } from '../../ingest/salts.ts';
 import { type DimensionSource, FILTER_SOURCES } from './plan.ts';
 import { localDate } from '../range.ts';
 import { bucketSql, type Interval } from './interval.ts';
@@ -42,13 +43,11 @@ export interface CountedDay {
 /** Whether a breakdown may sum daily_breakdowns: every dimension is counted, but only without filters. */
 export const readsDailyBreakdowns = (scope: Scope): boolean => scope.filters.length === 0;
 
-const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-
 /** The UTC days wholly inside the scope and before `now`'s (the ones that may be counted), as [first, end) of YYYY-MM-DD; null if none. */
 export function wholeClosedDays(scope: Scope, now: Date): { first: string; end: string } | null {
   const first = Math.ceil(scope.from.getTime() / DAY_MS) * DAY_MS;
   const end = Math.min(Math.floor(scope.to.getTime() / DAY_MS), Math.floor(now.getTime() / DAY_MS)) * DAY_MS;
-  return end > first ? { first: utcDay(first), end: utcDay(end) } : null;
+  return end > first ? { first: utcDay(new Date(first)), end: utcDay(new Date(end)) } : null;
 }
 
 /**
@@ -146,7 +145,7 @@ export function bucketsHoldUtcDays(scope: Scope, timezone: string): boolean {
   // Day by day (a zone's offset may leave 0 for a while, as London's does each summer); a zone
   // away from UTC+0 fails at the first day.
   for (let start = Math.floor(scope.from.getTime() / DAY_MS) * DAY_MS; start < scope.to.getTime(); start += DAY_MS) {
-    const day = utcDay(start);
+    const day = utcDay(new Date(start));
     if (localDate(new Date(start), timezone) !== day || localDate(new Date(start + DAY_MS - 1), timezone) !== day) return false;
   }
   return true;

@@ -312,10 +312,10 @@ export interface BreakdownRequest extends StatsRequest {
 /** Most visitors first, then value in byte order: the ORDER BY of breakdownStatement. */
 const byVisitors = (a: Row, b: Row) => num(b.visitors) - num(a.visitors) || Buffer.compare(Buffer.from(String(a.value)), Buffer.from(String(b.value)));
 
-/** breakdownStatement, or for an unfiltered scope the same answer with the counted days summed from daily_breakdowns. */
-async function breakdownOf(store: AnalyticsStore, scope: Scope, source: DimensionSource, page: BreakdownPage): Promise<Statement> {
+/** breakdownStatement of any page, or for an unfiltered scope the same answer with the counted days (looked up once) summed from daily_breakdowns. */
+async function breakdownOf(store: AnalyticsStore, scope: Scope, source: DimensionSource): Promise<(page: BreakdownPage) => Statement> {
   const counted = await statsQueries(store).countedDays(scope);
-  return counted.length > 0 ? dailyBreakdownStatement(scope, source, counted, page) : breakdownStatement(scope, source, page);
+  return (page) => (counted.length > 0 ? dailyBreakdownStatement(scope, source, counted, page) : breakdownStatement(scope, source, page));
 }
 
 /** One page of a breakdown's rows and the number of values; batched with others when the store is busy. */
@@ -325,11 +325,12 @@ async function breakdownPage(store: AnalyticsStore, scope: Scope, source: Dimens
     const rows = (await batched).slice().sort(byVisitors);
     return { rows: rows.slice(page.offset, page.offset + page.limit), total: rows.length };
   }
-  const rows = await run(store, await breakdownOf(store, scope, source, page));
+  const statementOf = await breakdownOf(store, scope, source);
+  const rows = await run(store, statementOf(page));
   let total = num(rows[0]?.total);
   // Past the last row there is no row to carry the total; count once more from the start.
   if (rows.length === 0 && page.offset > 0) {
-    const [first] = await run(store, await breakdownOf(store, scope, source, { limit: 1, offset: 0 }));
+    const [first] = await run(store, statementOf({ limit: 1, offset: 0 }));
     total = num(first?.total);
   }
   return { rows, total };
@@ -363,7 +364,7 @@ async function breakdownWithImported(
 async function comparisonVisitors(store: AnalyticsStore, scope: Scope, timezone: string, source: DimensionSource, imported: ImportedBreakdownPlan | null, values: string[]): Promise<Map<string, number>> {
   const page = { limit: values.length, offset: 0, only: values };
   const days = imported ? await importedBreakdownDays(store, scope, timezone, imported) : [];
-  const statement = imported && days.length > 0 ? importedBreakdownStatement(scope, source, imported, days, page) : await breakdownOf(store, scope, source, page);
+  const statement = imported && days.length > 0 ? importedBreakdownStatement(scope, source, imported, days, page) : (await breakdownOf(store, scope, source))(page);
   return new Map((await run(store, statement)).map((r) => [String(r.value), num(r.visitors)]));
 }
 
