@@ -7,7 +7,7 @@ import type { LeaderJob } from '../../cluster/leader-jobs.ts';
 import { utcDay } from '../ingest/salts.ts';
 import type { Runtime } from '../runtime.ts';
 import type { AnalyticsStore } from '../stores/analytics/index.ts';
-import { countDayStatement, countsStatement, dayFingerprintsStatement, forgetCountsStatements, matchCounts } from './query/daily-breakdowns.ts';
+import { countDayStatement, countsStatement, dayFingerprintsStatement, forgetCountsStatements, matchCounts, UNCOMPILED } from './query/daily-breakdowns.ts';
 
 const RECOUNT_MS = 600_000;
 /** A day is closed once its visits are in: the writer's last batches of a day land within seconds; this leaves minutes. */
@@ -51,7 +51,7 @@ export function firstOpenDay(now: Date): string {
  * `stopped` ends the run between two days.
  */
 export async function countDailyBreakdowns(store: AnalyticsStore, db: string, now = new Date(), stopped = () => false): Promise<DailyBreakdownsCount> {
-  const run = <T>(statement: { sql: string; params: Record<string, unknown> }) => store.query<T>(statement.sql, statement.params);
+  const run = <T>(statement: { sql: string; params: Record<string, unknown> }) => store.query<T>(`${statement.sql}\n${UNCOMPILED}`, statement.params);
   const closed = { first: EPOCH_DAY, end: firstOpenDay(now) };
   const [current, counts] = await Promise.all([run<DayState>(dayFingerprintsStatement(db, closed, undefined, true)), run<Count>(countsStatement(db))]);
   const key = (s: DayState) => `${s.site_id} ${s.day}`;

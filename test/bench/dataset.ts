@@ -22,6 +22,8 @@ export interface DatasetSpec {
   teamId: string;
   /** The last day covered ends at this instant. */
   end: Date;
+  /** False: the closed days are left uncounted, as a node upgraded to daily breakdowns finds them. Default true. */
+  countDays?: boolean;
 }
 
 /** Parses `--dataset 10m` / `1m` / `250k` into a row count. */
@@ -97,22 +99,23 @@ export async function generateDataset(store: AnalyticsStore, spec: DatasetSpec):
     { ...params, events },
   );
   await rebuildVisits(store, db);
-  await countDailyBreakdowns(store, db, spec.end);
+  if (spec.countDays !== false) await countDailyBreakdowns(store, db, spec.end);
   return { hits, events, ms: performance.now() - started };
 }
 
 /**
  * A data dir for a bench (no node may hold it): a team, its site bench.example, the owner
- * (BENCH_OWNER), and `rows` generated analytics rows over 90 days to now.
+ * (BENCH_OWNER), and `rows` generated analytics rows over 90 days to now; `countDays` false leaves
+ * its closed days uncounted, as an upgrade to a version with daily breakdowns finds them.
  */
-export async function seedBenchDataDir(dataDir: string, rows: number): Promise<{ site: Site; teamId: string; hits: number; events: number; ms: number }> {
+export async function seedBenchDataDir(dataDir: string, rows: number, countDays = true): Promise<{ site: Site; teamId: string; hits: number; events: number; ms: number }> {
   const metadata = await openMetadataStore({ dataDir, log: silentLog });
   const team = await createTeam(metadata, { name: 'bench' });
   const site = await createSite(metadata, { teamId: team.id, domain: 'bench.example' });
   await createUser(metadata, { ...BENCH_OWNER, role: 'owner' });
   await metadata.close();
   const analytics = await openAnalyticsStore({ dataDir, log: silentLog });
-  const generated = await generateDataset(analytics, { rows, days: 90, siteId: site.id, teamId: team.id, end: new Date() });
+  const generated = await generateDataset(analytics, { rows, days: 90, siteId: site.id, teamId: team.id, end: new Date(), countDays });
   await analytics.close();
   return { site, teamId: team.id, ...generated };
 }
