@@ -211,12 +211,16 @@ describe('createRedisElector', () => {
   it('steps down when its monotonic clock says the lease could have lapsed, with Redis unchanged', async () => {
     const key = newKey();
     let skew = 0;
-    const a = elector(key, 'node-a', { now: () => performance.now() + skew });
+    // A longer lease than the other cases': the step-down comes at the next renewal tick, which a
+    // loaded machine may delay past a short lease's, and the key must outlive the wait to show that
+    // Redis was left as it was.
+    const leaseMs = 6000;
+    const a = elector(key, 'node-a', { leaseMs, now: () => performance.now() + skew });
     await a.start();
     const changes = recordChanges(a);
 
-    skew += LEASE_MS * 2; // as if the event loop had been blocked for two leases
-    await waitFor(() => changes.length > 0, INTERVAL_MS + 200, 'node-a to step down');
+    skew += leaseMs * 2; // as if the event loop had been blocked for two leases
+    await waitFor(() => changes.length > 0, leaseMs / 3 + 1000, 'node-a to step down');
     expect(changes).toEqual([{ leader: false, epoch: null, nodeId: 'node-a', leaderNodeId: null, leaseExpiresAt: null }]);
     expect(a.isLeader()).toBe(false);
     // Nothing changed in Redis: the old lease is still there, still counting down.
