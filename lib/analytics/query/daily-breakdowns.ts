@@ -224,15 +224,6 @@ export function dailySetsStatement(scope: Scope, sources: readonly VisitSource[]
 // ---- Counting days (lib/analytics/daily-breakdowns.ts) ----
 
 /**
- * The settings of the leader's counting statements, which it runs again day after day and every
- * ten minutes: the engine would compile a statement it has met three times to machine code,
- * paging LLVM's code and memory into the node (an upgrade's count of 90 days left ~15 MiB more of
- * the engine's code resident in an idle node) for no gain (that count took 13.6–13.9 s without,
- * 14.3–16.7 with).
- */
-export const UNCOMPILED = 'SETTINGS compile_expressions = 0, compile_aggregate_expressions = 0, compile_sort_description = 0';
-
-/**
  * Counts one site's UTC day into daily_breakdowns as count `countId`: every dimension's breakdown
  * of that day's visits, a row per value, and the day's KPIs (dimension `visits`).
  */
@@ -251,7 +242,6 @@ export function countDayStatement(db: string, site: string, day: string, countId
   const perVisit = `SELECT ${row(`${columns}[set_index + 1]`)} FROM (${breakdownSets(scope, VISIT_SOURCES, binder)})`;
   const sql = `
     INSERT INTO {db:Identifier}.daily_breakdowns (site_id, day, count_id, dimension, value, visitors, visits, pageviews, bounces, duration_ms, engagement_ms)
-    ${UNCOMPILED}
     ${[totals, ...perValue, perVisit].join('\n    UNION ALL\n    ')}`;
   return { sql, params: binder.params };
 }
