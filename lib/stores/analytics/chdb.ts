@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { type ChdbQueryStream, drainPending, Session as ChdbConnection, type StreamChunk } from 'chdb';
+import { releaseLoaderOnlyPages } from '../../loader-pages.ts';
 import type { Log } from '../../log.ts';
 import { AnalyticsStoreError, PARQUET_INSERT_SETTINGS, PARQUET_OUTPUT_SETTINGS, type Params, PINNED_SETTINGS, parseRows, type RowFormat, readMemorySettings, stringLiteral, type Transport, toStoreError } from './transport.ts';
 
@@ -61,6 +62,21 @@ interface ReadArgs {
   wide: string[];
   narrow: string[];
   stream: string[];
+}
+
+let relocationsReleased = false;
+
+/** Once a process: libchdb's relocation table, read only while it loaded, handed back (see loader-pages.ts). */
+function releaseLibraryRelocations(log: Log): void {
+  if (relocationsReleased) return;
+  relocationsReleased = true;
+  try {
+    const bytes = releaseLoaderOnlyPages('libchdb.so');
+    log.debug({ mib: Math.round(bytes / 1048576) }, "libchdb's relocation table handed back");
+  } catch (error) {
+    // Where there is no /proc or no libc madvise the pages stay resident; the store works the same.
+    log.info({ err: error }, "libchdb's relocation table stays resident");
+  }
 }
 
 /** Runs tasks one at a time, in call order. */
@@ -173,6 +189,7 @@ export class ChdbTransport implements Transport {
       const transport = new ChdbTransport(absolute, new ChdbConnection(absolute, { connectionArgs: CONNECTION_ARGS }), log, readMemoryBytes);
       await transport.ping();
       log.info({ dir: absolute }, 'analytics store open (chDB)');
+      releaseLibraryRelocations(log);
       return transport;
     } catch (error) {
       release();
