@@ -2,6 +2,7 @@
 // one ClickHouse endpoint: one leader that everyone names, server ingest forwarded by followers
 // and stored once, a late joiner, and the leader SIGKILLed under a steady stream of server ingest.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import type { Instance } from '../support/instance.ts';
 import { waitFor } from '../support/instance.ts';
 import { signUpOwner, startCluster, type TestCluster } from '../support/cluster.ts';
@@ -52,6 +53,10 @@ describe('a three-node cluster', () => {
     // The leader's drain claimed the fencing row with its own epoch.
     await waitFor(async () => (await cluster.view(a)).leader.epoch === leaderView.this_node.epoch, 10_000, () => 'leader_epoch was not claimed');
     for (const view of views) expect(view.nodes.map((n) => n.node_id)).toEqual(['node-a', 'node-b', 'node-c']);
+  });
+
+  it('runs every node on the ClickHouse server without loading the embedded engine', () => {
+    for (const node of [a, b, c]) expect(readFileSync(`/proc/${node.child.pid}/maps`, 'utf8')).not.toContain('libchdb');
   });
 
   it('stores server ingest sent to both followers exactly once, through the leader', async () => {
