@@ -10,7 +10,6 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
-const PAGE = 4096;
 const MADV_DONTNEED = 4;
 /** The dynamic relocation sections, read by the loader at load time only (`.rela.plt` is not one: lazy binding reads it later). */
 const LOADER_ONLY_SECTIONS = new Set(['.rela.dyn', '.rel.dyn', '.relr.dyn']);
@@ -32,6 +31,8 @@ export interface Mapping {
   path: string;
   /** Pages of the mapping the process has written (copy-on-write), in kB. */
   anonymousKb: number;
+  /** The size of the mapping's pages, in bytes. */
+  pageBytes: number;
 }
 
 /** A range of the address space to hand back. */
@@ -77,11 +78,14 @@ export function parseSmaps(smaps: string): Mapping[] {
   for (const line of smaps.split('\n')) {
     const head = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) ([0-9a-f]+) \S+ \d+\s*(.*)$/.exec(line);
     if (head) {
-      mappings.push({ start: BigInt(`0x${head[1]}`), end: BigInt(`0x${head[2]}`), perms: head[3], offset: Number.parseInt(head[4], 16), path: head[5], anonymousKb: 0 });
+      mappings.push({ start: BigInt(`0x${head[1]}`), end: BigInt(`0x${head[2]}`), perms: head[3], offset: Number.parseInt(head[4], 16), path: head[5], anonymousKb: 0, pageBytes: 4096 });
       continue;
     }
-    const anonymous = /^Anonymous:\s+(\d+) kB/.exec(line);
-    if (anonymous && mappings.length > 0) mappings[mappings.length - 1].anonymousKb = Number(anonymous[1]);
+    const field = /^(Anonymous|KernelPageSize):\s+(\d+) kB/.exec(line);
+    if (!field || mappings.length === 0) continue;
+    const mapping = mappings[mappings.length - 1];
+    if (field[1] === 'Anonymous') mapping.anonymousKb = Number(field[2]);
+    else mapping.pageBytes = Number(field[2]) * 1024;
   }
   return mappings;
 }
@@ -100,8 +104,8 @@ export function droppableRanges(mappings: readonly Mapping[], path: string, sect
       const from = Math.max(section.offset, mapping.offset);
       const to = Math.min(section.offset + section.size, mappedEnd);
       // Pages the section shares with its neighbours stay: only pages wholly inside it are dropped.
-      const first = Math.ceil(from / PAGE) * PAGE;
-      const last = Math.floor(to / PAGE) * PAGE;
+      const first = Math.ceil(from / mapping.pageBytes) * mapping.pageBytes;
+      const last = Math.floor(to / mapping.pageBytes) * mapping.pageBytes;
       if (last > first) ranges.push({ start: mapping.start + BigInt(first - mapping.offset), length: last - first });
     }
   }

@@ -82,6 +82,7 @@ const LIBRARY = '/opt/lib/libexample.so';
 const SMAPS = `7f0000000000-7f0000200000 r--p 00000000 fe:00 42                         ${LIBRARY}
 Size:               2048 kB
 Rss:                2048 kB
+KernelPageSize:        4 kB
 Anonymous:             0 kB
 7f0000200000-7f0000400000 r-xp 00200000 fe:00 42                         ${LIBRARY}
 Size:               2048 kB
@@ -99,7 +100,7 @@ describe('parseSmaps', () => {
   it('reads each mapping with its written pages', () => {
     const mappings = parseSmaps(SMAPS);
     expect(mappings).toHaveLength(5);
-    expect(mappings[0]).toEqual({ start: 0x7f0000000000n, end: 0x7f0000200000n, perms: 'r--p', offset: 0, path: LIBRARY, anonymousKb: 0 });
+    expect(mappings[0]).toEqual({ start: 0x7f0000000000n, end: 0x7f0000200000n, perms: 'r--p', offset: 0, path: LIBRARY, anonymousKb: 0, pageBytes: 4096 });
     expect(mappings[2]).toMatchObject({ perms: 'r--p', offset: 0x400000, anonymousKb: 64 });
     expect(mappings[4]).toMatchObject({ path: '', anonymousKb: 1024 });
   });
@@ -115,6 +116,12 @@ describe('droppableRanges', () => {
 
   it('answers nothing for a section smaller than its pages', () => {
     expect(droppableRanges(mappings, LIBRARY, [section(0x1010, 0x1000)])).toEqual([]);
+  });
+
+  it('aligns to the pages of the mapping, as its smaps gives their size', () => {
+    const largePages = parseSmaps(SMAPS.replace('KernelPageSize:        4 kB', 'KernelPageSize:       64 kB'));
+    expect(largePages[0].pageBytes).toBe(65536);
+    expect(droppableRanges(largePages, LIBRARY, [section(0x5c60, 0x30000)])).toEqual([{ start: 0x7f0000010000n, length: 0x20000 }]);
   });
 
   it('gives a range in each read-only mapping a section spans', () => {
