@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 const MADV_DONTNEED = 4;
 /** The dynamic relocation sections, read by the loader at load time only (`.rela.plt` is not one: lazy binding reads it later). */
 const LOADER_ONLY_SECTIONS = new Set(['.rela.dyn', '.rel.dyn', '.relr.dyn']);
-const SHF_ALLOC = 0x2;
+const SHF_ALLOC = 0x2n;
 
 /** A section of an ELF file: its name, where it is in the file, and its size. */
 export interface ElfSection {
@@ -67,7 +67,7 @@ export function loaderOnlySections(read: (offset: number, length: number) => Buf
   for (let i = 1; i < count; i++) {
     const section = entry(i);
     const name = nameOf(section.nameAt);
-    if (LOADER_ONLY_SECTIONS.has(name) && (section.flags & BigInt(SHF_ALLOC)) !== 0n && section.size > 0) sections.push({ name, offset: section.offset, size: section.size });
+    if (LOADER_ONLY_SECTIONS.has(name) && (section.flags & SHF_ALLOC) !== 0n && section.size > 0) sections.push({ name, offset: section.offset, size: section.size });
   }
   return sections;
 }
