@@ -75,6 +75,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   const leaderJobs = createLeaderJobs(elector, log);
   const webhookDispatch = createLeaderJobSlot(log);
   const mailDispatch = createLeaderJobSlot(log);
+  const importRunner = createLeaderJobSlot(log);
   const streamDrain = createLeaderJobSlot(log);
   const rateLimits = createRateLimits(config, log);
   // The stores open after the services start; these read them through the runtime when used.
@@ -101,7 +102,7 @@ export async function startNode(config: Config, options: StartOptions = {}): Pro
   });
   const apiScopes = [...CORE_SCOPES, ...plugins.flatMap(({ definition }) => definition.scopes ?? [])];
   const addedWebhookEvents = plugins.flatMap(({ definition }) => definition.webhookEvents ?? []);
-  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, webhookDispatch, mailDispatch, fence, cluster, openIngestSink, rateLimits, apiScopes, addedWebhookEvents, metrics });
+  const runtime = createRuntime({ config, log, jwtSecret, elector, leaderJobs, webhookDispatch, mailDispatch, importRunner, fence, cluster, openIngestSink, rateLimits, apiScopes, addedWebhookEvents, metrics });
 
   const broker = new ServiceBroker(brokerOptions(config, [accessMiddleware(runtime.metadata)], log));
   for (const factory of SERVICE_FACTORIES) broker.createService(factory(runtime));

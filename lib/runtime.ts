@@ -36,6 +36,8 @@ export interface Runtime {
   readonly webhookDispatch: LeaderJobSlot;
   /** The leader job sending mail; the mail service instance that runs plugs its dispatcher in. */
   readonly mailDispatch: LeaderJobSlot;
+  /** The leader job running imports; the imports service instance that runs plugs its runner in. */
+  readonly importRunner: LeaderJobSlot;
   /** Checks a leader's epoch at the metadata database around leader-only side effects (cluster/fencing.ts). */
   readonly fence: LeaderFence;
   /** Nodes, leader, buffer depth, forwarding (GET /api/admin/cluster). */
@@ -71,7 +73,7 @@ export interface MutableRuntime extends Runtime {
 }
 
 export function createRuntime(
-  parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs' | 'webhookDispatch' | 'mailDispatch' | 'fence' | 'cluster' | 'openIngestSink' | 'rateLimits'> &
+  parts: Pick<Runtime, 'config' | 'log' | 'jwtSecret' | 'elector' | 'leaderJobs' | 'webhookDispatch' | 'mailDispatch' | 'importRunner' | 'fence' | 'cluster' | 'openIngestSink' | 'rateLimits'> &
     Partial<Pick<Runtime, 'apiScopes' | 'addedWebhookEvents' | 'metrics'>>,
 ): MutableRuntime {
   let metadata: MetadataStore | undefined;

@@ -1,10 +1,12 @@
 // Imports of another tool's data into a site over HTTP: the importers on offer, creating an import
 // with its declared files, uploading their bytes in resumable chunks, asking for the dry run and
-// the run (which the leader's `imports.runner` job performs), reading and deleting imports. Site
-// admins and up, people only. Thin actions over lib/imports.
+// the run (which the leader's `imports.runner` job performs: this service's instance plugs the
+// runner in, and wakes it on every node when a request asks for a step), reading and deleting
+// imports. Site admins and up, people only. Thin actions over lib/imports.
 import type { Context, ServiceSchema } from 'moleculer';
 import { createImport, type DeclaredFile, deleteImport, getImport, listImporters, listImports, MAX_CHUNK_BYTES, receiveChunk, requestStart, requestValidation } from '../lib/imports/imports.ts';
 import * as R from '../lib/imports/responses.ts';
+import { type ImportsRunner, importsRunnerJob } from '../lib/imports/runner.ts';
 import { IMPORT_SOURCE_IDS, type ImportSourceId } from '../lib/imports/source.ts';
 import { action } from '../lib/openapi/action.ts';
 import { NoContent } from '../lib/openapi/responses.ts';
@@ -17,10 +19,14 @@ type SiteParam = { id: string };
 type ImportParam = SiteParam & { importId: string };
 
 const tags = ['imports'];
+/** Broadcast once a request has committed a step for the leader: its runner looks at once. */
+export const IMPORTS_QUEUED = 'imports.queued';
 const admin = { auth: 'user' as const, access: { site: { param: 'id', role: 'admin' as const } } };
 
 export default function createImportsService(runtime: Runtime): ServiceSchema {
   const limits = () => ({ maxFileBytes: runtime.config.importMaxFileBytes });
+  let runner: ImportsRunner | undefined;
+  let unplug: (() => Promise<void>) | undefined;
 
   return {
     name: 'imports',
@@ -132,7 +138,9 @@ export default function createImportsService(runtime: Runtime): ServiceSchema {
         },
         async handler(ctx: Ctx<ImportParam>) {
           ctx.meta.$statusCode = 202;
-          return requestValidation(runtime.metadata(), ctx.params.id, ctx.params.importId);
+          const asked = await requestValidation(runtime.metadata(), ctx.params.id, ctx.params.importId);
+          ctx.broadcast(IMPORTS_QUEUED, {});
+          return asked;
         },
       }),
 
@@ -149,7 +157,9 @@ export default function createImportsService(runtime: Runtime): ServiceSchema {
         },
         async handler(ctx: Ctx<ImportParam>) {
           ctx.meta.$statusCode = 202;
-          return requestStart(runtime.metadata(), ctx.meta.user!, ctx.params.id, ctx.params.importId);
+          const asked = await requestStart(runtime.metadata(), ctx.meta.user!, ctx.params.id, ctx.params.importId);
+          ctx.broadcast(IMPORTS_QUEUED, {});
+          return asked;
         },
       }),
 
@@ -166,6 +176,25 @@ export default function createImportsService(runtime: Runtime): ServiceSchema {
           return null;
         },
       }),
+    },
+
+    events: {
+      /** A step was asked for (on any node): the leader's runner looks at once, not at its next check. */
+      [IMPORTS_QUEUED]() {
+        runner?.wake();
+      },
+    },
+
+    started() {
+      const current = importsRunnerJob(runtime);
+      runner = current;
+      unplug = runtime.importRunner.plug(current);
+    },
+
+    async stopped() {
+      await unplug?.();
+      unplug = undefined;
+      runner = undefined;
     },
   };
 }

@@ -4,7 +4,6 @@ import type { ServiceSchema } from 'moleculer';
 import type { LeaderJob } from '../cluster/leader-jobs.ts';
 import { dailyBreakdownsJob } from '../lib/analytics/daily-breakdowns.ts';
 import { emailReportsJob } from '../lib/email-reports/job.ts';
-import { importsRunnerJob } from '../lib/imports/runner.ts';
 import { ingestPruneJob } from '../lib/ingest/prune-job.ts';
 import type { Runtime } from '../lib/runtime.ts';
 import createAnalyticsService from './analytics.service.ts';
@@ -60,7 +59,7 @@ export const LEADER_JOB_FACTORIES: readonly { name: string; create(runtime: Runt
   { name: 'ingest.prune', create: ingestPruneJob },
   { name: 'webhooks.dispatcher', create: (runtime) => runtime.webhookDispatch.job },
   { name: 'mail.dispatcher', create: (runtime) => runtime.mailDispatch.job },
-  { name: 'imports.runner', create: importsRunnerJob },
+  { name: 'imports.runner', create: (runtime) => runtime.importRunner.job },
   { name: 'email-reports.scheduler', create: emailReportsJob },
   { name: 'analytics.daily-breakdowns', create: dailyBreakdownsJob },
 ];

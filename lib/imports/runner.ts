@@ -1,5 +1,5 @@
-// The leader job `imports.runner`: takes imports asked to validate or run, one at a time, writes
-// their staged files to a temporary folder on this node, and calls the source's validate (the dry
+// The leader job `imports.runner` (the imports service plugs it in): takes imports asked to validate
+// or run, one at a time, as soon as the request's `imports.queued` event wakes it, and writes their staged files to a temporary folder on this node, and calls the source's validate (the dry
 // run) or run, with progress written back about once a second. Every change of state is fenced by
 // the leader's epoch. A run that fails has every row it wrote removed, so nothing of it is kept;
 // a run found `running` under an older epoch (its leader died) is cleaned the same way and run
@@ -24,8 +24,14 @@ import { importSource } from './sources/index.ts';
 import { importActor, importSetup, removeImportSetup } from './setup.ts';
 import { deleteImportRows } from './tables.ts';
 
-/** How often the leader looks for work when there is none. */
-const POLL_MS = 500;
+/**
+ * How often the leader looks for work nobody told it of: an import asked for while the wake could
+ * not reach it (the transporter was down), or left claimed by a leader that died. Otherwise it
+ * looks when woken: asking for a dry run or a run wakes it on whichever node leads.
+ */
+const RECHECK_MS = 10_000;
+/** After a round that failed (the metadata store unreachable), the next comes this soon. */
+const RETRY_MS = 1000;
 /** Progress is written back at most this often; the record's presence is checked as often. */
 const PROGRESS_MS = 1000;
 /** Runs interrupted by their leader's death before the import is failed rather than started again. */
@@ -62,12 +68,20 @@ class Stopped extends Error {
   }
 }
 
-export function importsRunnerJob(runtime: Runtime): LeaderJob {
+/** The leader's imports runner: a leader job that can be told there is work. */
+export interface ImportsRunner extends LeaderJob {
+  /** An import was asked to validate or run: look now, not at the next check. Does nothing unless leading. */
+  wake(): void;
+}
+
+export function importsRunnerJob(runtime: Runtime): ImportsRunner {
   const { log } = runtime;
   let epoch = 0;
   let abort: AbortController | undefined;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  /** Woken while a round ran: what woke it may have come after that round's last look. */
+  let wokenMidRound = false;
   let lastSweep = 0;
   let claimsReset = false;
 
@@ -282,19 +296,25 @@ export function importsRunnerJob(runtime: Runtime): LeaderJob {
     }
   }
 
-  function schedule(): void {
-    timer = setTimeout(() => {
-      const signal = abort!.signal;
-      running = tick(signal)
-        .catch((err: unknown) => {
-          if (!signal.aborted) log.warn({ err }, 'imports: a round of work failed; trying again shortly');
-        })
-        .finally(() => {
-          running = undefined;
-          if (!signal.aborted) schedule();
-        });
-    }, POLL_MS);
+  function schedule(ms: number): void {
+    clearTimeout(timer);
+    timer = setTimeout(round, ms);
     timer.unref();
+  }
+
+  function round(): void {
+    const signal = abort!.signal;
+    let failed = false;
+    wokenMidRound = false;
+    running = tick(signal)
+      .catch((err: unknown) => {
+        failed = true;
+        if (!signal.aborted) log.warn({ err }, 'imports: a round of work failed; trying again shortly');
+      })
+      .finally(() => {
+        running = undefined;
+        if (!signal.aborted) schedule(wokenMidRound ? 0 : failed ? RETRY_MS : RECHECK_MS);
+      });
   }
 
   return {
@@ -303,12 +323,18 @@ export function importsRunnerJob(runtime: Runtime): LeaderJob {
       abort = new AbortController();
       lastSweep = 0;
       claimsReset = false;
-      schedule();
+      // A new leader looks at once: its predecessor may have died in the middle of an import.
+      schedule(0);
     },
     async stop() {
       clearTimeout(timer);
       abort?.abort();
       await running;
+    },
+    wake() {
+      if (abort === undefined || abort.signal.aborted) return;
+      if (running) wokenMidRound = true;
+      else schedule(0);
     },
   };
 }

@@ -28,6 +28,7 @@ const runtime = {
   leaderJobs: { register: () => async () => undefined },
   webhookDispatch: { plug: () => async () => undefined },
   mailDispatch: { plug: () => async () => undefined },
+  importRunner: { plug: () => async () => undefined },
   whenStoresReady: async () => undefined,
   rateLimits: { consume: async () => undefined },
   apiClients: { verify: async () => null },

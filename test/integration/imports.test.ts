@@ -433,6 +433,45 @@ describe('POST /api/sites/:id/imports refusals', () => {
   });
 });
 
+describe('asking for a dry run or a run', () => {
+  /** Counts the imports.queued events this node hears: the leader's runner is woken by them. */
+  async function listening() {
+    let heard = 0;
+    const name = `imports-queued-listener-${crypto.randomUUID()}`;
+    const listener = t.node.broker.createService({ name, events: { 'imports.queued': () => void heard++ } });
+    await t.node.broker.waitForServices(name);
+    return { heard: () => heard, stop: () => t.node.broker.destroyService(listener) };
+  }
+
+  it('wakes the leader once the request has committed, for the dry run and for the run', async () => {
+    const site = await newSite('wake.example');
+    const listener = await listening();
+    try {
+      const validated = await uploaded(site, 'goatcounter', [['wake.csv', Buffer.from(GOATCOUNTER)]]);
+      expect([validated.state, listener.heard()]).toEqual(['validated', 1]);
+      expect((await api(admin, 'POST', `${importsOf(site)}/${validated.id}/start`)).status).toBe(202);
+      expect((await until(site, validated.id, ['completed', 'failed'])).state).toBe('completed');
+      expect(listener.heard()).toBe(2);
+    } finally {
+      await listener.stop();
+    }
+  });
+
+  it('wakes no one when the request is refused', async () => {
+    const site = await newSite('no-wake.example');
+    const listener = await listening();
+    try {
+      const bytes = Buffer.from(GOATCOUNTER);
+      const id = (await create(site, 'goatcounter', [['early.csv', bytes]])).body.id as string;
+      expect((await api(admin, 'POST', `${importsOf(site)}/${id}/validate`)).status).toBe(409);
+      expect((await api(admin, 'POST', `${importsOf(site)}/${id}/start`)).status).toBe(409);
+      expect(listener.heard()).toBe(0);
+    } finally {
+      await listener.stop();
+    }
+  });
+});
+
 describe('hostile files: the import fails naming the file and line, and nothing is imported', () => {
   let site: Site;
   beforeAll(async () => {
