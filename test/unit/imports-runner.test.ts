@@ -52,8 +52,12 @@ function emptyStore() {
 }
 
 describe('the imports runner', () => {
-  beforeEach(() => jest.useFakeTimers());
-  afterEach(() => jest.useRealTimers());
+  beforeEach(() => {
+    jest.useFakeTimers();
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   it('looks for work as soon as it starts leading, then leaves the store alone until its next check', async () => {
     const store = emptyStore();
