@@ -1,5 +1,6 @@
-// The leader job `imports.runner` (the imports service plugs it in): takes imports asked to validate
-// or run, one at a time, as soon as the request's `imports.queued` event wakes it, and writes their staged files to a temporary folder on this node, and calls the source's validate (the dry
+// The leader job `imports.runner` (the imports service plugs it in): takes imports asked to
+// validate or run, one at a time, as soon as the request's `imports.queued` event wakes it; writes
+// their staged files to a temporary folder on this node and calls the source's validate (the dry
 // run) or run, with progress written back about once a second. Every change of state is fenced by
 // the leader's epoch. A run that fails has every row it wrote removed, so nothing of it is kept;
 // a run found `running` under an older epoch (its leader died) is cleaned the same way and run
