@@ -186,9 +186,8 @@ export default function createImportsService(runtime: Runtime): ServiceSchema {
     },
 
     started() {
-      const current = importsRunnerJob(runtime);
-      runner = current;
-      unplug = runtime.importRunner.plug(current);
+      runner = importsRunnerJob(runtime);
+      unplug = runtime.importRunner.plug(runner);
     },
 
     async stopped() {
