@@ -69,9 +69,11 @@ const DISCARD = `
 
 const PURGE = `DELETE FROM mail_messages WHERE status IN ('sent', 'failed', 'discarded') AND created_at < now() - make_interval(days => $1)`;
 
-const NEXT_DUE = `
-  SELECT greatest(0, extract(epoch FROM min(next_attempt_at) - now()))::float8 AS seconds
-    FROM mail_messages WHERE status IN ('pending', 'retrying')`;
+/** Seconds until the next message is due (null when none waits), and whether a claim has expired. */
+const OUTLOOK = `
+  SELECT (SELECT greatest(0, extract(epoch FROM min(next_attempt_at) - now()))::float8
+            FROM mail_messages WHERE status IN ('pending', 'retrying')) AS seconds,
+         EXISTS (SELECT 1 FROM mail_messages WHERE status = 'processing' AND lease_expires_at < now()) AS stalled`;
 
 export function createMailQueue(store: () => MetadataStore, write: TransactionRunner = (fn) => store().transaction(fn)): MailQueue {
   return {
@@ -91,9 +93,9 @@ export function createMailQueue(store: () => MetadataStore, write: TransactionRu
     async purge(retentionDays) {
       await write((tx) => tx.query(PURGE, [retentionDays]));
     },
-    async secondsUntilNextDue() {
-      const { rows } = await store().query<{ seconds: number | null }>(NEXT_DUE);
-      return rows[0]?.seconds ?? null;
+    async outlook() {
+      const { rows } = await store().query<{ seconds: number | null; stalled: boolean }>(OUTLOOK);
+      return { secondsUntilNextDue: rows[0].seconds, stalledClaims: rows[0].stalled };
     },
   };
 }

@@ -1,7 +1,10 @@
 // The leader's send loop for an outbox (webhook deliveries, mail): claims due items up to a
 // concurrency limit, sends each, records the outcome (done, retried later with exponential
 // backoff, or failed after the last attempt) and sleeps until the next item is due or something
-// is queued. A periodic sweep re-queues claims whose node died mid-attempt and purges old history.
+// is queued. A periodic sweep looks at the queue with one read, re-queues claims whose node died
+// mid-attempt when it finds any, wakes the loop for what is due, and purges old history; an empty
+// queue costs that one read every sweep and no transaction (on a single node the metadata store
+// runs on the main thread, where every statement delays the requests waiting behind it).
 // Every write goes through the queue the loop gets for its leadership epoch, so a deposed leader
 // changes nothing. Nothing is held only in memory: a crash loses at most the knowledge that an
 // attempt was in flight, and the sweep sends it again. What an item is, how it is sent and which
@@ -35,8 +38,15 @@ export interface OutboxQueue<Item, Outcome extends SendOutcome> {
   requeueStalled(): Promise<number>;
   /** Deletes finished history older than the retention. */
   purge(retentionDays: number): Promise<void>;
+  /** What waits, in one read: nothing is written. */
+  outlook(): Promise<QueueOutlook>;
+}
+
+export interface QueueOutlook {
   /** Seconds until the next item is due (0 when one is due now), or null when none waits. */
-  secondsUntilNextDue(): Promise<number | null>;
+  secondsUntilNextDue: number | null;
+  /** Whether some claim's lease has expired (its node died mid-attempt): the sweep re-queues it. */
+  stalledClaims: boolean;
 }
 
 export interface SendLoopSettings {
@@ -145,9 +155,9 @@ export function createSendLoop<Item extends { attempts: number }, Outcome extend
       } while (pumpAgain && running);
       // Due now yet unclaimed means a limit of the kind holds it (a webhook at its own): the attempt
       // in flight wakes us when it ends (or, for a dead node's claim, the sweep does), so there is
-      // nothing to poll for.
-      const dueIn = await queue.secondsUntilNextDue();
-      if (running) schedule(dueIn !== null && dueIn > 0 ? dueIn * 1000 : settings.sweepSeconds * 1000);
+      // nothing to poll for; nor when nothing waits, as the next wake or sweep finds what is queued.
+      const { secondsUntilNextDue } = await queue.outlook();
+      if (running) scheduleFor(secondsUntilNextDue);
     } catch (err) {
       log.warn({ err }, `${noun.many} could not be claimed; trying again at the next sweep`);
     } finally {
@@ -155,10 +165,12 @@ export function createSendLoop<Item extends { attempts: number }, Outcome extend
     }
   }
 
-  function schedule(ms: number) {
+  /** Wakes the loop when the next item falls due; a later one than the sweep is the sweep's. */
+  function scheduleFor(secondsUntilNextDue: number | null) {
     clearTimeout(wakeTimer);
-    // Capped by the sweep interval: an item queued on another node is found by then at the latest.
-    wakeTimer = setTimeout(wake, Math.min(Math.max(ms, 10), settings.sweepSeconds * 1000));
+    wakeTimer = undefined;
+    if (secondsUntilNextDue === null || secondsUntilNextDue <= 0 || secondsUntilNextDue >= settings.sweepSeconds) return;
+    wakeTimer = setTimeout(wake, Math.max(secondsUntilNextDue * 1000, 10));
     wakeTimer.unref();
   }
 
@@ -169,16 +181,19 @@ export function createSendLoop<Item extends { attempts: number }, Outcome extend
   async function sweep() {
     if (!running) return;
     try {
-      const requeued = await queue.requeueStalled();
+      const { secondsUntilNextDue, stalledClaims } = await queue.outlook();
+      const requeued = stalledClaims ? await queue.requeueStalled() : 0;
       if (requeued > 0) log.warn({ requeued }, `${noun.many} interrupted mid-attempt were queued again`);
       if (Date.now() - lastPurge >= PURGE_EVERY_MS) {
         await queue.purge(settings.retentionDays);
         lastPurge = Date.now();
       }
+      // Anything waiting is the pump's to claim or to time (an item queued on another node whose
+      // wake was lost is found here at the latest); an empty queue needs nothing more.
+      if (requeued > 0 || secondsUntilNextDue !== null) wake();
     } catch (err) {
       log.warn({ err }, `sweep of ${noun.many} failed; trying again at the next one`);
     }
-    wake();
   }
 
   return {

@@ -107,10 +107,12 @@ const PURGE = [
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id)`,
 ];
 
-const NEXT_DUE = `
-  SELECT greatest(0, extract(epoch FROM min(d.next_attempt_at) - now()))::float8 AS seconds
-    FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-   WHERE d.status IN ('pending', 'retrying') AND w.enabled AND w.deleted_at IS NULL`;
+/** Seconds until the next delivery is due (null when none waits), and whether a claim has expired. */
+const OUTLOOK = `
+  SELECT (SELECT greatest(0, extract(epoch FROM min(d.next_attempt_at) - now()))::float8
+            FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+           WHERE d.status IN ('pending', 'retrying') AND w.enabled AND w.deleted_at IS NULL) AS seconds,
+         EXISTS (SELECT 1 FROM webhook_deliveries WHERE status = 'processing' AND lease_expires_at < now()) AS stalled`;
 
 export function createDeliveryQueue(store: () => MetadataStore, write: TransactionRunner = (fn) => store().transaction(fn)): DeliveryQueue {
   return {
@@ -136,9 +138,9 @@ export function createDeliveryQueue(store: () => MetadataStore, write: Transacti
       });
     },
 
-    async secondsUntilNextDue() {
-      const { rows } = await store().query<{ seconds: number | null }>(NEXT_DUE);
-      return rows[0]?.seconds ?? null;
+    async outlook() {
+      const { rows } = await store().query<{ seconds: number | null; stalled: boolean }>(OUTLOOK);
+      return { secondsUntilNextDue: rows[0].seconds, stalledClaims: rows[0].stalled };
     },
   };
 }
