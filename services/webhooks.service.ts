@@ -130,7 +130,10 @@ export default function createWebhooksService(runtime: Runtime, network: Webhook
         openapi: { summary: 'Replace a webhook’s name, description, URL, events and enabled state (omitted: empty description, enabled)', tags, response: K.WebhookEnvelope },
         async handler(ctx: Ctx<WebhookParams & WebhookInput>) {
           const { id: _id, webhookId, ...input } = ctx.params;
-          return { webhook: await replaceWebhook(deps(), ctx.meta.user!, owner(ctx.params), webhookId, input) };
+          const webhook = await replaceWebhook(deps(), ctx.meta.user!, owner(ctx.params), webhookId, input);
+          // A webhook enabled again may have deliveries waiting: the dispatcher sends them now, not at its sweep.
+          if (webhook.enabled) ctx.broadcast('webhooks.queued', {});
+          return { webhook };
         },
       }),
       [`${kind}Delete`]: action({

@@ -2,7 +2,7 @@
 // outcome, re-queue stalled claims, discard messages when no SMTP server is set, drop old history.
 // Only the leader calls these, each through `write` (its fenced transaction), so a deposed leader
 // changes nothing. Times are the database's clock, so nodes with skewed clocks agree on what is due.
-import type { OutboxQueue, SendOutcome, TransactionRunner } from '../outbox/send-loop.ts';
+import { type OutboxQueue, readOutlook, type SendOutcome, type TransactionRunner } from '../outbox/send-loop.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 
 /** A message claimed for one attempt. */
@@ -71,7 +71,7 @@ const PURGE = `DELETE FROM mail_messages WHERE status IN ('sent', 'failed', 'dis
 
 /** Seconds until the next message is due (null when none waits), and whether a claim has expired. */
 const OUTLOOK = `
-  SELECT (SELECT greatest(0, extract(epoch FROM min(next_attempt_at) - now()))::float8
+  SELECT (SELECT extract(epoch FROM min(next_attempt_at) - now())::float8
             FROM mail_messages WHERE status IN ('pending', 'retrying')) AS seconds,
          EXISTS (SELECT 1 FROM mail_messages WHERE status = 'processing' AND lease_expires_at < now()) AS stalled`;
 
@@ -93,10 +93,7 @@ export function createMailQueue(store: () => MetadataStore, write: TransactionRu
     async purge(retentionDays) {
       await write((tx) => tx.query(PURGE, [retentionDays]));
     },
-    async outlook() {
-      const { rows } = await store().query<{ seconds: number | null; stalled: boolean }>(OUTLOOK);
-      return { secondsUntilNextDue: rows[0].seconds, stalledClaims: rows[0].stalled };
-    },
+    outlook: () => readOutlook(store(), OUTLOOK),
   };
 }
 

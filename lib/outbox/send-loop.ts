@@ -49,6 +49,16 @@ export interface QueueOutlook {
   stalledClaims: boolean;
 }
 
+/**
+ * Reads a queue's outlook with `sql`, one row of `seconds` (until the earliest due item, negative
+ * when overdue, NULL when none waits: SQL's greatest() would turn NULL into 0) and `stalled`.
+ */
+export async function readOutlook(db: MetadataQueryable, sql: string): Promise<QueueOutlook> {
+  const { rows } = await db.query<{ seconds: number | null; stalled: boolean }>(sql);
+  const { seconds, stalled } = rows[0];
+  return { secondsUntilNextDue: seconds === null ? null : Math.max(0, seconds), stalledClaims: stalled };
+}
+
 export interface SendLoopSettings {
   /** Attempts in flight at once. */
   concurrency: number;

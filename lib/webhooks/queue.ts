@@ -3,7 +3,7 @@
 // these, and every write runs through `write`: the leader's fenced transaction (its epoch checked
 // against leader_epoch in the same transaction), so a deposed leader changes nothing. Times are the
 // database's clock (now()), so nodes with skewed clocks agree on what is due.
-import type { OutboxQueue, SendOutcome, TransactionRunner } from '../outbox/send-loop.ts';
+import { type OutboxQueue, readOutlook, type SendOutcome, type TransactionRunner } from '../outbox/send-loop.ts';
 import type { MetadataQueryable, MetadataStore } from '../stores/metadata/index.ts';
 
 /** A delivery claimed for one attempt, with what sending it needs. */
@@ -109,7 +109,7 @@ const PURGE = [
 
 /** Seconds until the next delivery is due (null when none waits), and whether a claim has expired. */
 const OUTLOOK = `
-  SELECT (SELECT greatest(0, extract(epoch FROM min(d.next_attempt_at) - now()))::float8
+  SELECT (SELECT extract(epoch FROM min(d.next_attempt_at) - now())::float8
             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
            WHERE d.status IN ('pending', 'retrying') AND w.enabled AND w.deleted_at IS NULL) AS seconds,
          EXISTS (SELECT 1 FROM webhook_deliveries WHERE status = 'processing' AND lease_expires_at < now()) AS stalled`;
@@ -138,10 +138,7 @@ export function createDeliveryQueue(store: () => MetadataStore, write: Transacti
       });
     },
 
-    async outlook() {
-      const { rows } = await store().query<{ seconds: number | null; stalled: boolean }>(OUTLOOK);
-      return { secondsUntilNextDue: rows[0].seconds, stalledClaims: rows[0].stalled };
-    },
+    outlook: () => readOutlook(store(), OUTLOOK),
   };
 }
 

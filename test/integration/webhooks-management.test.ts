@@ -162,6 +162,22 @@ describe('changing webhooks', () => {
     expect(on.body.webhook).toMatchObject({ description: '', enabled: true, events: ['site.updated'] });
   });
 
+  it('PUT wakes the dispatcher when the webhook is left enabled, so deliveries that waited while it was off go out at once', async () => {
+    const wakes: string[] = [];
+    const listener = t.node.broker.createService({ name: 'wake-listener', events: { 'webhooks.queued': () => void wakes.push('woken') } });
+    try {
+      const fields = { name: 'Renamed', url: 'https://hooks.public.test/v2', events: ['site.updated'] };
+      expect((await as(t, siteAdmin, 'PUT', `${siteHooks()}/${id}`, { ...fields, enabled: false })).status).toBe(200);
+      expect((await as(t, siteAdmin, 'PUT', `${siteHooks()}/${id}`, { ...fields, name: 'Refused', events: [] })).status).toBe(400);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(wakes).toEqual([]);
+      expect((await as(t, siteAdmin, 'PUT', `${siteHooks()}/${id}`, { ...fields, enabled: true })).status).toBe(200);
+      await waitFor(async () => wakes.length === 1, 5_000, () => `woken ${wakes.length} times`);
+    } finally {
+      await t.node.broker.destroyService(listener);
+    }
+  });
+
   it('rotate answers a new secret once and replaces the sealed one', async () => {
     const before = await db().query<{ secret_sealed: string }>('SELECT secret_sealed FROM webhooks WHERE id = $1', [id]);
     const res = await as(t, siteAdmin, 'POST', `${siteHooks()}/${id}/rotate`);
