@@ -118,9 +118,16 @@ describe('the outbox send loop', () => {
     jest.useRealTimers();
   });
 
-  it('leaves an empty queue with one read a sweep: no claim, no requeue, no transaction', async () => {
+  /** A queue in memory and a loop over it, stopped after the test. */
+  function prepared(answer?: (item: Claimed) => Promise<string | null>) {
     const memory = memoryQueue();
-    ({ loop } = loopOver(memory));
+    const started = loopOver(memory, answer);
+    loop = started.loop;
+    return { memory, loop: started.loop, sent: started.sent };
+  }
+
+  it('leaves an empty queue with one read a sweep: no claim, no requeue, no transaction', async () => {
+    const { memory, loop } = prepared();
     loop.start(1);
     await jest.advanceTimersByTimeAsync(0);
     // The history is purged when a leader starts, and every ten minutes after.
@@ -131,126 +138,109 @@ describe('the outbox send loop', () => {
   });
 
   it('sends what is queued at once when woken', async () => {
-    const memory = memoryQueue();
-    const started = loopOver(memory);
-    loop = started.loop;
+    const { memory, loop, sent } = prepared();
     loop.start(1);
     await jest.advanceTimersByTimeAsync(1_000);
     memory.add('a');
     loop.wake();
     await jest.advanceTimersByTimeAsync(0);
-    expect(started.sent).toEqual(['a']);
+    expect(sent).toEqual(['a']);
     expect(memory.rows.get('a')!.status).toBe('succeeded');
   });
 
   it('finds what was queued without a wake (on a node whose event was lost) at the next sweep', async () => {
-    const memory = memoryQueue();
-    const started = loopOver(memory);
-    loop = started.loop;
+    const { memory, loop, sent } = prepared();
     loop.start(1);
     await jest.advanceTimersByTimeAsync(1_000);
     memory.add('a');
     await jest.advanceTimersByTimeAsync(SETTINGS.sweepSeconds * 1000 - 1_001);
-    expect(started.sent).toEqual([]);
+    expect(sent).toEqual([]);
     await jest.advanceTimersByTimeAsync(1);
-    expect(started.sent).toEqual(['a']);
+    expect(sent).toEqual(['a']);
   });
 
   it('sends an item queued for later when it falls due, before the sweep', async () => {
-    const memory = memoryQueue();
-    const started = loopOver(memory);
-    loop = started.loop;
+    const { memory, loop, sent } = prepared();
     memory.add('later', 5);
     loop.start(1);
     await jest.advanceTimersByTimeAsync(4_900);
-    expect(started.sent).toEqual([]);
+    expect(sent).toEqual([]);
     await jest.advanceTimersByTimeAsync(100);
-    expect(started.sent).toEqual(['later']);
+    expect(sent).toEqual(['later']);
   });
 
   it('retries a refused attempt when its backoff is due, then records the last refusal as failed', async () => {
-    const memory = memoryQueue();
-    const started = loopOver(memory, async () => 'http_status');
-    loop = started.loop;
+    const { memory, loop, sent } = prepared(async () => 'http_status');
     memory.add('a');
     loop.start(1);
     await jest.advanceTimersByTimeAsync(0);
-    expect(started.sent).toEqual(['a']);
+    expect(sent).toEqual(['a']);
     // Backoff 2 s, then 4 s, each up to 20% less: both retries come long before the 30 s sweep.
     await jest.advanceTimersByTimeAsync(2_000);
-    expect(started.sent).toEqual(['a', 'a']);
+    expect(sent).toEqual(['a', 'a']);
     await jest.advanceTimersByTimeAsync(4_000);
-    expect(started.sent).toEqual(['a', 'a', 'a']);
+    expect(sent).toEqual(['a', 'a', 'a']);
     expect(memory.rows.get('a')).toMatchObject({ status: 'failed', attempts: 3 });
     await jest.advanceTimersByTimeAsync(2 * SETTINGS.sweepSeconds * 1000);
-    expect(started.sent).toHaveLength(3);
+    expect(sent).toHaveLength(3);
   });
 
   it('takes back the claim of a node that died mid-attempt once its lease expires, and sends it again', async () => {
-    const memory = memoryQueue();
-    const started = loopOver(memory);
-    loop = started.loop;
+    const { memory, loop, sent } = prepared();
     memory.addClaimedElsewhere('orphan', 10);
     loop.start(1);
     await jest.advanceTimersByTimeAsync(0);
     // Its lease still runs: the node may yet record the outcome.
     expect(memory.writes()).not.toContain('requeueStalled');
-    expect(started.sent).toEqual([]);
+    expect(sent).toEqual([]);
     await jest.advanceTimersByTimeAsync(SETTINGS.sweepSeconds * 1000);
     expect(memory.writes()).toContain('requeueStalled');
-    expect(started.sent).toEqual(['orphan']);
+    expect(sent).toEqual(['orphan']);
     expect(memory.rows.get('orphan')!.status).toBe('succeeded');
   });
 
   it('keeps to its concurrency and claims the next item as soon as an attempt ends', async () => {
-    const memory = memoryQueue();
     const answers: (() => void)[] = [];
-    const started = loopOver(memory, () => new Promise<null>((resolve) => answers.push(() => resolve(null))));
-    loop = started.loop;
+    const { memory, loop, sent } = prepared(() => new Promise<null>((resolve) => answers.push(() => resolve(null))));
     for (const id of ['a', 'b', 'c']) memory.add(id);
     loop.start(1);
     await jest.advanceTimersByTimeAsync(0);
-    expect(started.sent).toEqual(['a', 'b']);
+    expect(sent).toEqual(['a', 'b']);
     answers.shift()!();
     await jest.advanceTimersByTimeAsync(0);
-    expect(started.sent).toEqual(['a', 'b', 'c']);
+    expect(sent).toEqual(['a', 'b', 'c']);
     for (const answer of answers) answer();
     await jest.advanceTimersByTimeAsync(0);
     expect([...memory.rows.values()].map((row) => row.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
   });
 
   it('purges history every ten minutes', async () => {
-    const memory = memoryQueue();
-    ({ loop } = loopOver(memory));
+    const { memory, loop } = prepared();
     loop.start(1);
     await jest.advanceTimersByTimeAsync(20 * 60_000);
     expect(memory.calls.filter((call) => call === 'purge')).toHaveLength(3);
   });
 
   it('looks again at the next sweep after a look that failed', async () => {
-    const memory = memoryQueue();
-    const started = loopOver(memory);
-    loop = started.loop;
+    const { memory, loop, sent } = prepared();
     memory.add('a');
     memory.failNextOutlook();
     loop.start(1);
     await jest.advanceTimersByTimeAsync(0);
-    expect(started.sent).toEqual([]);
+    expect(sent).toEqual([]);
     await jest.advanceTimersByTimeAsync(SETTINGS.sweepSeconds * 1000);
-    expect(started.sent).toEqual(['a']);
+    expect(sent).toEqual(['a']);
   });
 
   it('sends nothing once stopped', async () => {
-    const memory = memoryQueue();
-    const started = loopOver(memory);
-    loop = started.loop;
+    const { memory, loop, sent } = prepared();
     loop.start(1);
     await jest.advanceTimersByTimeAsync(0);
     await loop.stop();
     memory.add('a');
     loop.wake();
     await jest.advanceTimersByTimeAsync(2 * SETTINGS.sweepSeconds * 1000);
-    expect(started.sent).toEqual([]);
+    expect(sent).toEqual([]);
     expect(memory.calls).toEqual(['outlook', 'purge']);
   });
 });
