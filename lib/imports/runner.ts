@@ -88,6 +88,19 @@ export function importsRunnerJob(runtime: Runtime): ImportsRunner {
 
   const fenced = <T>(work: (tx: MetadataQueryable) => Promise<T>) => runtime.fence.run(epoch, work);
 
+  /**
+   * Whether an import waits for a step this epoch has not claimed: one read and no transaction, so
+   * the check an idle leader makes every few seconds costs a single statement (on a single node the
+   * metadata store runs on the main thread, where the requests arriving meanwhile wait behind it).
+   */
+  async function anyWaiting(): Promise<boolean> {
+    const { rows } = await runtime.metadata().query<{ waiting: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM imports WHERE state IN ('validating', 'running') AND (claimed_epoch IS NULL OR claimed_epoch < $1)) AS waiting`,
+      [epoch],
+    );
+    return rows[0]?.waiting === true;
+  }
+
   /** The oldest import waiting for a step that this epoch has not claimed, claimed now. */
   async function claim(): Promise<Claimed | null> {
     return fenced(async (tx) => {
@@ -292,6 +305,7 @@ export function importsRunnerJob(runtime: Runtime): ImportsRunner {
       lastSweep = Date.now();
       await sweep();
     }
+    if (!(await anyWaiting())) return;
     for (let job = await claim(); job && !signal.aborted; job = signal.aborted ? null : await claim()) {
       await step(job, signal);
     }

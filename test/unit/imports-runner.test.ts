@@ -13,7 +13,8 @@ import type { MetadataQueryable } from '../../lib/stores/metadata/index.ts';
 import createImportsService, { IMPORTS_QUEUED } from '../../services/imports.service.ts';
 import { waitFor } from '../support/instance.ts';
 
-const isClaim = (sql: string) => sql.includes("WHERE state IN ('validating', 'running')");
+/** A look for work: the read of whether an import waits (and its claim, were one to wait). */
+const isLook = (sql: string) => sql.includes("WHERE state IN ('validating', 'running')");
 
 /** A runtime whose metadata store holds no import; every statement is recorded, a claim may be held or fail. */
 function emptyStore() {
@@ -23,7 +24,7 @@ function emptyStore() {
   const tx: MetadataQueryable = {
     async query(sql: string) {
       statements.push(sql);
-      if (isClaim(sql)) {
+      if (isLook(sql)) {
         if (failNextClaim) {
           failNextClaim = false;
           throw new Error('the metadata store went away');
@@ -33,10 +34,18 @@ function emptyStore() {
       return { rows: [], rowCount: 0 };
     },
   } as MetadataQueryable;
-  const runtime = { log: silentLog, fence: { run: (_epoch: number, work: (q: MetadataQueryable) => Promise<unknown>) => work(tx) } } as unknown as Runtime;
+  let transactions = 0;
+  const fence = {
+    run: (_epoch: number, work: (q: MetadataQueryable) => Promise<unknown>) => {
+      transactions += 1;
+      return work(tx);
+    },
+  };
+  const runtime = { log: silentLog, metadata: () => tx, fence } as unknown as Runtime;
   return {
     runtime,
-    claims: () => statements.filter(isClaim).length,
+    claims: () => statements.filter(isLook).length,
+    transactions: () => transactions,
     statements: () => statements.length,
     /** The next claims wait until the answer's release is called. */
     holdClaims() {
@@ -70,6 +79,19 @@ describe('the imports runner', () => {
     expect(store.statements()).toBe(afterFirstRound);
     await jest.advanceTimersByTimeAsync(1_000);
     expect(store.claims()).toBe(2);
+    await runner.stop();
+  });
+
+  it('looks with one read and opens no transaction while no import waits', async () => {
+    const store = emptyStore();
+    const runner = importsRunnerJob(store.runtime);
+    await runner.start(1);
+    await jest.advanceTimersByTimeAsync(0);
+    // A new leader's first round takes back earlier leaders' claims and sweeps stale uploads.
+    const afterFirstRound = store.transactions();
+    await jest.advanceTimersByTimeAsync(30_000);
+    expect(store.claims()).toBe(4);
+    expect(store.transactions()).toBe(afterFirstRound);
     await runner.stop();
   });
 
