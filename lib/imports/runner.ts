@@ -40,6 +40,8 @@ export const MAX_ATTEMPTS = 3;
 /** Staged bytes of an import not finished after this long are deleted, and the import failed. */
 export const STAGED_DAYS = 7;
 const SWEEP_MS = 60 * 60 * 1000;
+/** An import waiting for a step (its validation or its run) that the epoch `$1` has not claimed. */
+const WAITING_FOR_EPOCH = `state IN ('validating', 'running') AND (claimed_epoch IS NULL OR claimed_epoch < $1)`;
 
 interface Claimed {
   id: string;
@@ -95,7 +97,7 @@ export function importsRunnerJob(runtime: Runtime): ImportsRunner {
    */
   async function anyWaiting(): Promise<boolean> {
     const { rows } = await runtime.metadata().query<{ waiting: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM imports WHERE state IN ('validating', 'running') AND (claimed_epoch IS NULL OR claimed_epoch < $1)) AS waiting`,
+      `SELECT EXISTS (SELECT 1 FROM imports WHERE ${WAITING_FOR_EPOCH}) AS waiting`,
       [epoch],
     );
     return rows[0]?.waiting === true;
@@ -106,7 +108,7 @@ export function importsRunnerJob(runtime: Runtime): ImportsRunner {
     return fenced(async (tx) => {
       const { rows } = await tx.query<Omit<Claimed, 'interrupted'> & { claimed_epoch: number | null }>(
         `SELECT id, site_id, source, state, created_by, attempts, manifest, claimed_epoch FROM imports
-          WHERE state IN ('validating', 'running') AND (claimed_epoch IS NULL OR claimed_epoch < $1)
+          WHERE ${WAITING_FOR_EPOCH}
           ORDER BY updated_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
         [epoch],
       );
