@@ -105,7 +105,6 @@ describe.each(KINDS)('the outlook of the queue of %s', (_name, kind) => {
     expect(await queue.requeueStalled()).toBe(1);
     expect(await queue.outlook()).toEqual({ secondsUntilNextDue: 0, stalledClaims: false });
   });
-
 });
 
 describe('the outlook of the queue of webhook deliveries, for a disabled webhook', () => {

@@ -90,40 +90,35 @@ function memoryQueue() {
   };
 }
 
-/** A loop over `memory` whose sends answer as `answer` says; every attempt is recorded. */
-function loopOver(memory: ReturnType<typeof memoryQueue>, answer: (item: Claimed) => Promise<string | null> = async () => null) {
-  const sent: string[] = [];
-  const loop = createSendLoop<Claimed, SendOutcome>({
-    noun: { one: 'test item', many: 'test items' },
-    queue: () => memory.queue,
-    async send(item) {
-      sent.push(item.id);
-      return { error: await answer(item) };
-    },
-    logFields: (item) => ({ id: item.id }),
-    settings: SETTINGS,
-    log: silentLog,
-  });
-  return { loop, sent };
-}
-
 describe('the outbox send loop', () => {
-  let loop: SendLoop | undefined;
+  /** The test's loop, stopped after it. */
+  let current: SendLoop | undefined;
   beforeEach(() => {
     jest.useFakeTimers();
   });
   afterEach(async () => {
-    await loop?.stop();
-    loop = undefined;
+    await current?.stop();
+    current = undefined;
     jest.useRealTimers();
   });
 
-  /** A queue in memory and a loop over it, stopped after the test. */
-  function prepared(answer?: (item: Claimed) => Promise<string | null>) {
+  /** A queue in memory and a loop over it whose sends answer as `answer` says; every attempt is recorded. */
+  function prepared(answer: (item: Claimed) => Promise<string | null> = async () => null) {
     const memory = memoryQueue();
-    const started = loopOver(memory, answer);
-    loop = started.loop;
-    return { memory, loop: started.loop, sent: started.sent };
+    const sent: string[] = [];
+    const loop = createSendLoop<Claimed, SendOutcome>({
+      noun: { one: 'test item', many: 'test items' },
+      queue: () => memory.queue,
+      async send(item) {
+        sent.push(item.id);
+        return { error: await answer(item) };
+      },
+      logFields: (item) => ({ id: item.id }),
+      settings: SETTINGS,
+      log: silentLog,
+    });
+    current = loop;
+    return { memory, loop, sent };
   }
 
   it('leaves an empty queue with one read a sweep: no claim, no requeue, no transaction', async () => {
